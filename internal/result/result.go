@@ -1,0 +1,286 @@
+// Package result defines the Result document, the stable JSON contract
+// (schema "etcdperf/v1") that every etcdperf command produces and that
+// `report` and `compare` read back.
+//
+// Durations are seconds (float64), rates are per second, sizes are bytes.
+// Fields may be added freely; renaming or removing one needs a new schema.
+package result
+
+import (
+	"time"
+)
+
+// Schema is the value of the "schema" field of every Result.
+const Schema = "etcdperf/v1"
+
+// Verdict is the overall outcome of a run.
+type Verdict string
+
+// The verdicts, from best to worst.
+const (
+	Pass Verdict = "pass"
+	Warn Verdict = "warn"
+	Fail Verdict = "fail"
+)
+
+// Worse returns the worse of two verdicts; an empty verdict counts as pass.
+func Worse(a, b Verdict) Verdict {
+	if rank(b) > rank(a) {
+		return b
+	}
+	if a == "" {
+		return b
+	}
+	return a
+}
+
+func rank(v Verdict) int {
+	switch v {
+	case Warn:
+		return 1
+	case Fail:
+		return 2
+	}
+	return 0
+}
+
+// Severity grades a Finding.
+type Severity string
+
+// The severities of findings.
+const (
+	Info     Severity = "info"
+	Warning  Severity = "warn"
+	Critical Severity = "critical"
+)
+
+// Result is one run of one command against one target. A comparison or a
+// doctor run over several targets holds one Result per target in Runs.
+type Result struct {
+	Schema   string    `json:"schema"`
+	Kind     string    `json:"kind"`
+	Tool     Tool      `json:"tool"`
+	Started  time.Time `json:"started"`
+	Finished time.Time `json:"finished"`
+	Name     string    `json:"name,omitempty"`
+	// Summary says in one sentence what the run means for etcd.
+	Summary  string         `json:"summary,omitempty"`
+	Env      *Env           `json:"env,omitempty"`
+	Params   map[string]any `json:"params,omitempty"`
+	Disk     *Disk          `json:"disk,omitempty"`
+	Bench    *Bench         `json:"bench,omitempty"`
+	Server   *Server        `json:"server,omitempty"`
+	Checks   []Check        `json:"checks,omitempty"`
+	Findings []Finding      `json:"findings,omitempty"`
+	Verdict  Verdict        `json:"verdict,omitempty"`
+	// Error is set when the run ended early; the sections hold what was
+	// measured until then.
+	Error string   `json:"error,omitempty"`
+	Runs  []Result `json:"runs,omitempty"`
+}
+
+// Tool names the program that wrote the Result.
+type Tool struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// Env describes where the run happened.
+type Env struct {
+	Hostname string `json:"hostname,omitempty"`
+	Kernel   string `json:"kernel,omitempty"`
+	OS       string `json:"os,omitempty"`
+	Arch     string `json:"arch,omitempty"`
+	CPUs     int    `json:"cpus,omitempty"`
+	MemBytes uint64 `json:"mem_bytes,omitempty"`
+	// Dir is the directory (the storage) under test.
+	Dir string `json:"dir,omitempty"`
+	// FSType is the file system type of Dir, as in /proc/self/mountinfo.
+	FSType string `json:"fs_type,omitempty"`
+	// MountPoint is the mount point that holds Dir.
+	MountPoint string `json:"mount_point,omitempty"`
+	// MountSource is the mount's source as the kernel names it (e.g. /dev/vda1).
+	MountSource string `json:"mount_source,omitempty"`
+	// Device is the block device behind Dir (e.g. "nvme0n1p2"), empty when
+	// the file system has none (tmpfs, overlay without a resolvable lower).
+	Device string `json:"device,omitempty"`
+	// Rotational reports a spinning disk, when the kernel knows.
+	Rotational *bool `json:"rotational,omitempty"`
+	// Volatile is true when Dir is in memory (tmpfs, ramfs): fdatasync is a
+	// no-op there and the data is lost on reboot.
+	Volatile    bool   `json:"volatile,omitempty"`
+	EtcdVersion string `json:"etcd_version,omitempty"`
+	Endpoints   string `json:"endpoints,omitempty"`
+	GoVersion   string `json:"go_version,omitempty"`
+}
+
+// Latency summarises a latency distribution, in seconds.
+type Latency struct {
+	Count  int64   `json:"count"`
+	Min    float64 `json:"min"`
+	Mean   float64 `json:"mean"`
+	Stddev float64 `json:"stddev"`
+	Max    float64 `json:"max"`
+	P50    float64 `json:"p50"`
+	P90    float64 `json:"p90"`
+	P99    float64 `json:"p99"`
+	P999   float64 `json:"p999"`
+	P9999  float64 `json:"p9999"`
+	// HDR is the HdrHistogram (base64 of its compressed V2 encoding, values in
+	// nanoseconds) so that Results merge exactly.
+	HDR string `json:"hdr,omitempty"`
+	// Resolution, when set, is the smallest latency the source can tell
+	// apart (etcd's histograms start at 1 ms): a quantile at or below it
+	// means "at most this", not a measured value.
+	Resolution float64 `json:"resolution,omitempty"`
+	// Bucketed is true when the quantiles are bucket upper bounds of a
+	// Prometheus histogram rather than measured values.
+	Bucketed bool `json:"bucketed,omitempty"`
+}
+
+// Quantile returns the summary value for a quantile name such as "p99".
+func (l Latency) Quantile(name string) (float64, bool) {
+	switch name {
+	case "min":
+		return l.Min, true
+	case "mean":
+		return l.Mean, true
+	case "stddev":
+		return l.Stddev, true
+	case "max":
+		return l.Max, true
+	case "p50":
+		return l.P50, true
+	case "p90":
+		return l.P90, true
+	case "p99":
+		return l.P99, true
+	case "p999":
+		return l.P999, true
+	case "p9999":
+		return l.P9999, true
+	}
+	return 0, false
+}
+
+// Disk is the outcome of the WAL disk probe (native or fio).
+type Disk struct {
+	Engine string `json:"engine"`
+	// EngineVersion is fio's version with the fio engine.
+	EngineVersion string `json:"engine_version,omitempty"`
+	Ops           int64  `json:"ops"`
+	Bytes         int64  `json:"bytes"`
+	// Seconds is the wall time of the measured phase.
+	Seconds      float64  `json:"seconds"`
+	IOPS         float64  `json:"iops"`
+	Bandwidth    float64  `json:"bandwidth"`
+	WriteLatency *Latency `json:"write_latency,omitempty"`
+	SyncLatency  *Latency `json:"sync_latency,omitempty"`
+	// Jobs holds one entry per parallel writer when there were several.
+	Jobs []DiskJob `json:"jobs,omitempty"`
+	// Notes are facts the reader must know to trust the numbers (e.g. no
+	// pre-allocation on this file system).
+	Notes []string `json:"notes,omitempty"`
+}
+
+// DiskJob is one writer of a multi-job disk probe.
+type DiskJob struct {
+	File        string   `json:"file"`
+	Ops         int64    `json:"ops"`
+	Bytes       int64    `json:"bytes"`
+	SyncLatency *Latency `json:"sync_latency,omitempty"`
+}
+
+// Bench is the client side of a load run against etcd.
+type Bench struct {
+	Workload string           `json:"workload"`
+	Ops      int64            `json:"ops"`
+	Errors   map[string]int64 `json:"errors,omitempty"`
+	// Seconds is the wall time of the load phase.
+	Seconds    float64 `json:"seconds"`
+	Throughput float64 `json:"throughput"`
+	// Latency is measured from the intended send time when a rate is set
+	// (no coordinated omission), otherwise from the actual send time.
+	Latency *Latency `json:"latency,omitempty"`
+	// ServiceLatency is measured from the actual send time; it is present
+	// when a rate is set and differs from Latency by the queueing delay.
+	ServiceLatency *Latency `json:"service_latency,omitempty"`
+	Series         []Sample `json:"series,omitempty"`
+	// ClientCPU is the fraction of the client machine's CPUs the tool used.
+	ClientCPU float64 `json:"client_cpu,omitempty"`
+}
+
+// Sample is one interval (usually one second) of a time series.
+type Sample struct {
+	T   float64 `json:"t"`
+	Ops int64   `json:"ops"`
+	P50 float64 `json:"p50"`
+	P99 float64 `json:"p99"`
+	Max float64 `json:"max"`
+	Err int64   `json:"errors,omitempty"`
+}
+
+// Server holds what etcd's own metrics said about the run, as deltas
+// between a scrape before and one after.
+type Server struct {
+	WALFsync        *Latency `json:"wal_fsync,omitempty"`
+	BackendCommit   *Latency `json:"backend_commit,omitempty"`
+	LeaderChanges   float64  `json:"leader_changes"`
+	ProposalsFailed float64  `json:"proposals_failed"`
+	// Members holds the same per member when there are several.
+	Members []MemberServer `json:"members,omitempty"`
+}
+
+// MemberServer is the server section of one member.
+type MemberServer struct {
+	Name            string   `json:"name"`
+	Endpoint        string   `json:"endpoint,omitempty"`
+	WALFsync        *Latency `json:"wal_fsync,omitempty"`
+	BackendCommit   *Latency `json:"backend_commit,omitempty"`
+	LeaderChanges   float64  `json:"leader_changes"`
+	ProposalsFailed float64  `json:"proposals_failed"`
+}
+
+// Status is the outcome of one check.
+type Status string
+
+// The check statuses.
+const (
+	StatusPass Status = "pass"
+	StatusWarn Status = "warn"
+	StatusFail Status = "fail"
+)
+
+// Check is one criterion judged against one observed value.
+type Check struct {
+	Name     string  `json:"name"`
+	Title    string  `json:"title,omitempty"`
+	Status   Status  `json:"status"`
+	Observed float64 `json:"observed"`
+	// Limit is the value at which the check fails; Warn the value at which it
+	// warns (absent when it never warns).
+	Limit float64  `json:"limit"`
+	Warn  *float64 `json:"warn,omitempty"`
+	// Op tells how observed compares with limit to pass: "<", "<=", ">=".
+	Op     string `json:"op"`
+	Unit   string `json:"unit"`
+	Source string `json:"source,omitempty"`
+}
+
+// Evidence is one fact that supports a Finding.
+type Evidence struct {
+	What     string  `json:"what"`
+	Observed float64 `json:"observed"`
+	Limit    float64 `json:"limit,omitempty"`
+	Unit     string  `json:"unit,omitempty"`
+	Source   string  `json:"source,omitempty"`
+}
+
+// Finding is a conclusion drawn from the evidence, with what to do.
+type Finding struct {
+	ID             string     `json:"id"`
+	Severity       Severity   `json:"severity"`
+	Title          string     `json:"title"`
+	Evidence       []Evidence `json:"evidence,omitempty"`
+	Recommendation string     `json:"recommendation,omitempty"`
+}

@@ -1,0 +1,54 @@
+package units
+
+import "testing"
+
+func TestParseSize(t *testing.T) {
+	good := map[string]int64{
+		"2300": 2300, "4k": 4096, "4K": 4096, "4KiB": 4096, "4kb": 4096, "22m": 22 << 20,
+		"22MiB": 22 << 20, "1g": 1 << 30, "10Gi": 10 << 30, "1.5k": 1536, " 8m ": 8 << 20, "0": 0,
+	}
+	for in, want := range good {
+		got, err := ParseSize(in)
+		if err != nil || got != want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "m", "22x", "-1k", "1.3", "1e3", "99999999t", "k4"} {
+		if got, err := ParseSize(in); err == nil {
+			t.Errorf("ParseSize(%q) = %d, want an error", in, got)
+		}
+	}
+}
+
+func TestSeconds(t *testing.T) {
+	cases := map[float64]string{
+		0: "0s", 0.010: "10ms", 0.0087: "8.7ms", 0.000387: "387µs", 0.00000158: "1.58µs",
+		1.5: "1.5s", 0.0211: "21.1ms", 5e-7: "500ns", 123.4: "123s", 4321.5: "4322s",
+	}
+	for in, want := range cases {
+		if got := Seconds(in); got != want {
+			t.Errorf("Seconds(%v) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestBytes(t *testing.T) {
+	cases := map[float64]string{2300: "2.2 KiB", 100: "100 B", 22 << 20: "22.0 MiB", 3 << 30: "3.0 GiB"}
+	for in, want := range cases {
+		if got := Bytes(in); got != want {
+			t.Errorf("Bytes(%v) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func FuzzParseSize(f *testing.F) {
+	for _, s := range []string{"2300", "22m", "4KiB", "1.5g", "", "x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, err := ParseSize(s)
+		if err == nil && n < 0 {
+			t.Errorf("ParseSize(%q) = %d, negative without error", s, n)
+		}
+	})
+}
