@@ -1,0 +1,214 @@
+// Package check judges measurements against the limits the etcd community
+// uses. The limits are data (Table), each with its source; Evaluate is a
+// pure function of the observed values.
+package check
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/etcdperf/etcdperf/internal/result"
+)
+
+// Op says which side of the limit passes.
+type Op string
+
+// The comparison operators of criteria.
+const (
+	Below   Op = "<"  // observed must stay below the limit
+	AtMost  Op = "<=" // observed may reach the limit
+	AtLeast Op = ">=" // observed must reach the limit
+)
+
+// Unit names the unit of a criterion's values.
+type Unit string
+
+// The units of criteria.
+const (
+	Seconds  Unit = "s"
+	PerSec   Unit = "ops/s"
+	Count    Unit = "count"
+	Fraction Unit = "ratio"
+)
+
+// Criterion is one limit with its source. Warn, when set, is where a
+// passing value is close enough to the limit to deserve a warning.
+type Criterion struct {
+	ID     string
+	Title  string
+	Unit   Unit
+	Op     Op
+	Limit  float64
+	Warn   *float64
+	Source string
+}
+
+func f(v float64) *float64 { return &v }
+
+// Criterion IDs used by the commands.
+const (
+	DiskSyncP99      = "disk_sync_p99"
+	DiskIOPS         = "disk_iops"
+	Throughput       = "throughput"
+	SlowestRequest   = "slowest_request"
+	LatencyStddev    = "latency_stddev"
+	RequestP99       = "request_p99"
+	WALFsyncP99      = "wal_fsync_p99"
+	BackendCommitP99 = "backend_commit_p99"
+	LeaderChanges    = "leader_changes"
+	ProposalsFailed  = "proposals_failed"
+	ApplyDuration    = "apply_duration"
+)
+
+// Table holds every limit etcdperf judges by. Throughput's limit is a
+// fraction of the profile's target rate.
+var Table = []Criterion{
+	{ID: DiskSyncP99, Title: "WAL fdatasync p99", Unit: Seconds, Op: Below, Limit: 0.010, Warn: f(0.008),
+		Source: "etcd FAQ and hardware guide: 99th percentile of fdatasync below 10ms; warn with under 20% headroom"},
+	{ID: DiskIOPS, Title: "sequential synced write IOPS", Unit: PerSec, Op: AtLeast, Limit: 50, Warn: f(500),
+		Source: "etcd hardware guide: 50 sequential IOPS typical, 500 for a heavily loaded cluster"},
+	{ID: Throughput, Title: "throughput vs target rate", Unit: Fraction, Op: AtLeast, Limit: 0.9,
+		Source: "etcdctl check perf: at least 90% of the profile's rate"},
+	{ID: SlowestRequest, Title: "slowest request", Unit: Seconds, Op: AtMost, Limit: 0.5,
+		Source: "etcdctl check perf: slowest request at most 500ms"},
+	{ID: LatencyStddev, Title: "request latency stddev", Unit: Seconds, Op: AtMost, Limit: 0.1,
+		Source: "etcdctl check perf: standard deviation at most 100ms"},
+	{ID: RequestP99, Title: "request p99", Unit: Seconds, Op: Below, Limit: 0.1, Warn: f(0.05),
+		Source: "etcd --warning-apply-duration (100ms): a request slower than that is logged as took too long"},
+	{ID: WALFsyncP99, Title: "server WAL fsync p99", Unit: Seconds, Op: Below, Limit: 0.010, Warn: f(0.008),
+		Source: "etcd metrics guide: etcd_disk_wal_fsync_duration_seconds p99 below 10ms"},
+	{ID: BackendCommitP99, Title: "server backend commit p99", Unit: Seconds, Op: Below, Limit: 0.025, Warn: f(0.020),
+		Source: "etcd FAQ: etcd_disk_backend_commit_duration_seconds p99 below 25ms"},
+	{ID: LeaderChanges, Title: "leader changes", Unit: Count, Op: AtMost, Limit: 0,
+		Source: "etcd metrics guide: leader changes under steady load mean missed heartbeats"},
+	{ID: ProposalsFailed, Title: "failed proposals", Unit: Count, Op: AtMost, Limit: 0,
+		Source: "etcd metrics guide: etcd_server_proposals_failed_total should not grow"},
+	{ID: ApplyDuration, Title: "apply duration", Unit: Seconds, Op: Below, Limit: 0.1,
+		Source: "etcd --warning-apply-duration default 100ms"},
+}
+
+// Lookup returns the criterion with the given ID from table.
+func Lookup(table []Criterion, id string) (Criterion, bool) {
+	for _, c := range table {
+		if c.ID == id {
+			return c, true
+		}
+	}
+	return Criterion{}, false
+}
+
+// Evaluate judges one observed value.
+func Evaluate(c Criterion, observed float64) result.Check {
+	ch := result.Check{
+		Name:     c.ID,
+		Title:    c.Title,
+		Observed: observed,
+		Limit:    c.Limit,
+		Warn:     c.Warn,
+		Op:       string(c.Op),
+		Unit:     string(c.Unit),
+		Source:   c.Source,
+		Status:   result.StatusPass,
+	}
+	if !passes(c.Op, observed, c.Limit) {
+		ch.Status = result.StatusFail
+	} else if c.Warn != nil && !passes(c.Op, observed, *c.Warn) {
+		ch.Status = result.StatusWarn
+	}
+	return ch
+}
+
+func passes(op Op, v, limit float64) bool {
+	switch op {
+	case Below:
+		return v < limit
+	case AtMost:
+		return v <= limit
+	case AtLeast:
+		return v >= limit
+	}
+	return false
+}
+
+// Verdict folds checks into one verdict: the worst status.
+func Verdict(checks []result.Check) result.Verdict {
+	v := result.Pass
+	for _, c := range checks {
+		v = result.Worse(v, result.Verdict(c.Status))
+	}
+	return v
+}
+
+// Override returns a copy of table with limits replaced by "id=value"
+// settings. Values take the criterion's unit; durations ("15ms") are
+// accepted for criteria in seconds and percentages ("80%") for ratios. The
+// warning level of an overridden criterion is dropped unless the setting
+// gives it as "id=limit,warn".
+func Override(table []Criterion, settings []string) ([]Criterion, error) {
+	out := append([]Criterion(nil), table...)
+	for _, s := range settings {
+		id, val, ok := strings.Cut(s, "=")
+		if !ok {
+			return nil, fmt.Errorf("--limit %q: want NAME=VALUE, e.g. %s=15ms", s, DiskSyncP99)
+		}
+		i := -1
+		for j := range out {
+			if out[j].ID == id {
+				i = j
+			}
+		}
+		if i < 0 {
+			return nil, fmt.Errorf("--limit %q: unknown criterion %q (known: %s)", s, id, strings.Join(IDs(table), ", "))
+		}
+		lim, warn, hasWarn := strings.Cut(val, ",")
+		v, err := parseValue(out[i].Unit, lim)
+		if err != nil {
+			return nil, fmt.Errorf("--limit %q: %w", s, err)
+		}
+		out[i].Limit = v
+		out[i].Warn = nil
+		out[i].Source = "set with --limit " + s
+		if hasWarn {
+			w, err := parseValue(out[i].Unit, warn)
+			if err != nil {
+				return nil, fmt.Errorf("--limit %q: %w", s, err)
+			}
+			out[i].Warn = &w
+		}
+	}
+	return out, nil
+}
+
+// IDs lists the criterion IDs of a table.
+func IDs(table []Criterion) []string {
+	ids := make([]string, len(table))
+	for i, c := range table {
+		ids[i] = c.ID
+	}
+	return ids
+}
+
+func parseValue(u Unit, s string) (float64, error) {
+	s = strings.TrimSpace(s)
+	switch u {
+	case Seconds:
+		if d, err := time.ParseDuration(s); err == nil {
+			return d.Seconds(), nil
+		}
+	case Fraction:
+		if p, ok := strings.CutSuffix(s, "%"); ok {
+			v, err := strconv.ParseFloat(p, 64)
+			if err != nil {
+				return 0, fmt.Errorf("%q is not a percentage", s)
+			}
+			return v / 100, nil
+		}
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a number%s", s, map[bool]string{true: " or a duration like 15ms", false: ""}[u == Seconds])
+	}
+	return v, nil
+}

@@ -1,0 +1,107 @@
+package check
+
+import (
+	"testing"
+
+	"github.com/etcdperf/etcdperf/internal/result"
+)
+
+func TestEvaluate(t *testing.T) {
+	sync, _ := Lookup(Table, DiskSyncP99)
+	iops, _ := Lookup(Table, DiskIOPS)
+	leader, _ := Lookup(Table, LeaderChanges)
+	slowest, _ := Lookup(Table, SlowestRequest)
+	cases := []struct {
+		c    Criterion
+		v    float64
+		want result.Status
+	}{
+		{sync, 0.0004, result.StatusPass},
+		{sync, 0.0079, result.StatusPass},
+		{sync, 0.008, result.StatusWarn},
+		{sync, 0.0099, result.StatusWarn},
+		{sync, 0.010, result.StatusFail}, // "< 10ms": exactly 10ms fails
+		{sync, 0.0198, result.StatusFail},
+		{iops, 5000, result.StatusPass},
+		{iops, 500, result.StatusPass},
+		{iops, 499, result.StatusWarn},
+		{iops, 50, result.StatusWarn},
+		{iops, 49, result.StatusFail},
+		{leader, 0, result.StatusPass},
+		{leader, 1, result.StatusFail},
+		{slowest, 0.5, result.StatusPass}, // "<= 0.5s"
+		{slowest, 0.5001, result.StatusFail},
+	}
+	for _, c := range cases {
+		got := Evaluate(c.c, c.v)
+		if got.Status != c.want {
+			t.Errorf("%s at %v: %s, want %s", c.c.ID, c.v, got.Status, c.want)
+		}
+		if got.Name != c.c.ID || got.Limit != c.c.Limit || got.Op != string(c.c.Op) || got.Observed != c.v || got.Source == "" {
+			t.Errorf("%s: check does not carry its criterion: %+v", c.c.ID, got)
+		}
+	}
+}
+
+func TestTableIsComplete(t *testing.T) {
+	seen := map[string]bool{}
+	for _, c := range Table {
+		if seen[c.ID] {
+			t.Errorf("duplicate criterion %s", c.ID)
+		}
+		seen[c.ID] = true
+		if c.Source == "" || c.Title == "" || c.Unit == "" {
+			t.Errorf("criterion %s lacks a title, unit or source", c.ID)
+		}
+		if c.Warn != nil && !passes(c.Op, *c.Warn, c.Limit) {
+			t.Errorf("criterion %s warns at %v, beyond its limit %v", c.ID, *c.Warn, c.Limit)
+		}
+	}
+}
+
+func TestVerdict(t *testing.T) {
+	mk := func(ss ...result.Status) []result.Check {
+		var cs []result.Check
+		for _, s := range ss {
+			cs = append(cs, result.Check{Status: s})
+		}
+		return cs
+	}
+	if v := Verdict(nil); v != result.Pass {
+		t.Errorf("no checks: %s", v)
+	}
+	if v := Verdict(mk(result.StatusPass, result.StatusWarn)); v != result.Warn {
+		t.Errorf("pass+warn: %s", v)
+	}
+	if v := Verdict(mk(result.StatusFail, result.StatusWarn, result.StatusPass)); v != result.Fail {
+		t.Errorf("fail+warn+pass: %s", v)
+	}
+}
+
+func TestOverride(t *testing.T) {
+	tab, err := Override(Table, []string{"disk_sync_p99=5ms", "throughput=80%", "disk_iops=100,1000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := Lookup(tab, DiskSyncP99)
+	if s.Limit != 0.005 || s.Warn != nil {
+		t.Errorf("disk_sync_p99 = %v warn %v, want 0.005 and no warning", s.Limit, s.Warn)
+	}
+	th, _ := Lookup(tab, Throughput)
+	if th.Limit != 0.8 {
+		t.Errorf("throughput = %v, want 0.8", th.Limit)
+	}
+	io, _ := Lookup(tab, DiskIOPS)
+	if io.Limit != 100 || io.Warn == nil || *io.Warn != 1000 {
+		t.Errorf("disk_iops = %v/%v", io.Limit, io.Warn)
+	}
+	orig, _ := Lookup(Table, DiskSyncP99)
+	if orig.Limit != 0.010 {
+		t.Error("Override changed the shared table")
+	}
+	for _, bad := range []string{"nosuch=1", "disk_sync_p99", "disk_sync_p99=fast", "throughput=x%", "disk_iops=1,y"} {
+		if _, err := Override(Table, []string{bad}); err == nil {
+			t.Errorf("Override(%q) accepted", bad)
+		}
+	}
+}

@@ -1,0 +1,74 @@
+package diagnose
+
+import (
+	"testing"
+
+	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/result"
+)
+
+func diskResult(p99 float64, fs string, volatile bool, sync string) *result.Result {
+	r := result.New("disk")
+	r.Env = &result.Env{Dir: "/d", FSType: fs, Volatile: volatile}
+	r.Disk = &result.Disk{}
+	r.Params = map[string]any{"sync": sync}
+	c, _ := check.Lookup(check.Table, check.DiskSyncP99)
+	r.Checks = []result.Check{check.Evaluate(c, p99)}
+	return r
+}
+
+func ids(fs []result.Finding) map[string]result.Severity {
+	m := map[string]result.Severity{}
+	for _, f := range fs {
+		m[f.ID] = f.Severity
+	}
+	return m
+}
+
+func TestDiskRules(t *testing.T) {
+	cases := []struct {
+		name    string
+		r       *result.Result
+		want    map[string]result.Severity
+		verdict result.Verdict
+	}{
+		{"fast ext4", diskResult(0.0004, "ext4", false, "fdatasync"), map[string]result.Severity{}, result.Pass},
+		{"slow ext4", diskResult(0.0198, "ext4", false, "fdatasync"), map[string]result.Severity{"disk_too_slow": result.Critical}, result.Fail},
+		{"close to limit", diskResult(0.009, "xfs", false, "fdatasync"), map[string]result.Severity{"disk_little_headroom": result.Warning}, result.Warn},
+		{"tmpfs", diskResult(0.000002, "tmpfs", true, "fdatasync"), map[string]result.Severity{"volatile_storage": result.Warning}, result.Warn},
+		{"no sync", diskResult(0.000002, "ext4", false, "none"), map[string]result.Severity{"no_sync": result.Info}, result.Pass},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fs := Run(c.r)
+			got := ids(fs)
+			if len(got) != len(c.want) {
+				t.Errorf("findings %v, want %v", got, c.want)
+			}
+			for id, sev := range c.want {
+				if got[id] != sev {
+					t.Errorf("finding %s: %q, want %q (all: %v)", id, got[id], sev, got)
+				}
+			}
+			for _, f := range fs {
+				if f.Title == "" || (f.Severity != result.Info && f.Recommendation == "") {
+					t.Errorf("finding %s lacks a title or recommendation", f.ID)
+				}
+			}
+			if v := Verdict(c.r.Checks, fs); v != c.verdict {
+				t.Errorf("verdict %s, want %s", v, c.verdict)
+			}
+		})
+	}
+}
+
+func TestFindingsSortedBySeverity(t *testing.T) {
+	fs := []result.Finding{{ID: "a", Severity: result.Info}, {ID: "b", Severity: result.Critical}, {ID: "c", Severity: result.Warning}, {ID: "d", Severity: result.Critical}}
+	sortBySeverity(fs)
+	want := []string{"b", "d", "c", "a"}
+	for i, f := range fs {
+		if f.ID != want[i] {
+			t.Fatalf("order %v, want %v", fs, want)
+		}
+	}
+}
