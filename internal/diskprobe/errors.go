@@ -1,0 +1,48 @@
+package diskprobe
+
+import (
+	"errors"
+	"fmt"
+	"syscall"
+)
+
+// Error is a failure of the probe on a path. Its message names the path,
+// the cause in words, and what to do about it.
+type Error struct {
+	Op   string // what was being done, e.g. "create probe file"
+	Path string
+	Err  error
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("%s %s: %s", e.Op, e.Path, Explain(e.Err))
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Explain turns a system error into words and a hint.
+func Explain(err error) string {
+	var errno syscall.Errno
+	if !errors.As(err, &errno) {
+		return err.Error()
+	}
+	switch errno {
+	case syscall.ENOENT:
+		return "no such file or directory (create it first, or pass an existing --dir)"
+	case syscall.ENOTDIR:
+		return "not a directory (--dir must name a directory)"
+	case syscall.EACCES, syscall.EPERM:
+		return "permission denied (run as a user who may write there, or choose another --dir)"
+	case syscall.EROFS:
+		return "read-only file system (choose a writable --dir)"
+	case syscall.ENOSPC:
+		return "no space left on device (free some space or lower --size)"
+	case syscall.EDQUOT:
+		return "disk quota exceeded (free some space or lower --size)"
+	case syscall.EINVAL:
+		return "invalid argument (with --direct, use a --bs that is a multiple of the device's block size, e.g. 4096)"
+	case syscall.EIO:
+		return "input/output error (the device failed the request; check dmesg)"
+	}
+	return errno.Error()
+}
