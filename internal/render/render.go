@@ -1,0 +1,134 @@
+// Package render turns a Result into text for people, JSON for programs and
+// CSV for spreadsheets. Renderers only format: every number they print is
+// in the Result.
+package render
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/etcdperf/etcdperf/internal/result"
+	"github.com/etcdperf/etcdperf/internal/units"
+)
+
+// Func renders a Result to w.
+type Func func(w io.Writer, r *result.Result) error
+
+// textRenderers holds the text view of each kind; commands register theirs.
+var textRenderers = map[string]Func{}
+
+// RegisterText sets the text renderer of a Result kind.
+func RegisterText(kind string, f Func) { textRenderers[kind] = f }
+
+// Text writes the human view of r: the kind's own layout, then the checks,
+// the findings and the verdict.
+func Text(w io.Writer, r *result.Result) error {
+	ew := &errWriter{w: w}
+	if f, ok := textRenderers[r.Kind]; ok {
+		if err := f(ew, r); err != nil {
+			return err
+		}
+	}
+	Judgement(ew, r)
+	return ew.err
+}
+
+// JSON writes r as the Result document.
+func JSON(w io.Writer, r *result.Result) error { return result.Encode(w, r) }
+
+// Judgement writes the checks, findings, error and verdict of r.
+func Judgement(w io.Writer, r *result.Result) {
+	if len(r.Checks) > 0 {
+		fmt.Fprintln(w)
+		for _, c := range r.Checks {
+			fmt.Fprintf(w, "%s %s: %s (%s)\n", statusWord(c.Status), c.Name, formatValue(c.Observed, c.Unit), formatLimit(c))
+		}
+	}
+	if len(r.Findings) > 0 {
+		fmt.Fprintln(w)
+		for _, f := range r.Findings {
+			fmt.Fprintf(w, "[%s] %s\n", f.Severity, f.Title)
+			for _, e := range f.Evidence {
+				fmt.Fprintf(w, "    evidence: %s\n", formatEvidence(e))
+			}
+			if f.Recommendation != "" {
+				fmt.Fprintf(w, "    do: %s\n", f.Recommendation)
+			}
+		}
+	}
+	if r.Error != "" {
+		fmt.Fprintf(w, "\nThe run ended early: %s\n", r.Error)
+	}
+	if r.Verdict != "" {
+		fmt.Fprintf(w, "\nVerdict: %s", strings.ToUpper(string(r.Verdict)))
+		if r.Summary != "" {
+			fmt.Fprintf(w, " - %s", r.Summary)
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+func statusWord(s result.Status) string {
+	switch s {
+	case result.StatusPass:
+		return "PASS"
+	case result.StatusWarn:
+		return "WARN"
+	}
+	return "FAIL"
+}
+
+func formatValue(v float64, unit string) string {
+	switch unit {
+	case "s":
+		return units.Seconds(v)
+	case "ratio":
+		return fmt.Sprintf("%.1f%%", v*100)
+	case "ops/s":
+		return fmt.Sprintf("%.0f/s", v)
+	case "bytes":
+		return units.Bytes(v)
+	case "count":
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%g %s", v, unit)
+}
+
+func formatLimit(c result.Check) string {
+	s := "limit " + c.Op + " " + formatValue(c.Limit, c.Unit)
+	if c.Warn != nil {
+		s += ", warn at " + formatValue(*c.Warn, c.Unit)
+	}
+	return s
+}
+
+func formatEvidence(e result.Evidence) string {
+	if e.Unit == "" && e.Observed == 0 && e.Limit == 0 {
+		return e.What
+	}
+	s := e.What + ": " + formatValue(e.Observed, e.Unit)
+	if e.Limit != 0 {
+		s += " (limit " + formatValue(e.Limit, e.Unit) + ")"
+	}
+	if e.Source != "" {
+		s += " [" + e.Source + "]"
+	}
+	return s
+}
+
+// errWriter remembers the first write error so that renderers can use
+// fmt.Fprintf freely and check once.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}

@@ -1,0 +1,73 @@
+package render
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/etcdperf/etcdperf/internal/result"
+	"github.com/etcdperf/etcdperf/internal/testutil"
+)
+
+// The inputs are Results written by real `etcdperf disk` runs on ext4 and
+// tmpfs; the golden files hold their text view.
+func TestDiskTextGolden(t *testing.T) {
+	for _, name := range []string{"disk-ext4", "disk-tmpfs", "disk-fail"} {
+		t.Run(name, func(t *testing.T) {
+			res, err := result.ReadFile(filepath.Join("testdata", name+".json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if err := Text(&buf, res); err != nil {
+				t.Fatal(err)
+			}
+			out := buf.String()
+			// The verdict line and every check appear, whatever the layout.
+			if !strings.Contains(out, "Verdict: "+strings.ToUpper(string(res.Verdict))) {
+				t.Errorf("no verdict line:\n%s", out)
+			}
+			for _, c := range res.Checks {
+				if !strings.Contains(out, c.Name+":") {
+					t.Errorf("check %s missing:\n%s", c.Name, out)
+				}
+			}
+			testutil.Golden(t, name+".txt", buf.Bytes())
+		})
+	}
+}
+
+func TestJSONRoundTrip(t *testing.T) {
+	res, err := result.ReadFile(filepath.Join("testdata", "disk-ext4.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := JSON(&buf, res); err != nil {
+		t.Fatal(err)
+	}
+	back, err := result.Decode(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Disk.SyncLatency.P99 != res.Disk.SyncLatency.P99 || back.Verdict != res.Verdict || back.Env.FSType != res.Env.FSType {
+		t.Error("JSON round trip changed the Result")
+	}
+}
+
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errWrite }
+
+var errWrite = bytes.ErrTooLarge
+
+func TestTextReportsWriteErrors(t *testing.T) {
+	res, err := result.ReadFile(filepath.Join("testdata", "disk-ext4.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Text(failWriter{}, res); err != errWrite {
+		t.Errorf("write error lost: %v", err)
+	}
+}
