@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -23,61 +22,54 @@ type outputFlag struct {
 func addOutputFlag(cmd *cobra.Command) *outputFlag {
 	o := &outputFlag{}
 	cmd.Flags().StringArrayVarP(&o.values, "output", "o", nil,
-		"output: a format for stdout (text, json) or a file to write, its format taken from the extension (.json, .txt); repeatable")
+		"output: a format for stdout (text, json, csv) or a file to write, its format taken from the extension (.txt, .json, .csv); repeatable")
 	return o
 }
 
 type sink struct {
-	format string // text, json
+	format render.Format
 	path   string // "" for stdout
 }
-
-var formats = map[string]render.Func{
-	"text": render.Text,
-	"json": render.JSON,
-}
-
-var extensions = map[string]string{".json": "json", ".txt": "text"}
 
 // sinks validates the -o values; it is called before a run starts so that a
 // typo does not cost a whole measurement.
 func (o *outputFlag) sinks() ([]sink, error) {
 	var out []sink
-	stdout := ""
+	var stdout *render.Format
 	for _, v := range o.values {
-		if _, ok := formats[v]; ok {
-			if stdout != "" && stdout != v {
-				return nil, usageError("-o %s and -o %s both want stdout; write one of them to a file, e.g. -o run.%s", stdout, v, v)
+		if f, ok := render.LookupFormat(v); ok {
+			if stdout != nil && stdout.Name != f.Name {
+				return nil, usageError("-o %s and -o %s both want stdout; write one of them to a file, e.g. -o run.%s", stdout.Name, v, v)
 			}
-			stdout = v
+			stdout = &f
 			continue
 		}
-		ext := strings.ToLower(filepath.Ext(v))
-		f, ok := extensions[ext]
+		f, ok := render.FormatForFile(v)
 		if !ok {
-			return nil, usageError("-o %q: not a format (text, json) nor a file ending in .json or .txt", v)
+			names, exts := render.FormatNames()
+			return nil, usageError("-o %q: not a format (%s) nor a file ending in %s", v, strings.Join(names, ", "), strings.Join(exts, ", "))
 		}
 		out = append(out, sink{format: f, path: v})
 	}
-	if stdout == "" {
-		stdout = "text"
+	if stdout == nil {
+		f, _ := render.LookupFormat("text")
+		stdout = &f
 	}
-	return append([]sink{{format: stdout}}, out...), nil
+	return append([]sink{{format: *stdout}}, out...), nil
 }
 
-// write renders res to every sink. Files are written atomically.
+// writeOutputs renders res to every sink. Files are written atomically.
 func writeOutputs(stdout io.Writer, sinks []sink, res *result.Result) error {
 	for _, s := range sinks {
-		f := formats[s.format]
 		if s.path == "" {
-			if err := f(stdout, res); err != nil {
+			if err := s.format.Render(stdout, res); err != nil {
 				return err
 			}
 			continue
 		}
 		var buf bytes.Buffer
-		if err := f(&buf, res); err != nil {
-			return err
+		if err := s.format.Render(&buf, res); err != nil {
+			return fmt.Errorf("cannot write %s: %w", s.path, err)
 		}
 		if err := result.WriteFileAtomic(s.path, buf.Bytes()); err != nil {
 			return fmt.Errorf("cannot write the result: %w", err)

@@ -4,11 +4,10 @@
 package diagnose
 
 import (
-	"fmt"
+	"slices"
 
 	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/result"
-	"github.com/etcdperf/etcdperf/internal/units"
 )
 
 // Rule inspects a Result and returns the findings it supports, if any.
@@ -17,18 +16,22 @@ type Rule struct {
 	Apply func(r *result.Result) []result.Finding
 }
 
-// Rules is every rule, in the order their findings are listed.
-var Rules = []Rule{
-	{ID: "volatile_storage", Apply: volatileStorage},
-	{ID: "disk_too_slow", Apply: diskTooSlow},
-	{ID: "disk_low_iops", Apply: diskLowIOPS},
-	{ID: "no_sync", Apply: noSync},
-}
+// rules is every registered rule, in registration order. Each file of this
+// package registers the rules of its domain (disk, server, logs, ...) from
+// an init function.
+var rules []Rule
 
-// Run applies every rule to r and returns the findings, most severe first.
+// Register adds rules; it is meant for init functions.
+func Register(rs ...Rule) { rules = append(rules, rs...) }
+
+// Rules returns the registered rules.
+func Rules() []Rule { return append([]Rule(nil), rules...) }
+
+// Run applies every rule to r and returns the findings, most severe first
+// (rule order among equals).
 func Run(r *result.Result) []result.Finding {
 	var out []result.Finding
-	for _, rule := range Rules {
+	for _, rule := range rules {
 		out = append(out, rule.Apply(r)...)
 	}
 	sortBySeverity(out)
@@ -37,12 +40,7 @@ func Run(r *result.Result) []result.Finding {
 
 func sortBySeverity(fs []result.Finding) {
 	rank := map[result.Severity]int{result.Critical: 0, result.Warning: 1, result.Info: 2}
-	// Insertion sort keeps rule order among equals and the lists are short.
-	for i := 1; i < len(fs); i++ {
-		for j := i; j > 0 && rank[fs[j].Severity] < rank[fs[j-1].Severity]; j-- {
-			fs[j], fs[j-1] = fs[j-1], fs[j]
-		}
-	}
+	slices.SortStableFunc(fs, func(a, b result.Finding) int { return rank[a.Severity] - rank[b.Severity] })
 }
 
 // Verdict combines the checks with the findings: a critical finding fails,
@@ -60,7 +58,8 @@ func Verdict(checks []result.Check, findings []result.Finding) result.Verdict {
 	return v
 }
 
-func findCheck(r *result.Result, id string) (result.Check, bool) {
+// FindCheck returns the check with the given name from r.
+func FindCheck(r *result.Result, id string) (result.Check, bool) {
 	for _, c := range r.Checks {
 		if c.Name == id {
 			return c, true
@@ -69,72 +68,7 @@ func findCheck(r *result.Result, id string) (result.Check, bool) {
 	return result.Check{}, false
 }
 
-func evidenceOf(c result.Check) result.Evidence {
+// EvidenceOf turns a check into evidence for a finding.
+func EvidenceOf(c result.Check) result.Evidence {
 	return result.Evidence{What: c.Title, Observed: c.Observed, Limit: c.Limit, Unit: c.Unit, Source: c.Source}
-}
-
-func volatileStorage(r *result.Result) []result.Finding {
-	if r.Env == nil || !r.Env.Volatile {
-		return nil
-	}
-	return []result.Finding{{
-		ID:       "volatile_storage",
-		Severity: result.Warning,
-		Title: fmt.Sprintf("%s is on %s, in memory: fdatasync is a no-op there, so this measured RAM, not a disk, and the data is lost on reboot",
-			r.Env.Dir, r.Env.FSType),
-		Evidence: []result.Evidence{{What: "file system type of " + r.Env.Dir + " is " + r.Env.FSType, Source: "/proc/self/mountinfo"}},
-		Recommendation: "A RAM disk is fine for a throw-away etcd in CI (the CI team of the first field report moved etcd to tmpfs on purpose), " +
-			"never for a cluster whose data must survive a reboot: measure the disk etcd will really use.",
-	}}
-}
-
-const diskAdvice = "Put etcd's data dir (at least its WAL, --wal-dir) on a dedicated SSD/NVMe or provisioned-IOPS volume, " +
-	"keep image pulls, builds and logs of neighbouring workloads off that device, and give etcd I/O priority (ionice -c2 -n0)."
-
-func diskTooSlow(r *result.Result) []result.Finding {
-	c, ok := findCheck(r, check.DiskSyncP99)
-	if !ok || c.Status == result.StatusPass {
-		return nil
-	}
-	f := result.Finding{
-		ID:             "disk_too_slow",
-		Evidence:       []result.Evidence{evidenceOf(c)},
-		Recommendation: diskAdvice,
-	}
-	if c.Status == result.StatusFail {
-		f.Severity = result.Critical
-		f.Title = fmt.Sprintf("The disk is too slow for etcd: fdatasync p99 is %s, over the %s limit; expect slow applies, missed heartbeats and leader elections under load",
-			units.Seconds(c.Observed), units.Seconds(c.Limit))
-	} else {
-		f.Severity = result.Warning
-		f.Title = fmt.Sprintf("The disk has little headroom for etcd: fdatasync p99 is %s, close to the %s limit", units.Seconds(c.Observed), units.Seconds(c.Limit))
-		f.ID = "disk_little_headroom"
-	}
-	return []result.Finding{f}
-}
-
-func diskLowIOPS(r *result.Result) []result.Finding {
-	c, ok := findCheck(r, check.DiskIOPS)
-	if !ok || c.Status != result.StatusFail {
-		return nil
-	}
-	return []result.Finding{{
-		ID:             "disk_low_iops",
-		Severity:       result.Critical,
-		Title:          fmt.Sprintf("The disk completes only %.0f synced writes per second; etcd needs at least %.0f", c.Observed, c.Limit),
-		Evidence:       []result.Evidence{evidenceOf(c)},
-		Recommendation: diskAdvice,
-	}}
-}
-
-func noSync(r *result.Result) []result.Finding {
-	if r.Disk == nil || r.Params["sync"] != "none" {
-		return nil
-	}
-	return []result.Finding{{
-		ID:             "no_sync",
-		Severity:       result.Info,
-		Title:          "--sync none measures the page cache, not the storage: etcd syncs every WAL write",
-		Recommendation: "Run with the default --sync fdatasync to judge the storage for etcd.",
-	}}
 }

@@ -1,0 +1,164 @@
+package promscrape
+
+import (
+	"context"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+)
+
+// testdata/etcd-3.7.3.metrics is the real /metrics of an embedded etcd
+// v3.7.3 after 500 puts.
+func load(t *testing.T) Snapshot {
+	t.Helper()
+	f, err := os.Open("testdata/etcd-3.7.3.metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s, err := Parse(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestParseRealEtcdMetrics(t *testing.T) {
+	s := load(t)
+	h, ok := s.Histogram("etcd_disk_wal_fsync_duration_seconds", nil)
+	if !ok {
+		t.Fatal("no WAL fsync histogram")
+	}
+	if h.Count != 506 || len(h.Buckets) != 14 || h.Buckets[0].UpperBound != 0.001 || h.Buckets[0].Count != 499 {
+		t.Errorf("fsync histogram %+v", h)
+	}
+	if v, ok := s.Value("etcd_server_leader_changes_seen_total", nil); !ok || v != 1 {
+		t.Errorf("leader changes %v %v", v, ok)
+	}
+	if v, ok := s.Value("etcd_server_version", Labels{"server_version": "3.7.3"}); !ok || v != 1 {
+		t.Errorf("server version series %v %v", v, ok)
+	}
+	if _, ok := s.Value("etcd_server_version", Labels{"server_version": "3.4.0"}); ok {
+		t.Error("a label selector that matches nothing matched")
+	}
+	if _, ok := s.Value("no_such_metric", nil); ok {
+		t.Error("a missing metric was found")
+	}
+}
+
+func hist(bounds []float64, cum []float64, sum float64) Histogram {
+	h := Histogram{Count: cum[len(cum)-1], Sum: sum}
+	for i, b := range bounds {
+		h.Buckets = append(h.Buckets, Bucket{UpperBound: b, Count: cum[i]})
+	}
+	return h
+}
+
+func TestQuantile(t *testing.T) {
+	bounds := []float64{0.001, 0.002, 0.004, 0.008, 0.016}
+	cases := []struct {
+		name           string
+		cum            []float64
+		q              float64
+		want           float64
+		floor, overTop bool
+	}{
+		// 100 observations, all in the lowest bucket: "at most 1ms".
+		{"all below 1ms", []float64{100, 100, 100, 100, 100}, 0.99, 0.001, true, false},
+		// 90 below 1ms, 10 in (8ms,16ms]: p99 is 9/10 of the way into that bucket.
+		{"interpolated", []float64{90, 90, 90, 90, 100}, 0.99, 0.008 + 0.008*0.9, false, false},
+		{"median in second bucket", []float64{40, 80, 100, 100, 100}, 0.5, 0.001 + 0.001*0.25, false, false},
+		// 5 of 100 above the last finite bound: p99 is beyond what buckets tell.
+		{"above top", []float64{10, 20, 30, 50, 95}, 0.99, 0.016, false, true},
+	}
+	for _, c := range cases {
+		h := hist(bounds, c.cum, 1)
+		if c.name == "above top" {
+			h.Count = 100
+		}
+		v, floor, top := h.Quantile(c.q)
+		if math.Abs(v-c.want) > 1e-12 || floor != c.floor || top != c.overTop {
+			t.Errorf("%s: %v floor=%v top=%v, want %v floor=%v top=%v", c.name, v, floor, top, c.want, c.floor, c.overTop)
+		}
+	}
+	if v, _, _ := (Histogram{}).Quantile(0.99); v != 0 {
+		t.Errorf("empty histogram quantile %v", v)
+	}
+}
+
+func TestSubAndLatency(t *testing.T) {
+	bounds := []float64{0.001, 0.002, 0.004}
+	before := hist(bounds, []float64{10, 10, 10}, 0.005)
+	after := hist(bounds, []float64{10, 50, 110}, 0.305)
+	d := after.Sub(before)
+	if d.Count != 100 || d.Buckets[0].Count != 0 || d.Buckets[1].Count != 40 || d.Buckets[2].Count != 100 || math.Abs(d.Sum-0.3) > 1e-12 {
+		t.Fatalf("delta %+v", d)
+	}
+	l := d.Latency()
+	if l.Count != 100 || math.Abs(l.Mean-0.003) > 1e-12 || !l.Bucketed || l.Resolution != 0.001 {
+		t.Errorf("latency %+v", l)
+	}
+	if want := 0.002 + 0.002*(99.0-40)/60; math.Abs(l.P99-want) > 1e-12 {
+		t.Errorf("p99 %v, want %v", l.P99, want)
+	}
+	if d.AllAtFloor() {
+		t.Error("AllAtFloor on a spread histogram")
+	}
+	if !before.Sub(Histogram{}).AllAtFloor() {
+		t.Error("AllAtFloor false with everything in the lowest bucket")
+	}
+	// A restart resets the counters: the later scrape is the delta.
+	if r := before.Sub(after); r.Count != before.Count {
+		t.Errorf("reset delta count %v", r.Count)
+	}
+}
+
+func TestScrape(t *testing.T) {
+	raw, err := os.ReadFile("testdata/etcd-3.7.3.metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/metrics" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write(raw)
+	}))
+	defer srv.Close()
+	s, err := Scrape(context.Background(), srv.Client(), srv.URL+"/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.Histogram("etcd_disk_backend_commit_duration_seconds", nil); !ok {
+		t.Error("no backend commit histogram")
+	}
+	_, err = Scrape(context.Background(), srv.Client(), srv.URL+"/nope")
+	if err == nil || !strings.Contains(err.Error(), "404") {
+		t.Errorf("scrape of a missing path: %v", err)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	raw, err := os.ReadFile("testdata/etcd-3.7.3.metrics")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(raw[:4096])
+	f.Add([]byte("# TYPE x histogram\nx_bucket{le=\"1\"} 1\nx_bucket{le=\"+Inf\"} 1\nx_count 1\nx_sum 0.5\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, err := Parse(strings.NewReader(string(b)))
+		if err != nil {
+			return
+		}
+		for name := range s {
+			if h, ok := s.Histogram(name, nil); ok {
+				_ = h.Latency()
+			}
+			s.Value(name, nil)
+		}
+	})
+}
