@@ -119,7 +119,7 @@ func jobAnnotations(o *Options) map[string]string {
 		cleanup += ". Each pod's volume is a generic ephemeral volume, deleted with its pod."
 	}
 	return map[string]string{
-		AnnotationResults: fmt.Sprintf("each pod prints its Result JSON to its log: kubectl%s logs -l %s=%s --tail=-1 --max-log-requests=%d", ns, LabelInstance, o.Name, max(o.Parallel, 5)),
+		AnnotationResults: fmt.Sprintf("each pod prints its Result JSON to its log: kubectl%s logs -l %s=%s --tail=-1", ns, LabelInstance, o.Name),
 		AnnotationCleanup: cleanup,
 	}
 }
