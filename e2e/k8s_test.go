@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -259,4 +260,36 @@ func TestK8sHelp(t *testing.T) {
 	if strings.Contains(r.Stdout, "in-dir") {
 		t.Errorf("k8s --help lists the hidden in-dir:\n%s", r.Stdout)
 	}
+}
+
+// TestK8sInDirTerminated: the deadline of a Job ends its pod with SIGTERM;
+// the probe stops, and the directory it created on the node is removed.
+func TestK8sInDirTerminated(t *testing.T) {
+	parent := t.TempDir()
+	probe := filepath.Join(parent, "etcdperf-probe")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, testutil.Binary(t), "k8s", "in-dir", "--dir", probe, "--", "disk", "--dir", probe, "--runtime", "20s", "-o", "json")
+	done := make(chan testutil.Run, 1)
+	go func() { done <- testutil.Wait(t, cmd, ctx) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if m, _ := filepath.Glob(filepath.Join(probe, ".etcdperf-probe-*")); len(m) > 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.Code != 2 || !strings.Contains(r.Stderr, "interrupted") {
+		t.Errorf("exit %d, stderr %q; want 2 and 'interrupted'", r.Code, r.Stderr)
+	}
+	// The partial Result is in the log.
+	if res := decodeResult(t, r.Stdout); res.Error == "" || res.Disk == nil || res.Disk.Ops == 0 {
+		t.Errorf("partial Result: error %q disk %+v", res.Error, res.Disk)
+	}
+	assertEmptyDir(t, parent)
 }

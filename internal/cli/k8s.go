@@ -95,7 +95,8 @@ app.kubernetes.io/instance=<job name>. Resource requests and limits default to
 what the mode needs; the CPU limit of 2 for disk keeps the probe on its fast
 path (Go sizes GOMAXPROCS by the CPU limit).
 
-The manifest only prints: nothing is sent to a cluster.`,
+The manifest only prints: nothing is sent to a cluster. To run a Job again,
+delete it first (kubectl delete job NAME) or give the new one another --name.`,
 		Example: `  # Probe the etcd disk of control-plane node cp-1, then read the Result
   etcdperf k8s manifest --node cp-1 -n kube-system | kubectl apply -f -
   kubectl -n kube-system logs -f --pod-running-timeout=5m job/etcdperf-disk-cp-1

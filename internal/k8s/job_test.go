@@ -421,6 +421,8 @@ func TestValidate(t *testing.T) {
 		{node(func(o *Options) { o.Namespace = "kube_system" }), "not a valid namespace"},
 		{node(func(o *Options) { o.PriorityClass = "Low" }), "not a PriorityClass name"},
 		{node(func(o *Options) { o.Image = "ghcr.io/x y" }), "not an image reference"},
+		{node(func(o *Options) { o.EtcdDataDir = "/var/lib/etcd\x7f" }), "control characters"},
+		{node(func(o *Options) { o.Args = []string{"--runtime", "1s\n"} }), "control characters"},
 		{node(func(o *Options) { o.TTL = -time.Second }), "--ttl must not be negative"},
 		{node(func(o *Options) { o.Deadline = time.Millisecond }), "whole seconds"},
 		{node(func(o *Options) { o.EtcdDataDir = "var/lib/etcd" }), "must be an absolute path"},

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -269,6 +271,13 @@ func (o *Options) Validate() error {
 	}
 	if o.Image != "" && (strings.ContainsAny(o.Image, " \t\n") || strings.HasPrefix(o.Image, "-")) {
 		bad("--image %q is not an image reference (e.g. %s:latest)", o.Image, ImageRepository)
+	}
+	for flag, vals := range map[string][]string{"--etcd-data-dir": {o.EtcdDataDir}, "--host-dir": {o.HostDir}, "--image": {o.Image}, "the arguments after --": o.Args} {
+		for _, v := range vals {
+			if strings.ContainsFunc(v, unicode.IsControl) || !utf8.ValidString(v) {
+				bad("%s: %q has control characters or is not UTF-8", flag, v)
+			}
+		}
 	}
 	if o.TTL < 0 {
 		bad("--ttl must not be negative")
