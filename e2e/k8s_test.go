@@ -90,6 +90,8 @@ func TestK8sManifestUsageErrors(t *testing.T) {
 		{[]string{"--node", "cp-1", "--limits", "memory=32Mi"}, "more than its limit"},
 		{[]string{"--node", "cp-1", "--requests", "cpu"}, "NAME=QUANTITY"},
 		{[]string{"--node", "cp-1", "--ttl", "-1h"}, "--ttl must not be negative"},
+		{[]string{"--node", "cp-1", "--ttl", "0"}, "as soon as it finishes"},
+		{[]string{"--node", "cp-1", "--deadline", "0s"}, "forever"},
 		{[]string{"--node", "cp-1", "-o", "json"}, "the manifest is YAML"},
 		{[]string{"--node", "cp-1", "stray"}, "after --"},
 		{[]string{"--node", "cp-1", "--", "--dir", "/x"}, "set by the Job"},

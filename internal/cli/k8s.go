@@ -158,6 +158,12 @@ delete it first (kubectl delete job NAME) or give the new one another --name.`,
 		if fl.Changed("run-as-user") {
 			o.RunAsUser = &runAs
 		}
+		if fl.Changed("ttl") && o.TTL == 0 {
+			return usageError("--ttl 0 would delete the Job, and the logs that hold its Results, as soon as it finishes; give a duration, e.g. --ttl 10m")
+		}
+		if fl.Changed("deadline") && o.Deadline == 0 {
+			return usageError("--deadline 0 would let a pod that never starts keep the Job forever; give a duration, e.g. --deadline 30m")
+		}
 		if o.Requests, err = parseResourcesFlag("--requests", requests); err != nil {
 			return err
 		}
