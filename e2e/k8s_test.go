@@ -269,23 +269,7 @@ func TestK8sHelp(t *testing.T) {
 func TestK8sInDirTerminated(t *testing.T) {
 	parent := t.TempDir()
 	probe := filepath.Join(parent, "etcdperf-probe")
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, testutil.Binary(t), "k8s", "in-dir", "--dir", probe, "--", "disk", "--dir", probe, "--runtime", "20s", "-o", "json")
-	done := make(chan testutil.Run, 1)
-	go func() { done <- testutil.Wait(t, cmd, ctx) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if m, _ := filepath.Glob(filepath.Join(probe, ".etcdperf-probe-*")); len(m) > 0 {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	time.Sleep(200 * time.Millisecond)
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	r := <-done
+	r := signalWhenProbing(t, probe, syscall.SIGTERM, "k8s", "in-dir", "--dir", probe, "--", "disk", "--dir", probe, "--runtime", "20s", "-o", "json")
 	if r.Code != 2 || !strings.Contains(r.Stderr, "interrupted") {
 		t.Errorf("exit %d, stderr %q; want 2 and 'interrupted'", r.Code, r.Stderr)
 	}
@@ -294,4 +278,25 @@ func TestK8sInDirTerminated(t *testing.T) {
 		t.Errorf("partial Result: error %q disk %+v", res.Error, res.Disk)
 	}
 	assertEmptyDir(t, parent)
+}
+
+// signalWhenProbing runs etcdperf with args, sends it sig once its probe
+// files are in dir, and returns how it ended.
+func signalWhenProbing(t *testing.T, dir string, sig os.Signal, args ...string) testutil.Run {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, testutil.Binary(t), args...)
+	done := make(chan testutil.Run, 1)
+	go func() { done <- testutil.Wait(t, cmd, ctx) }()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if m, _ := filepath.Glob(filepath.Join(dir, ".etcdperf-probe-*")); len(m) > 0 {
+			break
+		}
+	}
+	time.Sleep(200 * time.Millisecond)
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	return <-done
 }
