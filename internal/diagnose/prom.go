@@ -97,9 +97,9 @@ func historyBreaches(r *result.Result) []result.Finding {
 		case id == "has_leader":
 			f.Title = fmt.Sprintf("%s had no leader at times in this period", strings.Join(members, ", "))
 		case failed:
-			f.Title = fmt.Sprintf("The %s passed its limit on %s, and over the whole period too", adv.what, strings.Join(members, ", "))
+			f.Title = fmt.Sprintf("The limit on the %s was passed on %s, at times and over the whole period", adv.what, strings.Join(members, ", "))
 		default:
-			f.Title = fmt.Sprintf("The %s passed its limit (or came close) at times on %s, though not over the whole period", adv.what, strings.Join(members, ", "))
+			f.Title = fmt.Sprintf("The limit on the %s was passed (or nearly) at times on %s, though not over the whole period", adv.what, strings.Join(members, ", "))
 		}
 		out = append(out, f)
 	}

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -32,6 +34,8 @@ type PrometheusOptions struct {
 	Interval time.Duration
 	// Jobs maps a job name to its static targets (host:port).
 	Jobs map[string][]string
+	// ScrapeSelf adds the job "prometheus" scraping the server itself.
+	ScrapeSelf bool
 	// BasicAuth, when set, is "user:bcrypt-hash": the server then asks
 	// for these credentials on every request (its --web.config.file).
 	BasicAuth string
@@ -64,21 +68,35 @@ func StartPrometheus(t testing.TB, o PrometheusOptions) *Prometheus {
 		o.Interval = time.Second
 	}
 	dir := t.TempDir()
-	var cfg strings.Builder
-	fmt.Fprintf(&cfg, "global:\n  scrape_interval: %s\n  scrape_timeout: %s\nscrape_configs:\n", o.Interval, o.Interval)
-	for job, targets := range o.Jobs {
-		fmt.Fprintf(&cfg, "  - job_name: %q\n    static_configs:\n      - targets: [", job)
-		for i, tg := range targets {
-			if i > 0 {
-				cfg.WriteString(", ")
-			}
-			fmt.Fprintf(&cfg, "%q", tg)
-		}
-		cfg.WriteString("]\n")
-	}
 	cfgPath := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(cfgPath, []byte(cfg.String()), 0o644); err != nil {
-		t.Fatal(err)
+	writeConfig := func(self string) {
+		var cfg strings.Builder
+		fmt.Fprintf(&cfg, "global:\n  scrape_interval: %s\n  scrape_timeout: %s\nscrape_configs:\n", o.Interval, o.Interval)
+		jobs := maps.Clone(o.Jobs)
+		if o.ScrapeSelf {
+			if jobs == nil {
+				jobs = map[string][]string{}
+			}
+			jobs["prometheus"] = []string{self}
+		}
+		for _, job := range slices.Sorted(maps.Keys(jobs)) {
+			fmt.Fprintf(&cfg, "  - job_name: %q\n", job)
+			if job == "prometheus" && o.BasicAuth != "" {
+				user, _, _ := strings.Cut(o.BasicAuth, ":")
+				fmt.Fprintf(&cfg, "    basic_auth:\n      username: %q\n      password: %q\n", user, o.Password)
+			}
+			cfg.WriteString("    static_configs:\n      - targets: [")
+			for i, tg := range jobs[job] {
+				if i > 0 {
+					cfg.WriteString(", ")
+				}
+				fmt.Fprintf(&cfg, "%q", tg)
+			}
+			cfg.WriteString("]\n")
+		}
+		if err := os.WriteFile(cfgPath, []byte(cfg.String()), 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	p := &Prometheus{}
 	args := []string{"--config.file=" + cfgPath, "--storage.tsdb.path=" + filepath.Join(dir, "data"), "--log.level=warn"}
@@ -97,6 +115,7 @@ func StartPrometheus(t testing.TB, o PrometheusOptions) *Prometheus {
 		port := FreePort(t)
 		addr := "127.0.0.1:" + strconv.Itoa(port)
 		p.URL = "http://" + addr
+		writeConfig(addr)
 		cmd := exec.Command(bin, append(args, "--web.listen-address="+addr)...)
 		var logs strings.Builder
 		cmd.Stdout, cmd.Stderr = &logs, &logs
