@@ -54,14 +54,14 @@ func addPromFlags(fl *pflag.FlagSet, defaultSince string) *promFlags {
 	fl.StringVar(&f.tr.End, "end", "now", "end: as --start, or now")
 	fl.StringVar(&f.tr.Since, "since", "", "the period before --end, e.g. 30m, 1h, 24h, 7d (default "+defaultSince+" when --start is not given)")
 	fl.StringVar(&f.selector, "selector", "", `label matchers added to every preset and check query, e.g. 'job="etcd"' to pick one cluster`)
-	fl.StringVar(&f.window, "window", "5m", "range of rate(), increase() and histogram_quantile() at each point; at least 2 scrape intervals")
+	fl.StringVar(&f.window, "window", "", "range of rate(), increase() and histogram_quantile() at each point, at least 2 scrape intervals (default 5m, or --step when longer)")
 	fl.StringArrayVar(&f.matrix, "matrix", nil, "add plot data to the JSON Result: --matrix (each query against time) or --matrix=NAME (each query against query NAME); repeatable")
 	fl.Lookup("matrix").NoOptDefVal = promexport.PlotTime
 	return f
 }
 
 // resolve validates the shared flags into connection options, a time
-// range, a selector and a window.
+// range, a selector and a window (0 when not given).
 func (f *promFlags) resolve() (promexport.Options, promexport.Resolved, string, time.Duration, error) {
 	o := promexport.Options{URL: f.url, User: f.user, CACert: f.caCert, InsecureSkipVerify: f.insecure, Timeout: f.timeout}
 	var r promexport.Resolved
@@ -98,9 +98,11 @@ func (f *promFlags) resolve() (promexport.Options, promexport.Resolved, string, 
 	if err != nil {
 		return o, r, "", 0, usageError("%v", err)
 	}
-	win, err := promexport.ParseDuration(f.window)
-	if err != nil {
-		return o, r, "", 0, usageError("--window: %v", err)
+	var win time.Duration
+	if f.window != "" {
+		if win, err = promexport.ParseDuration(f.window); err != nil {
+			return o, r, "", 0, usageError("--window: %v", err)
+		}
 	}
 	return o, r, sel, win, nil
 }

@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -50,14 +51,8 @@ func TestHistoryRules(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			fs := Run(c.r)
-			got := ids(fs)
-			if len(got) != len(c.want) {
+			if got := ids(fs); !maps.Equal(got, c.want) {
 				t.Errorf("findings %v, want %v", got, c.want)
-			}
-			for id, sev := range c.want {
-				if got[id] != sev {
-					t.Errorf("%s: %q, want %q (all: %v)", id, got[id], sev, got)
-				}
 			}
 			if v := Verdict(c.r.Checks, fs); v != c.verdict {
 				t.Errorf("verdict %s, want %s", v, c.verdict)

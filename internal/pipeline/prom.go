@@ -26,7 +26,8 @@ type PromExportOptions struct {
 	Conn  promexport.Options
 	Range promexport.Resolved
 	// Preset, when set, adds the preset's queries (promexport.PresetEtcd)
-	// before Queries; Selector and Window shape them.
+	// before Queries; Selector and Window (0: promexport.WindowFor) shape
+	// them.
 	Preset   string
 	Selector string
 	Window   time.Duration
@@ -40,7 +41,7 @@ type PromExportOptions struct {
 func (o PromExportOptions) ExportQueries() ([]promexport.Query, error) {
 	var qs []promexport.Query
 	if o.Preset != "" {
-		p, err := promexport.Preset(o.Preset, o.Selector, o.Window)
+		p, err := promexport.Preset(o.Preset, o.Selector, promexport.WindowFor(o.Window, o.Range.Step))
 		if err != nil {
 			return nil, err
 		}
@@ -71,7 +72,11 @@ func PromExport(ctx context.Context, o PromExportOptions) (*result.Result, error
 		return nil, err
 	}
 	res := result.New(KindPromExport)
-	res.Params = promParams(o.Conn, o.Range, o.Selector, o.Window, o.Matrix)
+	var window time.Duration // the preset's; a user's queries carry their own
+	if o.Preset != "" {
+		window = promexport.WindowFor(o.Window, o.Range.Step)
+	}
+	res.Params = promParams(o.Conn, o.Range, o.Selector, window, o.Matrix)
 	if o.Preset != "" {
 		res.Params["preset"] = o.Preset
 	}
@@ -84,9 +89,7 @@ func PromExport(ctx context.Context, o PromExportOptions) (*result.Result, error
 		return nil, err
 	}
 	p.Selector = o.Selector
-	if o.Preset != "" {
-		p.Window = o.Window.Seconds()
-	}
+	p.Window = window.Seconds()
 	res.Prom = p
 	if len(o.Matrix) > 0 {
 		var notes []string
@@ -127,8 +130,10 @@ func promParams(c promexport.Options, r promexport.Resolved, selector string, wi
 
 // PromCheckOptions configure `etcdperf prom check`.
 type PromCheckOptions struct {
-	Conn     promexport.Options
-	Range    promexport.Resolved
+	Conn  promexport.Options
+	Range promexport.Resolved
+	// Window is the range of rate() at each evaluation point; 0 picks
+	// promexport.WindowFor.
 	Window   time.Duration
 	Selector string
 	// Criteria are the limits to judge by (check.Table, maybe overridden).
@@ -143,6 +148,7 @@ var promCriteria = []string{check.WALFsyncP99, check.BackendCommitP99, check.Lea
 // whole period for every member (the checks take the worst member), and at
 // every evaluation point, where breaches are grouped into time windows.
 func PromCheck(ctx context.Context, o PromCheckOptions) (*result.Result, error) {
+	o.Window = promexport.WindowFor(o.Window, o.Range.Step)
 	if err := promexport.CheckAxes(o.Matrix, promexport.HistoryQueries(o.Selector, o.Window)); err != nil {
 		return nil, err
 	}
@@ -163,6 +169,10 @@ func PromCheck(ctx context.Context, o PromCheckOptions) (*result.Result, error) 
 	p.Window = o.Window.Seconds()
 	p.Selector = o.Selector
 	p.Members = h.Members
+	if o.Window < o.Range.Step {
+		p.Notes = append(p.Notes, fmt.Sprintf("the --window %s is shorter than the --step %s: each point judges only the last %s of its step, and breaches in between can be missed",
+			o.Window, o.Range.Step, o.Window))
+	}
 	res.Prom = p
 	for _, id := range promCriteria {
 		crit, ok := check.Lookup(o.Criteria, id)

@@ -69,6 +69,20 @@ func historySignals() []signal {
 	}
 }
 
+// DefaultWindow is the rate window of the queries when none is given, as
+// etcd's own alerting rules use.
+const DefaultWindow = 5 * time.Minute
+
+// WindowFor returns the rate window to use: w when given, otherwise
+// DefaultWindow or the step when that is longer, so that the windows of
+// consecutive points cover the whole period.
+func WindowFor(w, step time.Duration) time.Duration {
+	if w > 0 {
+		return w
+	}
+	return max(DefaultWindow, step)
+}
+
 // HistoryOptions say what history `prom check` reads.
 type HistoryOptions struct {
 	Range Resolved

@@ -186,37 +186,28 @@ func FuzzParseSelector(f *testing.F) {
 		if err != nil || sel == "" {
 			return
 		}
-		// Whatever is accepted stays inside the braces it is put in.
+		// What is accepted is matchers only, and reading it again, with or
+		// without braces, gives it back: nothing in it closes or opens braces.
 		if !matchersOnly(sel) {
 			t.Errorf("ParseSelector(%q) = %q, which is not matchers only", s, sel)
 		}
-		depth := 0
-		var quote rune
-		escaped := false
-		for _, c := range "x{" + sel + "}" {
-			switch {
-			case quote != 0:
-				switch {
-				case escaped:
-					escaped = false
-				case c == '\\' && quote != '`':
-					escaped = true
-				case c == quote:
-					quote = 0
-				}
-			case c == '"' || c == '\'' || c == '`':
-				quote = c
-			case c == '{':
-				depth++
-			case c == '}':
-				depth--
-				if depth < 0 {
-					t.Fatalf("%q closes more braces than it opens", sel)
-				}
+		for _, again := range []string{sel, "{" + sel + "}"} {
+			if back, err := ParseSelector(again); err != nil || back != sel {
+				t.Errorf("ParseSelector(%q) = %q, %v; want %q", again, back, err, sel)
 			}
 		}
-		if depth != 0 || quote != 0 {
-			t.Errorf("%q leaves braces or quotes open", sel)
-		}
 	})
+}
+
+func TestWindowFor(t *testing.T) {
+	cases := []struct{ w, step, want time.Duration }{
+		{0, 15 * time.Second, DefaultWindow},
+		{0, 10 * time.Minute, 10 * time.Minute},
+		{time.Minute, 10 * time.Minute, time.Minute},
+	}
+	for _, c := range cases {
+		if got := WindowFor(c.w, c.step); got != c.want {
+			t.Errorf("WindowFor(%v, %v) = %v, want %v", c.w, c.step, got, c.want)
+		}
+	}
 }
