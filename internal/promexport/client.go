@@ -243,6 +243,10 @@ func (c *Client) explain(ctx context.Context, q Query, err error) error {
 	case errors.As(err, &ne) && ne.Timeout():
 		return fmt.Errorf("cannot reach Prometheus at %s: timed out; check --url and the network", c.url)
 	}
+	var ce *tls.CertificateVerificationError
+	if errors.As(err, &ce) {
+		return fmt.Errorf("cannot reach Prometheus at %s: its certificate is not trusted (%v); give the CA with --cacert, or --insecure-skip-tls-verify", c.url, ce.Err)
+	}
 	var de *net.DNSError
 	if errors.As(err, &de) {
 		return fmt.Errorf("cannot reach Prometheus at %s: unknown host %s; check --url", c.url, de.Name)

@@ -4,11 +4,15 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -218,5 +222,37 @@ func TestReadToken(t *testing.T) {
 		if tok, err := ReadToken(p); err == nil {
 			t.Errorf("%s accepted: %q", p, tok)
 		}
+	}
+}
+
+// https: the server's certificate is checked against --cacert, or not at
+// all with --insecure-skip-tls-verify. (A plain TLS server stands in for a
+// Prometheus behind TLS; it answers 404, which shows the handshake passed.)
+func TestTLS(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.NotFoundHandler())
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake is expected
+	srv.StartTLS()
+	defer srv.Close()
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := Resolved{Start: time.Now().Add(-time.Minute), End: time.Now(), Step: time.Second}
+	q := []Query{{Name: "up", Expr: "up"}}
+	for _, o := range []Options{{URL: srv.URL, CACert: ca}, {URL: srv.URL, InsecureSkipVerify: true}} {
+		c, err := New(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Fetch(context.Background(), q, r); err == nil || !strings.Contains(err.Error(), "no Prometheus API") {
+			t.Errorf("%+v: %v", o, err)
+		}
+	}
+	c, _ := New(Options{URL: srv.URL})
+	if _, err := c.Fetch(context.Background(), q, r); err == nil || !strings.Contains(err.Error(), "--cacert") {
+		t.Errorf("untrusted certificate: %v", err)
+	}
+	if _, err := New(Options{URL: srv.URL, CACert: filepath.Join(t.TempDir(), "missing.pem")}); err == nil {
+		t.Error("a missing --cacert was accepted")
 	}
 }
