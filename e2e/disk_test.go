@@ -66,6 +66,9 @@ func TestDiskJSONOnDiskAndTmpfs(t *testing.T) {
 		if hasVolatile != volatile {
 			t.Errorf("%s: volatile_storage finding %v, want %v", dir, hasVolatile, volatile)
 		}
+		if !volatile && (res.Host == nil || res.Host.Device == "" || res.Host.Summary.WriteIOPS <= 0) {
+			t.Errorf("no host device statistics on %s: %+v", dir, res.Host)
+		}
 		if volatile && res.Verdict != result.Warn {
 			t.Errorf("tmpfs verdict %s, want warn", res.Verdict)
 		}
