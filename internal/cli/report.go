@@ -25,7 +25,8 @@ tokens are never shown.
 
 The page is self-contained: styles and SVG charts are inline and it loads
 nothing from the network, so it opens on an air-gapped host or attached to a
-ticket. Without -o it is written to report.html.
+ticket. Without -o it is written to report.html; standard output gets the
+summary as text (the comparison table when there are several runs).
 
 A file may also be a log in which the Result was printed among other lines
 (kubectl logs of a pod that ran etcdperf -o json), or hold several Results;
