@@ -29,13 +29,9 @@ comparison as one Result holding the runs, which 'etcdperf report' reads.`,
 	}
 	out := addOutputFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		sinks, err := out.sinks()
+		sinks, inputs, err := readInputs(cmd, out, args)
 		if err != nil {
 			return err
-		}
-		inputs, err := report.Load(args, cmd.InOrStdin())
-		if err != nil {
-			return usageError("%v", err)
 		}
 		res := report.Compare(inputs)
 		if n := len(report.New(res).Runs); n < 2 {

@@ -55,13 +55,9 @@ load (the pods of an indexed Job) exactly, through their HDR histograms.`,
 		if len(out.values) == 0 && out.html == "" {
 			out.values = []string{"report.html"}
 		}
-		sinks, err := out.sinks()
+		sinks, inputs, err := readInputs(cmd, out, args)
 		if err != nil {
 			return err
-		}
-		inputs, err := report.Load(args, cmd.InOrStdin())
-		if err != nil {
-			return usageError("%v", err)
 		}
 		if merge {
 			if len(inputs) < 2 {
@@ -92,6 +88,20 @@ load (the pods of an indexed Job) exactly, through their HDR histograms.`,
 		return nil
 	}
 	return cmd
+}
+
+// readInputs checks the -o values, then reads the Results the arguments
+// name (files, logs, "-" for standard input).
+func readInputs(cmd *cobra.Command, out *outputFlag, args []string) ([]sink, []report.Input, error) {
+	sinks, err := out.sinks()
+	if err != nil {
+		return nil, nil, err
+	}
+	inputs, err := report.Load(args, cmd.InOrStdin())
+	if err != nil {
+		return nil, nil, usageError("%v", err)
+	}
+	return sinks, inputs, nil
 }
 
 // minArgs asks for at least n positional arguments, with a usage error

@@ -73,7 +73,7 @@ func benchBlock(runs []Run) Block {
 	}
 	if c, ok := timeChart("bench-throughput", "throughput over time", "Requests completed per second.", "requests/s", rates,
 		func(v float64) string { return fmt.Sprintf("%.0f", v) }, false); ok {
-		c.Plot.Legend.Top = false // the lines run along the top
+		legendAt(c.Plot, false, true) // the lines run along the top
 		b.Charts = append(b.Charts, c)
 	}
 	if c, ok := timeChart("bench-p99", "p99 latency over time", "The 99th percentile of each second's requests.", "p99 latency", p99s,

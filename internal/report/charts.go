@@ -56,13 +56,24 @@ func newPlot(title, xLabel, yLabel string) *plot.Plot {
 		a.Tick.Label.Font = font.From(sans, 9)
 	}
 	p.Legend.TextStyle.Font = font.From(sans, 9)
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Legend.XOffs, p.Legend.YOffs = 6, -4
+	legendAt(p, true, true)
 	g := plotter.NewGrid()
 	g.Vertical.Color = color.Gray{0xE4}
 	g.Horizontal.Color = color.Gray{0xE4}
 	p.Add(g)
 	return p
+}
+
+// legendAt puts the legend in a corner of the plot, a little inside it.
+func legendAt(p *plot.Plot, top, left bool) {
+	p.Legend.Top, p.Legend.Left = top, left
+	p.Legend.XOffs, p.Legend.YOffs = 6, 4
+	if !left {
+		p.Legend.XOffs = -6
+	}
+	if top {
+		p.Legend.YOffs = -4
+	}
 }
 
 // lineOf returns a line in a run's colour; dashed for the second quantity
@@ -359,7 +370,7 @@ func histogramChart(name, title, caption string, curves []curve) (Chart, bool) {
 	nbins := int(last - first)
 	p := newPlot(title, "latency", "share of operations")
 	p.X.Scale = plot.LogScale{}
-	p.Legend.Left = false
+	legendAt(p, true, false)
 	for _, d := range ds {
 		share := make([]float64, nbins)
 		for _, b := range d.buckets {

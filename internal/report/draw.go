@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"html"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,7 +40,8 @@ func (c Chart) draw(cv vg.CanvasSizer) (err error) {
 			err = fmt.Errorf("chart %s could not be drawn: %v", c.Name, r)
 		}
 	}()
-	c.Plot.Draw(draw.New(cv))
+	// A margin keeps the title and the last tick labels off the edges.
+	c.Plot.Draw(draw.Crop(draw.New(cv), 4, -8, 4, -6))
 	return nil
 }
 
@@ -72,7 +74,7 @@ func (c Chart) SVG() (string, error) {
 		head = strings.Replace(head, attr, "", 1)
 	}
 	head = strings.Join(strings.Fields(head), " ")
-	return head + ` role="img"` + s[end:], nil
+	return head + ` role="img" aria-label="` + html.EscapeString(title) + `"` + s[end:], nil
 }
 
 // PNG returns the chart as a PNG image.

@@ -48,8 +48,7 @@ func ratiosBlock(runs []Run) Block {
 	}
 	first := runs[0].Label
 	p := newPlot("how many times better than "+first, "times better (log scale; < 1 is worse)", "")
-	p.Legend.Left = false
-	p.Legend.Top = false
+	legendAt(p, false, false)
 	// The first row at the top.
 	for i := range pts {
 		pts[i].Y = float64(len(labels)-1) - pts[i].Y
