@@ -265,6 +265,9 @@ func logRange(a *plot.Axis, pts plotter.XYs, get func(plotter.XY) float64) {
 	if hi == 0 {
 		lo, hi = 1e-3, 1e-2
 	}
+	// Twelve decades (1ns to 1000s) is more than any latency spans; a value
+	// beyond is nonsense and would only crowd the axis with ticks.
+	lo = math.Max(lo, hi/1e12)
 	a.Min, a.Max = stepDown(lo), stepUp(hi)
 	if a.Min == a.Max {
 		a.Min, a.Max = a.Min/2, a.Max*2

@@ -270,3 +270,30 @@ func TestLoadAndMergeName(t *testing.T) {
 		t.Errorf("missing file: %v", err)
 	}
 }
+
+// Whatever a Result holds, the page and the comparison are written without
+// a panic (the plotting library panics on values it cannot place).
+func FuzzReport(f *testing.F) {
+	f.Add([]byte(`{"schema":"etcdperf/v1","kind":"disk","disk":{"ops":3,"iops":-1,"sync_latency":{"count":3,"min":-1,"p50":1e308,"p99":0,"max":1e-300}}}`))
+	f.Add([]byte(`{"schema":"etcdperf/v1","kind":"bench","bench":{"ops":1,"latency":{"count":1,"p99":0.01,"hdr":"HISTFAAAAB"},"series":[{"t":-5,"ops":-3,"p99":1e-12},{"t":-5,"ops":1,"p99":3}]},"server":{"wal_fsync":{"count":1,"p50":0.001,"resolution":0.001,"bucketed":true},"members":[{"name":"m"}]}}`))
+	f.Add([]byte(`{"schema":"etcdperf/v1","kind":"doctor","runs":[{"schema":"etcdperf/v1","kind":"disk","disk":{}},{"schema":"etcdperf/v1","name":"<b>","checks":[{"name":"x","status":"fail"}]}]}` + "\n" +
+		`{"schema":"etcdperf/v1","kind":"disk","params":{"password":"p","x":[1,{"token":"t"}]},"disk":{"ops":1,"iops":1e-320}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		rs, err := result.Extract(b)
+		if err != nil {
+			return
+		}
+		var in []Input
+		for i, r := range rs {
+			in = append(in, Input{Source: filepath.Join("d", string(rune('a'+i%26))+".json"), Result: r})
+		}
+		rep := New(Combine(in))
+		var buf bytes.Buffer
+		if err := rep.HTML(&buf); err != nil {
+			t.Fatal(err)
+		}
+		if err := rep.Text(&buf); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
