@@ -186,11 +186,11 @@ func percentileChart(name, title, caption string, curves []curve, limits ...limi
 		l := lineOf(pts, c.Run, c.Dashed)
 		p.Add(l)
 		if exact {
-			p.Legend.Add(c.Label, l)
+			p.Legend.Add(scrubText(c.Label), l)
 		} else {
 			m := marksOf(pts, c.Run)
 			p.Add(m)
-			p.Legend.Add(c.Label, l, m)
+			p.Legend.Add(scrubText(c.Label), l, m)
 		}
 		all = append(all, pts...)
 		drawn++
@@ -391,7 +391,7 @@ func histogramChart(name, title, caption string, curves []curve) (Chart, bool) {
 		l := lineOf(pts, d.c.Run, d.c.Dashed)
 		l.StepStyle = plotter.PostStep
 		p.Add(l)
-		p.Legend.Add(d.c.Label, l)
+		p.Legend.Add(scrubText(d.c.Label), l)
 	}
 	p.X.Min, p.X.Max = edge(first), edge(last)
 	p.X.Tick.Marker = plot.TickerFunc(durationLogTicks)
@@ -423,7 +423,7 @@ func timeChart(name, title, caption, yLabel string, lines []line, format func(fl
 		}
 		l := lineOf(pts, ln.Run, ln.Dashed)
 		p.Add(l)
-		p.Legend.Add(ln.Label, l)
+		p.Legend.Add(scrubText(ln.Label), l)
 		if len(pts) == 1 {
 			p.Add(marksOf(pts, ln.Run))
 		}

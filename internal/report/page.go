@@ -138,7 +138,18 @@ func (rep *Report) page() page {
 	}
 	p.Summary = summaryTable(rep.Runs)
 	for _, b := range rep.blocks() {
-		ps := pageSection{ID: b.Section.ID, Title: b.Section.Title, Notes: b.Notes, Tables: b.Tables}
+		// Sections print what the Results hold: no secret may pass.
+		ps := pageSection{ID: b.Section.ID, Title: b.Section.Title}
+		for _, n := range b.Notes {
+			ps.Notes = append(ps.Notes, scrubText(n))
+		}
+		for _, t := range b.Tables {
+			st := Table{Title: scrubText(t.Title), Header: scrubAll(t.Header)}
+			for _, row := range t.Rows {
+				st.Rows = append(st.Rows, scrubAll(row))
+			}
+			ps.Tables = append(ps.Tables, st)
+		}
 		for _, c := range b.Charts {
 			pc := pageChart{Title: c.Title, Caption: c.Caption}
 			svg, err := c.SVG()
@@ -153,6 +164,14 @@ func (rep *Report) page() page {
 	}
 	p.Settings = settingsTable(rep.Runs)
 	return p
+}
+
+func scrubAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = scrubText(s)
+	}
+	return out
 }
 
 func swatch(run int) template.CSS {

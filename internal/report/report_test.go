@@ -111,6 +111,14 @@ func TestSecretsNeverShown(t *testing.T) {
 			t.Errorf("scrubValue(%q, %q) = %q, want %q", c.key, c.in, got, c.want)
 		}
 	}
+	// Free text that sections print (notes, tables) is scrubbed too.
+	d := result.New("disk")
+	d.Disk = &result.Disk{Ops: 2, Notes: []string{"mounted from https://admin:topsecret@nas/share"},
+		Jobs:        []result.DiskJob{{File: "probe?token=abcd1234", Ops: 1}, {File: "b", Ops: 1}},
+		SyncLatency: &result.Latency{Count: 2, P50: 0.001, P99: 0.002}}
+	if p := pageOf(t, d); strings.Contains(p, "topsecret") || strings.Contains(p, "abcd1234") || !strings.Contains(p, "nas/share") {
+		t.Error("a secret in a note or a table reached the page")
+	}
 	// Nested and non-string values are seen too.
 	r := &result.Result{Params: map[string]any{"tls": map[string]any{"token": 1234}, "list": []any{map[string]any{"secret": true}}}}
 	for _, s := range settings(r) {
