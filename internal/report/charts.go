@@ -395,8 +395,7 @@ func histogramChart(name, title, caption string, curves []curve) (Chart, bool) {
 	}
 	p.X.Min, p.X.Max = edge(first), edge(last)
 	p.X.Tick.Marker = plot.TickerFunc(durationLogTicks)
-	p.Y.Min = 0
-	p.Y.Tick.Marker = relabel(plot.DefaultTicks{}, func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) + "%" })
+	headroom(p, func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) + "%" })
 	return Chart{Name: name, Title: title, Caption: caption, Plot: p}, true
 }
 
@@ -437,10 +436,22 @@ func timeChart(name, title, caption, yLabel string, lines []line, format func(fl
 		logRange(&p.Y, all, func(pt plotter.XY) float64 { return pt.Y })
 		p.Y.Tick.Marker = relabel(plot.TickerFunc(durationLogTicks), format)
 	} else {
-		p.Y.Min = 0
-		p.Y.Tick.Marker = relabel(plot.DefaultTicks{}, format)
+		headroom(p, format)
 	}
 	return Chart{Name: name, Title: title, Caption: caption, Plot: p}, true
+}
+
+// headroom starts a linear y axis at zero and leaves a band above the
+// data for the legend; the ticks stop at the data.
+func headroom(p *plot.Plot, format func(float64) string) {
+	hi := p.Y.Max
+	if !(hi > 0) || math.IsInf(hi, 0) {
+		hi = 1
+	}
+	p.Y.Min, p.Y.Max = 0, hi*1.3
+	p.Y.Tick.Marker = relabel(plot.TickerFunc(func(_, _ float64) []plot.Tick {
+		return plot.DefaultTicks{}.Ticks(0, hi)
+	}), format)
 }
 
 func positive(pts plotter.XYs) plotter.XYs {

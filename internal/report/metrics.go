@@ -2,6 +2,7 @@ package report
 
 import (
 	"math"
+	"strconv"
 
 	"github.com/etcdperf/etcdperf/internal/render"
 	"github.com/etcdperf/etcdperf/internal/result"
@@ -30,7 +31,8 @@ type Value struct {
 // Metric is one row of the summary table and of compare.
 type Metric struct {
 	Label string
-	// Unit is "s", "ops/s", "bytes/s", "bytes" or "count".
+	// Unit is "s", "ops/s", "bytes/s", "bytes", "ratio", "count" or
+	// "number" (three significant digits).
 	Unit   string
 	Better Better
 	// Get returns the run's value, false when it has none.
@@ -47,8 +49,11 @@ func (m Metric) Format(v Value) string {
 }
 
 func formatUnit(v float64, unit string) string {
-	if unit == "bytes/s" {
+	switch unit {
+	case "bytes/s":
 		return units.Bytes(v) + "/s"
+	case "number":
+		return strconv.FormatFloat(v, 'g', 3, 64)
 	}
 	return render.FormatValue(v, unit)
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -301,7 +302,9 @@ func formatRatio(r float64) string {
 	case r >= 0.01:
 		return fmt.Sprintf("%.2fx", r)
 	}
-	return fmt.Sprintf("%.2gx", r)
+	// Two significant digits, never in exponent notation: 0.00007x.
+	v, _ := strconv.ParseFloat(strconv.FormatFloat(r, 'g', 2, 64), 64)
+	return strconv.FormatFloat(v, 'f', -1, 64) + "x"
 }
 
 // bestText names the best run of a row and by how much it beats the worst.
