@@ -130,7 +130,7 @@ func TestReportInChromium(t *testing.T) {
 	cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
 		"--user-data-dir="+filepath.Join(dir, "profile"), "--hide-scrollbars",
-		"--screenshot="+shot, "--window-size=1280,2000", "file://"+page)
+		"--screenshot="+shot, "--window-size=1280,4000", "file://"+page)
 	// Chromium starts helper processes: end its whole process group.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
@@ -146,10 +146,10 @@ func TestReportInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b := img.Bounds(); b.Dx() != 1280 || b.Dy() != 2000 {
+	if b := img.Bounds(); b.Dx() != 1280 || b.Dy() != 4000 {
 		t.Errorf("screenshot is %v", b)
 	}
-	drawn := float64(testutil.NonWhite(img)) / float64(1280*2000)
+	drawn := float64(testutil.NonWhite(img)) / float64(1280*4000)
 	colours := testutil.Colours(img)
 	// The first two runs' colours (blue, vermillion) in the chart lines.
 	blue, red := 0, 0
