@@ -31,6 +31,7 @@ the run could not be carried out.`,
 	})
 	root.AddCommand(newVersionCmd(), newDiskCmd(), newSlowdiskCmd())
 	root.AddCommand(newReportCmd(), newCompareCmd())
+	root.AddCommand(newPromCmd())
 	return root
 }
 

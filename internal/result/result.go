@@ -71,6 +71,7 @@ type Result struct {
 	Bench    *Bench         `json:"bench,omitempty"`
 	Server   *Server        `json:"server,omitempty"`
 	Host     *Host          `json:"host,omitempty"`
+	Prom     *Prom          `json:"prom,omitempty"`
 	Checks   []Check        `json:"checks,omitempty"`
 	Findings []Finding      `json:"findings,omitempty"`
 	Verdict  Verdict        `json:"verdict,omitempty"`
