@@ -12,7 +12,8 @@ type ParserOptions struct {
 	// syslog write the local wall clock. Nil means UTC.
 	Location *time.Location
 	// Year is the year of syslog timestamps ("Aug 11 23:27:04"), which do
-	// not say it. Zero means the current year.
+	// not say it. Zero means the current year, or the previous one for
+	// dates that would otherwise lie more than two days ahead.
 	Year int
 }
 
@@ -21,6 +22,9 @@ type ParserOptions struct {
 type Parser struct {
 	tp   timeParser
 	year int
+	// soon is, when the year was not given, the latest syslog time taken to
+	// be in the current year.
+	soon time.Time
 	// inner holds the unescaped text of a JSON wrapper (journald MESSAGE,
 	// docker "log"); it is what the Entry points into for such lines.
 	inner [2][]byte
@@ -28,11 +32,12 @@ type Parser struct {
 
 // NewParser returns a Parser.
 func NewParser(o ParserOptions) *Parser {
-	y := o.Year
-	if y == 0 {
-		y = time.Now().Year()
+	p := &Parser{tp: timeParser{loc: o.Location}, year: o.Year}
+	if o.Year == 0 {
+		now := time.Now()
+		p.year, p.soon = now.Year(), now.Add(48*time.Hour)
 	}
-	return &Parser{tp: timeParser{loc: o.Location}, year: y}
+	return p
 }
 
 // maxWrappers bounds how many wrappers (journald, kubectl, CRI, prefixes)
@@ -137,6 +142,9 @@ func (p *Parser) Parse(line []byte, e *Entry) bool {
 			}
 		default:
 			if t, n, ok := p.tp.parseSyslog(line, p.year); ok && n < len(line) && line[n] == ' ' {
+				if !p.soon.IsZero() && t.After(p.soon) {
+					t = t.AddDate(-1, 0, 0)
+				}
 				if host, msg, ok := syslogTail(line[n+1:]); ok {
 					wrapTime, line, bareOK = t, msg, true
 					e.Host = host
