@@ -13,8 +13,8 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
 
 	"github.com/etcdperf/etcdperf/internal/etcdlog"
 	"github.com/etcdperf/etcdperf/internal/result"
