@@ -18,7 +18,7 @@ func TestClassTableExamples(t *testing.T) {
 				continue
 			}
 			var ev Event
-			if !Classify(&e, &ev) || ev.Class != c {
+			if !new(Classifier).Classify(&e, &ev) || ev.Class != c {
 				t.Errorf("%s: example classified as %s: %s", info.ID, ev.Class.ID(), w.Example)
 			}
 			if info.Took != "" && ev.Took <= 0 && w.Text != "finished defragmenting the storage backend" {

@@ -2,11 +2,12 @@ package etcdlog
 
 import (
 	"bytes"
-	"strconv"
 	"time"
 )
 
-// Event is a classified line. Its strings are copies: it outlives the line.
+// Event is a classified line. Its byte slices point into the line or the
+// Classifier's buffers and are valid until the next line: whoever keeps an
+// event copies what it keeps (most events are only counted).
 type Event struct {
 	Class Class
 	// Also is a second class the same line supports: a slow request whose
@@ -17,18 +18,25 @@ type Event struct {
 	// Took is the duration the line reports (see ClassInfo.Took), Expected
 	// the limit etcd compared it with; zero when the line says none.
 	Took, Expected time.Duration
-	// Key is the first key a request names, Prefix its key prefix.
-	Key, Prefix string
+	// Key is the first key a request names, Prefix its key prefix (a
+	// prefix of Key).
+	Key, Prefix []byte
 	// Count and Size are a response's key count and size in bytes (-1 when
 	// the line does not say).
 	Count, Size int64
 	// Self is the member id the line names as its own (raft lines), Peer
 	// the other member, Leader the leader an election line names.
-	Self, Peer, Leader string
+	Self, Peer, Leader []byte
 	Term               uint64
-	Remote             string
-	Request, Response  string
-	Msg                string
+	Remote             []byte
+	Request, Response  []byte
+	Msg                []byte
+}
+
+// Classifier turns Entries into Events. It keeps buffers between calls
+// and is not safe for concurrent use; the zero value is ready.
+type Classifier struct {
+	req, resp, key, val []byte
 }
 
 // Lengths beyond which an Event's texts are cut.
@@ -40,7 +48,7 @@ const (
 // Classify reports whether e is an event and fills ev. It checks the cheap
 // things first: zap's constant messages by map lookup, capnslog's by their
 // first byte, and the texts of errors only on warnings and errors.
-func Classify(e *Entry, ev *Event) bool {
+func (cl *Classifier) Classify(e *Entry, ev *Event) bool {
 	*ev = Event{Count: -1, Size: -1}
 	msg := e.Msg
 	if len(msg) == 0 {
@@ -67,8 +75,8 @@ func Classify(e *Entry, ev *Event) bool {
 	}
 	ev.Class, ev.Also = c, also
 	ev.Time, ev.Level = e.Time, e.Level
-	ev.Msg = clip(msg, maxMsg)
-	extract(e, ev)
+	ev.Msg = msg
+	cl.extract(e, ev)
 	return true
 }
 
@@ -300,6 +308,7 @@ func allHex(b []byte) bool {
 	return len(b) > 0
 }
 
+// clip copies b, cut to n bytes.
 func clip(b []byte, n int) string {
 	if len(b) > n {
 		return string(b[:n]) + "..."
@@ -307,19 +316,20 @@ func clip(b []byte, n int) string {
 	return string(b)
 }
 
+// unescape returns v's text, unescaped into buf when it has escapes.
+func unescape(buf *[]byte, v jval) []byte {
+	if !v.esc {
+		return v.b
+	}
+	*buf = appendUnescaped((*buf)[:0], v.b)
+	return *buf
+}
+
 // extract fills the event's numbers and names from the line's fields or,
 // for capnslog and bare lines, from its text.
-func extract(e *Entry, ev *Event) {
+func (cl *Classifier) extract(e *Entry, ev *Event) {
 	f := &e.Fields
 	m := e.Msg
-	var scratch []byte
-	str := func(v jval) string {
-		if v.esc {
-			scratch = appendUnescaped(scratch[:0], v.b)
-			return string(scratch)
-		}
-		return string(v.b)
-	}
 	// Durations from zap fields.
 	took := f.Took
 	switch ev.Class {
@@ -339,41 +349,41 @@ func extract(e *Entry, ev *Event) {
 		ev.Expected = d
 	}
 	for _, v := range [...]jval{f.To, f.RemotePeerID, f.PeerID} {
-		if !v.empty() {
-			ev.Peer = str(v)
+		if !v.empty() && !v.esc {
+			ev.Peer = v.b
 			break
 		}
 	}
-	if !f.Remote.empty() {
-		ev.Remote = str(f.Remote)
+	if !f.Remote.esc {
+		ev.Remote = f.Remote.b
 	}
 	switch ev.Class {
 	case SlowApply, SlowReadOnlyRange, SlowReadOnlyTxn, SlowRequest:
-		req, resp := f.Request, f.Response
+		req := f.Request
 		if ev.Class == SlowRequest {
 			req = f.RequestContent
 		}
 		if !req.empty() {
-			ev.Request = clip([]byte(str(req)), maxRequest)
-			setKey(ev, []byte(str(req)))
-			ev.Response = str(resp)
+			ev.Request = unescape(&cl.req, req)
+			ev.Response = unescape(&cl.resp, f.Response)
+			cl.setKey(ev, ev.Request)
 		} else if ev.Class != SlowRequest {
-			capnsRequest(m, ev)
+			cl.capnsRequest(m, ev)
 		}
-		if ev.Response != "" {
+		if len(ev.Response) > 0 {
 			ev.Count, ev.Size = responseNumbers(ev.Response)
 		}
-		if n, err := strconv.ParseInt(string(f.ResponseCount.b), 10, 64); err == nil {
-			ev.Count = n
+		if len(f.ResponseCount.b) > 0 {
+			ev.Count = leadingInt(f.ResponseCount.b)
 		}
-		if n, err := strconv.ParseInt(string(f.ResponseSize.b), 10, 64); err == nil {
-			ev.Size = n
+		if len(f.ResponseSize.b) > 0 {
+			ev.Size = leadingInt(f.ResponseSize.b)
 		}
 		if ev.Class == SlowApply && ev.Took == 0 && hasPrefix(m, "apply entries took too long [") {
 			ev.Took, _ = parseDur(between(m, "[", " for "))
 		}
 	case SlowTrace:
-		traceDetail(str(f.Detail), ev)
+		cl.traceDetail(unescape(&cl.req, f.Detail), ev)
 	case HeartbeatLate:
 		if ev.Took == 0 { // "(exceeded the 100ms timeout for 288.9ms[, to 5dbbb8ef1fbd1ef4])"
 			ev.Expected, _ = parseDur(between(m, "exceeded the ", " timeout"))
@@ -383,7 +393,7 @@ func extract(e *Entry, ev *Event) {
 				ev.Took, _ = parseDur(rest[:end])
 			}
 			if p := after(m, ", to "); len(p) > 0 {
-				ev.Peer = string(hexWord(p))
+				ev.Peer = hexWord(p)
 			}
 		}
 	case SlowFdatasync:
@@ -397,7 +407,7 @@ func extract(e *Entry, ev *Event) {
 		}
 	case ClockDrift:
 		if ev.Took == 0 { // "...against peer X is too high [12.4s > 1s]"
-			ev.Peer = string(hexWord(after(m, "against peer ")))
+			ev.Peer = hexWord(after(m, "against peer "))
 			ev.Took, _ = parseDur(between(m, "[", " > "))
 			ev.Expected, _ = parseDur(between(m, " > ", "]"))
 		}
@@ -406,14 +416,14 @@ func extract(e *Entry, ev *Event) {
 			ev.Took, _ = parseDur(between(m, "(took ", ")"))
 		}
 	case SnapshotSent, SnapshotFailed:
-		if ev.Peer == "" {
-			ev.Peer = string(hexWord(after(m, "to: ")))
+		if len(ev.Peer) == 0 {
+			ev.Peer = hexWord(after(m, "to: "))
 		}
 	case PeerUnhealthy, MessageDropped:
-		if ev.Peer == "" {
+		if len(ev.Peer) == 0 {
 			for _, s := range [...]string{"health check for peer ", "with peer ", "peer ", "failed to dial ", "failed to read ", "failed to write ", "failed to post ", "message to ", "message from "} {
 				if p := hexWord(after(m, s)); len(p) >= 8 {
-					ev.Peer = string(p)
+					ev.Peer = p
 					break
 				}
 			}
@@ -463,28 +473,30 @@ func raftFields(m []byte, ev *Event) {
 	if hasPrefix(s, "raft.node: ") {
 		s = s[len("raft.node: "):]
 	}
-	ev.Self = string(hexWord(s))
+	ev.Self = hexWord(s)
 	if t := after(m, " at term "); len(t) > 0 {
 		n := 0
 		for n < len(t) && t[n] >= '0' && t[n] <= '9' {
 			n++
 		}
-		ev.Term, _ = strconv.ParseUint(string(t[:n]), 10, 64)
+		if v := leadingInt(t[:n]); v > 0 {
+			ev.Term = uint64(v)
+		}
 	}
 	switch ev.Class {
 	case LeaderElected:
-		ev.Leader = string(hexWord(after(m, " elected leader ")))
+		ev.Leader = hexWord(after(m, " elected leader "))
 	case LeaderChanged:
-		ev.Peer = string(hexWord(after(m, " changed leader from ")))
-		ev.Leader = string(hexWord(after(m, " to ")))
+		ev.Peer = hexWord(after(m, " changed leader from "))
+		ev.Leader = hexWord(after(m, " to "))
 	case LeaderLost:
-		ev.Leader = string(hexWord(after(m, " lost leader ")))
+		ev.Leader = hexWord(after(m, " lost leader "))
 	}
 }
 
 // capnsRequest reads capnslog's `[read-only range ]request "..." with
 // result "..." took too long (1.2s) to execute`.
-func capnsRequest(m []byte, ev *Event) {
+func (cl *Classifier) capnsRequest(m []byte, ev *Event) {
 	i := bytes.Index(m, []byte(`request "`))
 	if i < 0 {
 		return
@@ -494,15 +506,17 @@ func capnsRequest(m []byte, ev *Event) {
 	if end < 0 {
 		return
 	}
-	if req, err := strconv.Unquote(string(m[q:end])); err == nil {
-		ev.Request = clip([]byte(req), maxRequest)
-		setKey(ev, []byte(req))
+	if req, ok := goUnquote(cl.req[:0], m[q:end]); ok {
+		cl.req = req
+		ev.Request = req
+		cl.setKey(ev, req)
 	}
 	rest := m[end:]
 	if hasPrefix(rest, ` with result "`) {
 		q2 := end + len(` with result `)
 		if end2 := goQuotedEnd(m, q2); end2 > 0 {
-			if resp, err := strconv.Unquote(string(m[q2:end2])); err == nil {
+			if resp, ok := goUnquote(cl.resp[:0], m[q2:end2]); ok {
+				cl.resp = resp
 				ev.Response = resp
 			}
 		}
@@ -510,6 +524,35 @@ func capnsRequest(m []byte, ev *Event) {
 	if j := bytes.LastIndex(m, []byte(" took too long (")); j >= 0 {
 		ev.Took, _ = parseDur(between(m[j:], "(", ")"))
 	}
+}
+
+// goUnquote appends the content of a Go-quoted string (as %q writes it) to
+// dst. It handles the escapes %q writes for printable text (\" \\ \n \t)
+// and keeps others as written.
+func goUnquote(dst, q []byte) ([]byte, bool) {
+	if len(q) < 2 || q[0] != '"' || q[len(q)-1] != '"' {
+		return dst, false
+	}
+	s := q[1 : len(q)-1]
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 == len(s) {
+			dst = append(dst, c)
+			continue
+		}
+		i++
+		switch s[i] {
+		case '"', '\\':
+			dst = append(dst, s[i])
+		case 'n':
+			dst = append(dst, '\n')
+		case 't':
+			dst = append(dst, '\t')
+		default:
+			dst = append(dst, '\\', s[i])
+		}
+	}
+	return dst, true
 }
 
 // goQuotedEnd returns the index just past the Go-quoted string starting
@@ -531,20 +574,19 @@ func goQuotedEnd(m []byte, q int) int {
 
 // traceDetail reads pkg/traceutil's detail:
 // "{range_begin:/registry/pods/; range_end:/registry/pods0; response_count:0; ...}".
-func traceDetail(d string, ev *Event) {
-	b := []byte(d)
+func (cl *Classifier) traceDetail(b []byte, ev *Event) {
 	key := semiField(b, "range_begin:")
 	if key == nil {
 		key = semiField(b, "key:")
 	}
 	if len(key) > 0 {
-		ev.Key = string(key)
-		ev.Prefix = KeyPrefix(ev.Key, string(semiField(b, "range_end:")))
+		ev.Key = key
+		ev.Prefix = key[:keyPrefixLen(key, len(semiField(b, "range_end:")) > 0)]
 	}
-	if n, err := strconv.ParseInt(string(semiField(b, "response_count:")), 10, 64); err == nil {
-		ev.Count = n
+	if v := semiField(b, "response_count:"); len(v) > 0 {
+		ev.Count = leadingInt(v)
 	}
-	ev.Request = clip(b, maxRequest)
+	ev.Request = b
 }
 
 func semiField(b []byte, name string) []byte {
@@ -579,57 +621,52 @@ func fieldAt(b []byte, name, seps string) int {
 
 // setKey fills the event's key and prefix from a request as etcd prints
 // it (protobuf text: `key:"/registry/pods/" range_end:"/registry/pods0"`):
-// the first key, and the range end that follows it, if any.
-func setKey(ev *Event, req []byte) {
+// the first key, and whether a range end follows it.
+func (cl *Classifier) setKey(ev *Event, req []byte) {
 	k := fieldAt(req, `key:"`, " <{")
 	if k < 0 {
 		return
 	}
-	key, n, ok := protoString(req[k+len(`key:`):])
+	key, n, ok := protoString(cl.key[:0], req[k+len(`key:`):])
 	if !ok {
 		return
 	}
-	var end string
+	cl.key = key
 	rest := req[k+len(`key:`)+n:]
-	if hasPrefix(rest, ` range_end:"`) {
-		end, _, _ = protoString(rest[len(` range_end:`):])
-	}
 	ev.Key = key
-	ev.Prefix = KeyPrefix(key, end)
+	ev.Prefix = key[:keyPrefixLen(key, hasPrefix(rest, ` range_end:"`))]
 }
 
-// protoString reads the quoted string at the start of b as protobuf's text
-// format prints it, with \" and \\ unescaped (other escapes are kept as
-// printed), and returns it with the bytes it used.
-func protoString(b []byte) (string, int, bool) {
+// protoString appends the quoted string at the start of b, as protobuf's
+// text format prints it, to dst with \" and \\ unescaped (other escapes
+// are kept as printed), and returns it with the bytes of b it used.
+func protoString(dst, b []byte) ([]byte, int, bool) {
 	if len(b) == 0 || b[0] != '"' {
-		return "", 0, false
+		return dst, 0, false
 	}
-	var out []byte
 	for i := 1; i < len(b); i++ {
 		c := b[i]
 		switch c {
 		case '\\':
 			if i+1 < len(b) && (b[i+1] == '"' || b[i+1] == '\\') {
-				out = append(out, b[i+1])
+				dst = append(dst, b[i+1])
 				i++
 				continue
 			}
-			out = append(out, c)
+			dst = append(dst, c)
 		case '"':
-			return string(out), i + 1, true
+			return dst, i + 1, true
 		default:
-			out = append(out, c)
+			dst = append(dst, c)
 		}
 	}
-	return "", 0, false
+	return dst, 0, false
 }
 
 // responseNumbers reads "range_response_count:1 size:293" (or "size:96",
 // "responses:<range_response_count:0 > size:6").
-func responseNumbers(s string) (count, size int64) {
+func responseNumbers(b []byte) (count, size int64) {
 	count, size = -1, -1
-	b := []byte(s)
 	if v := after(b, "range_response_count:"); v != nil {
 		count = leadingInt(v)
 	}
@@ -639,13 +676,15 @@ func responseNumbers(s string) (count, size int64) {
 	return count, size
 }
 
+// leadingInt reads the decimal number at the start of b, -1 if none.
 func leadingInt(b []byte) int64 {
+	var v int64
 	n := 0
-	for n < len(b) && b[n] >= '0' && b[n] <= '9' {
+	for n < len(b) && b[n] >= '0' && b[n] <= '9' && n < 18 {
+		v = v*10 + int64(b[n]-'0')
 		n++
 	}
-	v, err := strconv.ParseInt(string(b[:n]), 10, 64)
-	if err != nil {
+	if n == 0 {
 		return -1
 	}
 	return v

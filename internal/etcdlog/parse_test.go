@@ -43,9 +43,12 @@ func describe(ok bool, e *Entry, classified bool, ev *Event) string {
 	if ev.Expected > 0 {
 		fmt.Fprintf(&b, " expected=%s", ev.Expected)
 	}
-	for _, kv := range [][2]string{{"key", ev.Key}, {"prefix", ev.Prefix}, {"self", ev.Self}, {"peer", ev.Peer}, {"leader", ev.Leader}, {"remote", ev.Remote}} {
-		if kv[1] != "" {
-			fmt.Fprintf(&b, " %s=%s", kv[0], kv[1])
+	for _, kv := range []struct {
+		k string
+		v []byte
+	}{{"key", ev.Key}, {"prefix", ev.Prefix}, {"self", ev.Self}, {"peer", ev.Peer}, {"leader", ev.Leader}, {"remote", ev.Remote}} {
+		if len(kv.v) > 0 {
+			fmt.Fprintf(&b, " %s=%s", kv.k, kv.v)
 		}
 	}
 	if ev.Term > 0 {
@@ -87,7 +90,7 @@ func TestRealLinesGolden(t *testing.T) {
 				var e Entry
 				var ev Event
 				ok := p.Parse(sc.Bytes(), &e)
-				c := ok && Classify(&e, &ev)
+				c := ok && new(Classifier).Classify(&e, &ev)
 				fmt.Fprintf(&out, "%d: %s\n", n, describe(ok, &e, c, &ev))
 			}
 			testutil.Golden(t, filepath.Join("real", name+".golden"), out.Bytes())

@@ -1,6 +1,6 @@
 package etcdlog
 
-import "strings"
+import "bytes"
 
 // maxPrefix bounds the length of a key prefix.
 const maxPrefix = 128
@@ -15,34 +15,37 @@ const maxPrefix = 128
 // by Kubernetes) and cut after its last "/" otherwise
 // ("locks/6783699117b39cdd" gives "locks/").
 func KeyPrefix(key, rangeEnd string) string {
+	return key[:keyPrefixLen([]byte(key), rangeEnd != "")]
+}
+
+// keyPrefixLen returns the length of KeyPrefix's prefix of key; isRange
+// tells whether the request gave a range end.
+func keyPrefixLen(key []byte, isRange bool) int {
 	want := 2
 	const reg = "/registry/"
-	if strings.HasPrefix(key, reg) {
-		if i := strings.IndexByte(key[len(reg):], '/'); i >= 0 && strings.Contains(key[len(reg):len(reg)+i], ".") {
+	if hasPrefix(key, reg) {
+		if i := bytes.IndexByte(key[len(reg):], '/'); i >= 0 && bytes.IndexByte(key[len(reg):len(reg)+i], '.') >= 0 {
 			want = 3
 		}
 	}
 	start := 0
-	if strings.HasPrefix(key, "/") {
+	if len(key) > 0 && key[0] == '/' {
 		start = 1
 	}
-	p := key
+	n := len(key)
 	seen, last := 0, -1
 	for i := start; i < len(key); i++ {
 		if key[i] == '/' {
 			seen++
 			last = i
 			if seen == want {
-				p = key[:i+1]
+				n = i + 1
 				break
 			}
 		}
 	}
-	if seen < want && rangeEnd == "" && last > 0 {
-		p = key[:last+1]
+	if seen < want && !isRange && last > 0 {
+		n = last + 1
 	}
-	if len(p) > maxPrefix {
-		p = p[:maxPrefix]
-	}
-	return p
+	return min(n, maxPrefix)
 }

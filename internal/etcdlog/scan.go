@@ -54,10 +54,19 @@ func scanInput(ctx context.Context, in Input, p *Parser, s *Summary, maxLine int
 		return src, &InputError{Path: in.Name, Err: plainErr(err)}
 	}
 	defer rc.Close()
-	lr := newLineReader(rc, maxLine)
-	def := s.member([]byte(in.Member))
+	err = ScanReader(ctx, rc, in.Name, in.Member, p, s, maxLine, &src)
+	return src, err
+}
+
+// ScanReader reads one stream into s, counting its lines, bytes and
+// unparsed lines in src. name is where the events say they come from,
+// member the member of lines that carry none.
+func ScanReader(ctx context.Context, r io.Reader, name, member string, p *Parser, s *Summary, maxLine int, src *result.LogSource) error {
+	lr := newLineReader(r, maxLine)
+	def := s.member([]byte(member))
 	var e Entry
 	var ev Event
+	var cl Classifier
 	lineNo := 0
 	for {
 		line, cut, rerr := lr.next()
@@ -75,25 +84,25 @@ func scanInput(ctx context.Context, in Input, p *Parser, s *Summary, maxLine int
 					m = s.member(e.Host)
 				}
 				s.Line(m, &e, n)
-				if Classify(&e, &ev) {
+				if cl.Classify(&e, &ev) {
 					no := lineNo
-					s.Event(m, &ev, func() string { return fmt.Sprintf("%s:%d", in.Name, no) })
+					s.Event(m, &ev, func() string { return fmt.Sprintf("%s:%d", name, no) })
 				}
 				if s.needFacts(m) {
-					if id, name, version := facts(&e); id != "" || name != "" || version != "" {
-						s.Facts(m, id, name, version)
+					if id, etcdName, version := facts(&e); id != "" || etcdName != "" || version != "" {
+						s.Facts(m, id, etcdName, version)
 					}
 				}
 			}
 		}
 		if rerr != nil {
 			if errors.Is(rerr, io.EOF) {
-				return src, nil
+				return nil
 			}
-			return src, fmt.Errorf("read %s: %w", in.Name, rerr)
+			return fmt.Errorf("read %s: %w", name, rerr)
 		}
 		if lineNo&4095 == 0 && ctx.Err() != nil {
-			return src, ctx.Err()
+			return ctx.Err()
 		}
 	}
 }

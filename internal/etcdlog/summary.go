@@ -188,8 +188,8 @@ func (s *Summary) Event(m int, ev *Event, src func() string) {
 	if ev.Also != ClassNone {
 		s.add(m, ev.Also, ev, src)
 	}
-	if ev.Self != "" && s.members[m].id == "" {
-		s.members[m].id = ev.Self
+	if len(ev.Self) > 0 && s.members[m].id == "" {
+		s.members[m].id = string(ev.Self)
 	}
 }
 
@@ -250,8 +250,8 @@ func (s *Summary) logEvent(m int, c Class, ev *Event, src string) result.LogEven
 	le := result.LogEvent{
 		Member: s.members[m].name, Class: c.ID(), Level: ev.Level.String(),
 		Took: ev.Took.Seconds(), Expected: ev.Expected.Seconds(),
-		Key: ev.Key, Prefix: ev.Prefix, Peer: ev.Peer, Leader: ev.Leader, Term: ev.Term,
-		Remote: ev.Remote, Message: ev.Msg, Source: src,
+		Key: string(ev.Key), Prefix: string(ev.Prefix), Peer: string(ev.Peer), Leader: string(ev.Leader), Term: ev.Term,
+		Remote: string(ev.Remote), Message: clip(ev.Msg, maxMsg), Source: src,
 	}
 	if ev.Count > 0 {
 		le.Count = ev.Count
@@ -300,10 +300,10 @@ func floorDiv(a, b int64) int64 {
 
 // request records a slow request in the top list and its key prefix.
 func (s *Summary) request(m int, c Class, ev *Event) {
-	if ev.Took > 0 {
+	if ev.Took > 0 && (s.top.Len() < s.o.Top || ev.Took.Seconds() > s.top[0].Took) {
 		r := result.LogRequest{
 			Member: s.members[m].name, Class: c.ID(), Took: ev.Took.Seconds(),
-			Key: ev.Key, Prefix: ev.Prefix, Request: ev.Request, Response: ev.Response,
+			Key: string(ev.Key), Prefix: string(ev.Prefix), Request: clip(ev.Request, maxRequest), Response: clip(ev.Response, maxRequest),
 		}
 		if ev.Count > 0 {
 			r.Count = ev.Count
@@ -322,10 +322,10 @@ func (s *Summary) request(m int, c Class, ev *Event) {
 			heap.Fix(&s.top, 0)
 		}
 	}
-	if ev.Prefix == "" {
+	if len(ev.Prefix) == 0 {
 		return
 	}
-	pa, ok := s.prefixes[ev.Prefix]
+	pa, ok := s.prefixes[string(ev.Prefix)]
 	if !ok {
 		pa = &prefixAcc{}
 		if len(s.prefixes) >= s.o.MaxPrefixes {
@@ -342,7 +342,7 @@ func (s *Summary) request(m int, c Class, ev *Event) {
 			pa.count, pa.approx = minV.count, true
 			s.evicted = true
 		}
-		s.prefixes[ev.Prefix] = pa
+		s.prefixes[string(ev.Prefix)] = pa
 	}
 	pa.count++
 	took := ev.Took.Seconds()
