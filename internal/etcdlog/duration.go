@@ -22,7 +22,7 @@ func parseDur(b []byte) (time.Duration, bool) {
 		if f >= 1e6 && f == math.Trunc(f) {
 			return time.Duration(f), true
 		}
-		return time.Duration(f * 1e9), true
+		return time.Duration(math.Round(f * 1e9)), true
 	}
 	var total float64
 	i := 0
@@ -74,5 +74,5 @@ func parseDur(b []byte) (time.Duration, bool) {
 	if total > math.MaxInt64 || neg {
 		return 0, false
 	}
-	return time.Duration(total), true
+	return time.Duration(math.Round(total)), true
 }

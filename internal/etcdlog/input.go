@@ -318,6 +318,9 @@ type lineReader struct {
 	r    *bufio.Reader
 	long []byte
 	max  int
+	// size is the length of the last line read, newline included, before
+	// any cut.
+	size int
 }
 
 func newLineReader(r io.Reader, max int) *lineReader {
@@ -332,12 +335,18 @@ func newLineReader(r io.Reader, max int) *lineReader {
 // input it returns the last line (maybe empty) with io.EOF.
 func (l *lineReader) next() (line []byte, cut bool, err error) {
 	b, err := l.r.ReadSlice('\n')
+	l.size = len(b)
 	if err != bufio.ErrBufferFull {
-		return trimNL(b), false, err
+		b = trimNL(b)
+		if len(b) > l.max {
+			return b[:l.max], true, err
+		}
+		return b, false, err
 	}
 	l.long = append(l.long[:0], b...)
 	for {
 		b, err = l.r.ReadSlice('\n')
+		l.size += len(b)
 		if len(l.long) < l.max {
 			l.long = append(l.long, b[:min(len(b), l.max-len(l.long))]...)
 		} else {

@@ -72,7 +72,7 @@ func ScanReader(ctx context.Context, r io.Reader, name, member string, p *Parser
 		line, cut, rerr := lr.next()
 		lineNo++
 		if !isBlank(line) {
-			n := len(line) + 1
+			n := lr.size
 			src.Lines++
 			src.Bytes += int64(n)
 			if cut || !p.Parse(line, &e) {

@@ -125,8 +125,10 @@ func parseEpoch(b []byte) (time.Time, bool) {
 	if f > 1e11 {
 		return time.Time{}, false
 	}
+	// A float64 holds about 16 digits: microseconds at most, at today's
+	// epoch.
 	sec, frac := math.Modf(f)
-	return time.Unix(int64(sec), int64(frac*1e9)).UTC(), true
+	return time.Unix(int64(sec), int64(math.Round(frac*1e6))*1e3).UTC(), true
 }
 
 var months = [...]string{"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"}
