@@ -80,13 +80,16 @@ func logsText(w io.Writer, r *result.Result) error {
 		fmt.Fprintln(w, "\nno events: none of the warnings etcd logs when its disk, network or CPU is too slow.")
 	} else {
 		fmt.Fprintln(w, "\nevents:")
-		fmt.Fprintf(w, "  %-22s %8s  %-19s  %-19s  %9s %9s %9s\n", "class", "count", "first (UTC)", "last (UTC)", "took p50", "p99", "max")
+		fmt.Fprintf(w, "  %-22s %8s  %-19s  %-19s  %9s %9s %9s %9s\n", "class", "count", "first (UTC)", "last (UTC)", "took p50", "p99", "max", "limit")
 		for _, st := range l.Stats {
-			p50, p99, mx := "", "", ""
+			p50, p99, mx, lim := "", "", "", ""
 			if st.Took != nil {
 				p50, p99, mx = units.Seconds(st.Took.P50), units.Seconds(st.Took.P99), units.Seconds(st.Took.Max)
 			}
-			fmt.Fprintf(w, "  %-22s %8d  %-19s  %-19s  %9s %9s %9s\n", st.Class, st.Count, fmtTime(st.First), fmtTime(st.Last), p50, p99, mx)
+			if st.Expected > 0 {
+				lim = units.Seconds(st.Expected)
+			}
+			fmt.Fprintf(w, "  %-22s %8d  %-19s  %-19s  %9s %9s %9s %9s\n", st.Class, st.Count, fmtTime(st.First), fmtTime(st.Last), p50, p99, mx, lim)
 		}
 		if len(l.Members) > 1 {
 			fmt.Fprintln(w, "\nevents per member:")
