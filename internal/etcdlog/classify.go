@@ -36,7 +36,7 @@ type Event struct {
 // Classifier turns Entries into Events. It keeps buffers between calls
 // and is not safe for concurrent use; the zero value is ready.
 type Classifier struct {
-	req, resp, key, val []byte
+	req, resp, key []byte
 }
 
 // Lengths beyond which an Event's texts are cut.

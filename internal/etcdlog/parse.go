@@ -80,20 +80,17 @@ func (p *Parser) Parse(line []byte, e *Entry) bool {
 			}
 			line = next
 			continue
-		case c == '(':
-			if host, rest, ok := e2ePrefix(line); ok {
-				e.Host = host
-				line = rest
-				continue
+		case c == '(' || c == '[':
+			prefix := kubectlPrefix
+			if c == '(' {
+				prefix = e2ePrefix
 			}
-			return false
-		case c == '[':
-			if host, rest, ok := kubectlPrefix(line); ok {
-				e.Host = host
-				line = rest
-				continue
+			host, rest, ok := prefix(line)
+			if !ok {
+				return false
 			}
-			return false
+			e.Host, line = host, rest
+			continue
 		case c >= '0' && c <= '9':
 			if t, n, zone, ok := p.tp.parseISO(line); ok {
 				rest := line[n:]

@@ -252,16 +252,7 @@ func (s *Summary) logEvent(m int, c Class, ev *Event, src string) result.LogEven
 		Took: ev.Took.Seconds(), Expected: ev.Expected.Seconds(),
 		Key: string(ev.Key), Prefix: string(ev.Prefix), Peer: string(ev.Peer), Leader: string(ev.Leader), Term: ev.Term,
 		Remote: string(ev.Remote), Message: clip(ev.Msg, maxMsg), Source: src,
-	}
-	if ev.Count > 0 {
-		le.Count = ev.Count
-	}
-	if ev.Size > 0 {
-		le.Size = ev.Size
-	}
-	if !ev.Time.IsZero() {
-		t := ev.Time
-		le.Time = &t
+		Count: max(ev.Count, 0), Size: max(ev.Size, 0), Time: timePtr(ev.Time),
 	}
 	return le
 }
@@ -304,16 +295,7 @@ func (s *Summary) request(m int, c Class, ev *Event) {
 		r := result.LogRequest{
 			Member: s.members[m].name, Class: c.ID(), Took: ev.Took.Seconds(),
 			Key: string(ev.Key), Prefix: string(ev.Prefix), Request: clip(ev.Request, maxRequest), Response: clip(ev.Response, maxRequest),
-		}
-		if ev.Count > 0 {
-			r.Count = ev.Count
-		}
-		if ev.Size > 0 {
-			r.Size = ev.Size
-		}
-		if !ev.Time.IsZero() {
-			t := ev.Time
-			r.Time = &t
+			Count: max(ev.Count, 0), Size: max(ev.Size, 0), Time: timePtr(ev.Time),
 		}
 		if s.top.Len() < s.o.Top {
 			heap.Push(&s.top, r)

@@ -102,14 +102,19 @@ func startMembers(t *testing.T, ms []*member) {
 	}
 }
 
-func endpoints(ms []*member) []string {
+// client connects to the running members.
+func client(t *testing.T, ms []*member) *clientv3.Client {
+	t.Helper()
 	var eps []string
 	for _, m := range ms {
-		if m.etcd != nil {
-			eps = append(eps, m.cfg.AdvertiseClientUrls[0].String())
-		}
+		eps = append(eps, m.cfg.AdvertiseClientUrls[0].String())
 	}
-	return eps
+	cli, err := clientv3.New(clientv3.Config{Endpoints: eps, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cli.Close() })
+	return cli
 }
 
 // countLines counts a log's non-empty lines, and among them those that
@@ -165,11 +170,7 @@ func TestLogsFromEmbeddedCluster(t *testing.T) {
 	startMembers(t, ms)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints(ms), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
+	cli := client(t, ms)
 	const puts, ranges = 60, 10
 	val := strings.Repeat("v", 100)
 	var rev int64
@@ -296,11 +297,7 @@ func TestLogsFromEmbeddedConsoleFormat(t *testing.T) {
 	startMembers(t, ms)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints(ms), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
+	cli := client(t, ms)
 	const puts = 30
 	for i := 0; i < puts; i++ {
 		if _, err := cli.Put(ctx, fmt.Sprintf("/registry/pods/default/p%d", i), "x"); err != nil {
