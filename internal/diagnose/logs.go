@@ -112,7 +112,7 @@ func logsTimeouts(r *result.Result) []result.Finding {
 	return []result.Finding{{
 		ID:       "logs_request_timeouts",
 		Severity: result.Critical,
-		Title:    fmt.Sprintf("etcd failed requests with \"request timed out\" %d times: clients (the Kubernetes API server) saw errors", n),
+		Title:    fmt.Sprintf("etcd failed requests with \"request timed out\" %s: clients (the Kubernetes API server) saw errors", nTimes(n)),
 		Evidence: ev,
 		Recommendation: "A request times out when its proposal is not committed and applied within the request timeout: the leader could not reach a quorum in time, " +
 			"because of slow disks (WAL fdatasync), a blocked raft loop or the network between members. The other findings say which; fix that one.",
@@ -141,7 +141,7 @@ func logsLeaderChurn(r *result.Result) []result.Finding {
 	f := result.Finding{
 		ID:       "logs_leader_churn",
 		Severity: result.Warning,
-		Title:    fmt.Sprintf("Members lost or changed their leader %d times: each election stalls writes for at least an election timeout", lost),
+		Title:    fmt.Sprintf("Members lost or changed their leader %s: each election stalls writes for at least an election timeout", nTimes(lost)),
 		Evidence: ev,
 		Recommendation: "Leaders are lost when followers miss heartbeats: the leader's disk or CPU blocked its raft loop (see the disk and raft loop findings) or the network dropped them. " +
 			"If members are far apart, raise --heartbeat-interval to about the round-trip time and --election-timeout to 10x it (etcd tuning guide).",
@@ -163,9 +163,9 @@ func logsDisk(r *result.Result) []result.Finding {
 	n := logCount(l, "slow_fdatasync")
 	ev := tookEvidence(l, "slow_fdatasync", 0.010)
 	ev = append(ev, countEvidence(l, "slow_fdatasync", "heartbeat_late", "server_overloaded", "slow_apply", "tick_missed")...)
-	title := fmt.Sprintf("The logs point to the disk: %d WAL fdatasyncs took over 1s (etcd needs a p99 under 10ms)", n)
+	title := fmt.Sprintf("The logs point to the disk: %s took over 1s (etcd needs a p99 under 10ms)", nOf(n, "WAL fdatasync", "WAL fdatasyncs"))
 	if hb := logCount(l, "heartbeat_late"); hb > 0 {
-		title += fmt.Sprintf(", and the leader sent %d heartbeats late", hb)
+		title += fmt.Sprintf(", and the leader sent %s late", nOf(hb, "heartbeat", "heartbeats"))
 	}
 	return []result.Finding{{
 		ID:             "logs_disk",
@@ -190,8 +190,8 @@ func logsRaftBlocked(r *result.Result) []result.Finding {
 	return []result.Finding{{
 		ID:       "logs_raft_loop_blocked",
 		Severity: result.Warning,
-		Title: fmt.Sprintf("etcd's raft loop was blocked %d times (late heartbeats, missed ticks) without slow-fdatasync warnings: "+
-			"a disk slower than 10ms but faster than 1s per fdatasync, or CPU starvation", n),
+		Title: fmt.Sprintf("etcd's raft loop was blocked %s (late heartbeats, missed ticks) without slow-fdatasync warnings: "+
+			"a disk slower than 10ms but faster than 1s per fdatasync, or CPU starvation", nTimes(n)),
 		Evidence: ev,
 		Recommendation: "etcd FAQ: \"usually this issue is caused by a slow disk\"; it can also be CPU starvation. " + logsDiskAdvice +
 			" Then check that etcd has dedicated CPU (no throttling by a container limit, no noisy neighbours) and raise its CPU priority.",
@@ -214,13 +214,28 @@ func logsNetwork(r *result.Result) []result.Finding {
 	return []result.Finding{{
 		ID:       "logs_network",
 		Severity: result.Warning,
-		Title: fmt.Sprintf("The logs point to the network between members: %d peer connection failures, dropped raft messages or slow ReadIndex round trips",
-			n),
+		Title: fmt.Sprintf("The logs point to the network between members: %s (peer connection failures, dropped raft messages, slow ReadIndex round trips)",
+			nOf(n, "warning", "warnings")),
 		Evidence: ev,
 		Recommendation: "Check the peer links (port 2380) between the members named: packet loss, round-trip time, firewalls, TLS errors, members that were down. " +
 			"Peer failures while a member restarts are expected; outside restarts they cost heartbeats and elections. " +
 			"For links with a high round-trip time, raise --heartbeat-interval to about the RTT and --election-timeout to 10x it (etcd tuning guide).",
 	}}
+}
+
+// nOf says "1 heartbeat" or "3 heartbeats".
+func nOf(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+func nTimes(n int64) string {
+	if n == 1 {
+		return "once"
+	}
+	return fmt.Sprintf("%d times", n)
 }
 
 func memberList(m map[string]int64) string {
@@ -255,9 +270,9 @@ func logsSlowRequests(r *result.Result) []result.Finding {
 		ev = append(ev, result.Evidence{What: fmt.Sprintf("most frequent key prefix in slow requests: %s (%d requests, longest %s)",
 			p.Prefix, p.Count, units.Seconds(p.Max)), Source: logsSource})
 	}
-	title := fmt.Sprintf("%d requests took longer than etcd's warning threshold without slow-disk or late-heartbeat warnings: CPU or large requests", slow)
+	title := fmt.Sprintf("%s longer than etcd's warning threshold without slow-disk or late-heartbeat warnings: CPU or large requests", nOf(slow, "request took", "requests took"))
 	if len(large) > 0 {
-		title = fmt.Sprintf("%d requests took longer than etcd's warning threshold, with large ranges over %s: expensive requests, not the disk", slow, strings.Join(large, ", "))
+		title = fmt.Sprintf("%s longer than etcd's warning threshold, with large ranges over %s: expensive requests, not the disk", nOf(slow, "request took", "requests took"), strings.Join(large, ", "))
 	}
 	return []result.Finding{{
 		ID:       "logs_slow_requests",
