@@ -163,7 +163,11 @@ func logsDisk(r *result.Result) []result.Finding {
 	n := logCount(l, "slow_fdatasync")
 	ev := tookEvidence(l, "slow_fdatasync", 0.010)
 	ev = append(ev, countEvidence(l, "slow_fdatasync", "heartbeat_late", "server_overloaded", "slow_apply", "tick_missed")...)
-	title := fmt.Sprintf("The logs point to the disk: %s took over 1s (etcd needs a p99 under 10ms)", nOf(n, "WAL fdatasync", "WAL fdatasyncs"))
+	longest := ""
+	if st := logStats(l, "slow_fdatasync"); st != nil && st.Took != nil {
+		longest = ", up to " + units.Seconds(st.Took.Max)
+	}
+	title := fmt.Sprintf("The logs point to the disk: %s too slow (over 1s since etcd 3.1%s; etcd needs a p99 under 10ms)", nOf(n, "WAL fdatasync was", "WAL fdatasyncs were"), longest)
 	if hb := logCount(l, "heartbeat_late"); hb > 0 {
 		title += fmt.Sprintf(", and the leader sent %s late", nOf(hb, "heartbeat", "heartbeats"))
 	}
