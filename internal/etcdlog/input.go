@@ -149,12 +149,18 @@ func walkDir(root string) ([]Input, error) {
 	}
 	sort.Strings(cands)
 	var out []Input
+	read := 0
 	for _, p := range cands {
 		in := Input{Name: p}
 		if ok, why := sniff(p); !ok {
 			in.Skipped = why
+		} else {
+			read++
 		}
 		out = append(out, in)
+	}
+	if read == 0 {
+		return nil, &InputError{Path: root, Err: fmt.Errorf("none of its %d log files holds etcd log lines (%s: %s)", len(out), out[0].Name, out[0].Skipped)}
 	}
 	return out, nil
 }

@@ -47,10 +47,15 @@ func writeGz(t *testing.T, path, data string) {
 
 func TestInputsErrors(t *testing.T) {
 	dir := t.TempDir()
+	write(t, filepath.Join(dir, "klog", "kubelet.log"), klogLine)
+	if err := os.Mkdir(filepath.Join(dir, "empty"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct{ arg, want string }{
 		{filepath.Join(dir, "missing.log"), "no such file or directory"},
 		{filepath.Join(dir, "*.log.gz"), "no file matches this pattern"},
-		{dir, "no log files in this directory"},
+		{filepath.Join(dir, "empty"), "no log files in this directory"},
+		{filepath.Join(dir, "klog"), "none of its 1 log files holds etcd log lines"},
 	} {
 		_, err := Inputs([]string{c.arg}, nil)
 		var ie *InputError
