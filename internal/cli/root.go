@@ -32,6 +32,7 @@ the run could not be carried out.`,
 	root.AddCommand(newVersionCmd(), newDiskCmd(), newSlowdiskCmd())
 	root.AddCommand(newReportCmd(), newCompareCmd())
 	root.AddCommand(newPromCmd())
+	root.AddCommand(newLogsCmd())
 	return root
 }
 

@@ -72,6 +72,7 @@ type Result struct {
 	Server   *Server        `json:"server,omitempty"`
 	Host     *Host          `json:"host,omitempty"`
 	Prom     *Prom          `json:"prom,omitempty"`
+	Logs     *Logs          `json:"logs,omitempty"`
 	Checks   []Check        `json:"checks,omitempty"`
 	Findings []Finding      `json:"findings,omitempty"`
 	Verdict  Verdict        `json:"verdict,omitempty"`
