@@ -17,12 +17,14 @@ import (
 // run.txt).
 type outputFlag struct {
 	values []string
+	html   string // --html FILE: the HTML report, whatever FILE's extension
 }
 
 func addOutputFlag(cmd *cobra.Command) *outputFlag {
 	o := &outputFlag{}
 	cmd.Flags().StringArrayVarP(&o.values, "output", "o", nil,
-		"output: a format for stdout (text, json, csv) or a file to write, its format taken from the extension (.txt, .json, .csv); repeatable")
+		"output: a format for stdout (text, json, csv, html) or a file to write, its format taken from the extension (.txt, .json, .csv, .html); repeatable")
+	cmd.Flags().StringVar(&o.html, "html", "", "also write the self-contained HTML report (charts, verdict, findings) to this file")
 	return o
 }
 
@@ -50,6 +52,13 @@ func (o *outputFlag) sinks() ([]sink, error) {
 			return nil, usageError("-o %q: not a format (%s) nor a file ending in %s", v, strings.Join(names, ", "), strings.Join(exts, ", "))
 		}
 		out = append(out, sink{format: f, path: v})
+	}
+	if o.html != "" {
+		f, ok := render.LookupFormat("html")
+		if !ok {
+			return nil, usageError("--html: this etcdperf was built without the HTML report")
+		}
+		out = append(out, sink{format: f, path: o.html})
 	}
 	if stdout == nil {
 		f, _ := render.LookupFormat("text")

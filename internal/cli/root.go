@@ -29,7 +29,10 @@ the run could not be carried out.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError("%v (see '%s --help')", err, c.CommandPath())
 	})
-	root.AddCommand(newVersionCmd(), newDiskCmd())
+	root.AddCommand(newVersionCmd(), newDiskCmd(), newSlowdiskCmd())
+	root.AddCommand(newReportCmd(), newCompareCmd())
+	root.AddCommand(newPromCmd())
+	root.AddCommand(newLogsCmd())
 	root.AddCommand(newK8sCmd())
 	return root
 }

@@ -72,3 +72,18 @@ func TestFindingsSortedBySeverity(t *testing.T) {
 		}
 	}
 }
+
+func TestHostRules(t *testing.T) {
+	r := diskResult(0.007, "ext4", false, "fdatasync")
+	r.Disk.SyncLatency = &result.Latency{P99: 0.007}
+	r.Host = &result.Host{Device: "vda", Summary: result.HostSample{CPUBusy: 0.92, FlushAwait: 0.0002, Steal: 0.15}}
+	got := ids(Run(r))
+	if got["host_cpu_saturated"] != result.Warning || got["host_cpu_steal"] != result.Warning {
+		t.Errorf("findings %v, want CPU saturation and steal warnings", got)
+	}
+	r.Host.Summary = result.HostSample{CPUBusy: 0.3, Steal: 0.01}
+	got = ids(Run(r))
+	if _, ok := got["host_cpu_saturated"]; ok {
+		t.Errorf("quiet host flagged: %v", got)
+	}
+}

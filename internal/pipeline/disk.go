@@ -5,11 +5,13 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/diagnose"
 	"github.com/etcdperf/etcdperf/internal/diskprobe"
 	"github.com/etcdperf/etcdperf/internal/fio"
+	"github.com/etcdperf/etcdperf/internal/hoststats"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/sysinfo"
 	"github.com/etcdperf/etcdperf/internal/units"
@@ -38,6 +40,9 @@ func Disk(ctx context.Context, o DiskOptions) (*result.Result, error) {
 	res := result.New("disk")
 	res.Env = sysinfo.DirEnv(o.Probe.Dir)
 	res.Params = diskParams(o)
+	// The host's view of the device while the probe runs (iostat-like);
+	// optional: a machine without /proc/diskstats still gets its probe.
+	sampler, _ := hoststats.Start(res.Env.Device, time.Second)
 	var err error
 	switch o.Engine {
 	case EngineNative, "":
@@ -53,7 +58,10 @@ func Disk(ctx context.Context, o DiskOptions) (*result.Result, error) {
 			res.Disk = rep.Disk(o.Probe.Sync)
 		}
 	default:
-		return nil, fmt.Errorf("unknown engine %q (use native or fio)", o.Engine)
+		err = fmt.Errorf("unknown engine %q (use native or fio)", o.Engine)
+	}
+	if sampler != nil {
+		res.Host, _ = sampler.Stop()
 	}
 	if res.Disk == nil {
 		return nil, err

@@ -38,6 +38,9 @@ func diskText(w io.Writer, r *result.Result) error {
 			fmt.Fprintf(w, "    job %s: %d ops, sync p99=%s\n", j.File, j.Ops, units.Seconds(j.SyncLatency.P99))
 		}
 	}
+	if r.Host != nil {
+		HostLine(w, r.Host)
+	}
 	for _, n := range d.Notes {
 		fmt.Fprintf(w, "  note: %s\n", n)
 	}

@@ -132,3 +132,13 @@ func (e *errWriter) Write(p []byte) (int, error) {
 	e.err = err
 	return n, err
 }
+
+// FormatValue prints a value in its unit as the text view does ("s",
+// "ops/s", "ratio", "bytes", "count").
+func FormatValue(v float64, unit string) string { return formatValue(v, unit) }
+
+// FormatLimit prints a check's limit as the text view does.
+func FormatLimit(c result.Check) string { return formatLimit(c) }
+
+// FormatEvidence prints a finding's evidence as the text view does.
+func FormatEvidence(e result.Evidence) string { return formatEvidence(e) }

@@ -70,6 +70,9 @@ type Result struct {
 	Disk     *Disk          `json:"disk,omitempty"`
 	Bench    *Bench         `json:"bench,omitempty"`
 	Server   *Server        `json:"server,omitempty"`
+	Host     *Host          `json:"host,omitempty"`
+	Prom     *Prom          `json:"prom,omitempty"`
+	Logs     *Logs          `json:"logs,omitempty"`
 	Checks   []Check        `json:"checks,omitempty"`
 	Findings []Finding      `json:"findings,omitempty"`
 	Verdict  Verdict        `json:"verdict,omitempty"`

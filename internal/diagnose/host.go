@@ -1,0 +1,59 @@
+package diagnose
+
+import (
+	"fmt"
+
+	"github.com/etcdperf/etcdperf/internal/result"
+)
+
+// Limits of the host rules: USE-method levels at which a resource stops
+// being background and starts shaping the latencies measured.
+const (
+	cpuBusyHigh = 0.80 // a saturated CPU delays the threads that complete I/O
+	stealHigh   = 0.10 // a tenth of the CPU taken by the hypervisor
+)
+
+func init() {
+	Register(
+		Rule{ID: "host_cpu_saturated", Apply: hostCPUSaturated},
+		Rule{ID: "host_cpu_steal", Apply: hostCPUSteal},
+	)
+}
+
+func hostCPUSaturated(r *result.Result) []result.Finding {
+	if r.Host == nil || r.Host.Summary.CPUBusy < cpuBusyHigh {
+		return nil
+	}
+	s := r.Host.Summary
+	ev := []result.Evidence{{What: "CPU busy (user+system+irq, all CPUs)", Observed: s.CPUBusy, Limit: cpuBusyHigh, Unit: "ratio", Source: "/proc/stat"}}
+	title := fmt.Sprintf("The machine's CPUs were %.0f%% busy during the run: the latencies include waiting for a CPU, not only for the storage", s.CPUBusy*100)
+	if r.Host.Device != "" && s.FlushAwait > 0 {
+		ev = append(ev, result.Evidence{What: "device flush service time (mean)", Observed: s.FlushAwait, Unit: "s", Source: "/proc/diskstats"})
+		if r.Disk != nil && r.Disk.SyncLatency != nil && r.Disk.SyncLatency.P99 > 10*s.FlushAwait {
+			title += fmt.Sprintf(" (the device flushed in %.2fms on average, far below the %.2fms fdatasync p99)", s.FlushAwait*1e3, r.Disk.SyncLatency.P99*1e3)
+		}
+	}
+	return []result.Finding{{
+		ID:       "host_cpu_saturated",
+		Severity: result.Warning,
+		Title:    title,
+		Evidence: ev,
+		Recommendation: "Measure again on a quiet machine to judge the storage alone; in production give etcd dedicated CPUs " +
+			"(do not co-locate it with workloads or builds) and keep its process above batch work (nice/cgroup CPU weight).",
+	}}
+}
+
+func hostCPUSteal(r *result.Result) []result.Finding {
+	if r.Host == nil || r.Host.Summary.Steal < stealHigh {
+		return nil
+	}
+	s := r.Host.Summary
+	return []result.Finding{{
+		ID:       "host_cpu_steal",
+		Severity: result.Warning,
+		Title:    fmt.Sprintf("The hypervisor took %.0f%% of this VM's CPU time (steal): the host is overcommitted", s.Steal*100),
+		Evidence: []result.Evidence{{What: "CPU steal time", Observed: s.Steal, Limit: stealHigh, Unit: "ratio", Source: "/proc/stat"}},
+		Recommendation: "Run etcd on VMs with dedicated (non-burstable, not overcommitted) vCPUs; the first field report's CI jobs failed " +
+			"when many VMs shared one hypervisor.",
+	}}
+}

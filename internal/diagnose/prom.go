@@ -1,0 +1,186 @@
+package diagnose
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/result"
+	"github.com/etcdperf/etcdperf/internal/units"
+)
+
+// The rules of `etcdperf prom check`: they read the breaches and the
+// per-member totals that the history in Prometheus gave (r.Prom).
+func init() {
+	Register(
+		Rule{ID: "history_breaches", Apply: historyBreaches},
+		Rule{ID: "history_slow_applies", Apply: historySlowApplies},
+		Rule{ID: "history_heartbeat_failures", Apply: historyHeartbeatFailures},
+	)
+}
+
+// maxWindows is how many breach windows a finding lists per member.
+const maxWindows = 5
+
+type historyAdvice struct {
+	what   string
+	advice string
+}
+
+var historyAdvices = map[string]historyAdvice{
+	check.WALFsyncP99: {"WAL fsync p99",
+		"The WAL's fdatasync was too slow in these windows: look at what else used that disk then (backups, compactions, neighbours' I/O), " +
+			"and run `etcdperf disk --dir <etcd data dir>` on the member. " + diskAdvice},
+	check.BackendCommitP99: {"backend commit p99",
+		"bbolt commits were slow in these windows: the disk was slow or busy (see WAL fsync), or the database is large and fragmented " +
+			"(defragment it, compact history). " + diskAdvice},
+	check.LeaderChanges: {"leader changes",
+		"Elections happen when followers miss heartbeats: check the WAL fsync latency of that time, CPU starvation of etcd, and the network " +
+			"between members; raise --heartbeat-interval and --election-timeout only when the round trip between members needs it."},
+	check.ProposalsFailed: {"failed proposals",
+		"Proposals fail during elections and when the cluster loses quorum: see the leader changes of the same windows."},
+	"has_leader": {"member without a leader",
+		"A member without a leader cannot serve writes or linearizable reads: check that a quorum of members was up and could reach each other then."},
+}
+
+// historyBreaches gives one finding per criterion that was breached at
+// some evaluation point, listing the windows per member. It is critical
+// when the criterion's check failed over the whole period or a member lost
+// its leader; otherwise the breaches were transient and it warns.
+func historyBreaches(r *result.Result) []result.Finding {
+	if r.Prom == nil || len(r.Prom.Breaches) == 0 {
+		return nil
+	}
+	step := time.Duration(r.Prom.Step * float64(time.Second))
+	window := time.Duration(r.Prom.Window * float64(time.Second))
+	var order []string
+	by := map[string][]result.PromBreach{}
+	for _, b := range r.Prom.Breaches {
+		if _, ok := by[b.Check]; !ok {
+			order = append(order, b.Check)
+		}
+		by[b.Check] = append(by[b.Check], b)
+	}
+	var out []result.Finding
+	for _, id := range order {
+		bs := by[id]
+		adv, ok := historyAdvices[id]
+		if !ok {
+			adv = historyAdvice{what: id}
+		}
+		failed := id == "has_leader"
+		if c, ok := FindCheck(r, id); ok && c.Status == result.StatusFail {
+			failed = true
+		}
+		var members []string
+		f := result.Finding{ID: "history_" + id, Severity: result.Warning, Recommendation: adv.advice}
+		if failed {
+			f.Severity = result.Critical
+		}
+		for _, b := range bs {
+			members = append(members, b.Instance)
+			f.Evidence = append(f.Evidence, result.Evidence{
+				What: fmt.Sprintf("%s on %s: %d of %d evaluation points (%.1f%% of the time) %s, in %d window(s); the worst",
+					adv.what, b.Instance, b.Points, b.Total, b.Fraction*100, breachWord(b), len(b.Windows)),
+				Observed: b.Worst, Limit: b.Limit, Unit: b.Unit,
+			})
+			for i, w := range b.Windows {
+				if i == maxWindows {
+					f.Evidence = append(f.Evidence, result.Evidence{What: fmt.Sprintf("... and %d more window(s) on %s", len(b.Windows)-maxWindows, b.Instance)})
+					break
+				}
+				f.Evidence = append(f.Evidence, result.Evidence{What: windowText(w, b.Instance, b.Unit, step, window)})
+			}
+		}
+		switch {
+		case id == "has_leader":
+			f.Title = fmt.Sprintf("%s had no leader at times in this period", strings.Join(members, ", "))
+		case failed:
+			f.Title = fmt.Sprintf("The limit on the %s was passed on %s, at times and over the whole period", adv.what, strings.Join(members, ", "))
+		default:
+			f.Title = fmt.Sprintf("The limit on the %s was passed (or nearly) at times on %s, though not over the whole period", adv.what, strings.Join(members, ", "))
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func breachWord(b result.PromBreach) string {
+	if b.Failed == b.Points {
+		return "over the limit"
+	}
+	return fmt.Sprintf("over the warning level (%d over the limit)", b.Failed)
+}
+
+// windowText tells a window in UTC; each point judged the rate window
+// before it, so the trouble may have started up to a window earlier.
+func windowText(w result.PromWindow, instance, unit string, step, window time.Duration) string {
+	from, to := w.From.UTC(), w.To.UTC()
+	span := to.Sub(from) + step
+	toFmt := time.RFC3339
+	if from.YearDay() == to.YearDay() && from.Year() == to.Year() {
+		toFmt = "15:04:05Z"
+	}
+	s := fmt.Sprintf("%s: %s to %s (%s, %d points), worst %s (%s)", instance, from.Format(time.RFC3339), to.Format(toFmt), span.Round(time.Second), w.Points, valueIn(w.Worst, unit), w.Status)
+	if window > 0 {
+		s += fmt.Sprintf("; each point covers the %s before it", window)
+	}
+	return s
+}
+
+func valueIn(v float64, unit string) string {
+	if unit == string(check.Seconds) {
+		return units.Seconds(v)
+	}
+	return fmt.Sprintf("%g", v)
+}
+
+func memberTotals(r *result.Result, key string) (total float64, who []string) {
+	if r.Prom == nil {
+		return 0, nil
+	}
+	for _, m := range r.Prom.Members {
+		if v := m.Observed[key]; v > 0 {
+			total += v
+			who = append(who, fmt.Sprintf("%s: %g", m.Instance, v))
+		}
+	}
+	return total, who
+}
+
+// historySlowApplies warns about applies that took longer than etcd's
+// --warning-apply-duration: each is an "apply request took too long" line
+// in etcd's log.
+func historySlowApplies(r *result.Result) []result.Finding {
+	total, who := memberTotals(r, "slow_applies")
+	if total == 0 {
+		return nil
+	}
+	c, _ := check.Lookup(check.Table, check.ApplyDuration)
+	return []result.Finding{{
+		ID:       "history_slow_applies",
+		Severity: result.Warning,
+		Title:    fmt.Sprintf("%g applies took longer than %s in this period (etcd logged \"apply request took too long\")", total, units.Seconds(c.Limit)),
+		Evidence: []result.Evidence{{What: "increase of etcd_server_slow_apply_total over the period (" + strings.Join(who, ", ") + ")", Observed: total, Unit: "count", Source: c.Source}},
+		Recommendation: "Slow applies come from a slow backend (see backend commit), expensive requests (large ranges, big transactions) " +
+			"or CPU starvation: look at the requests of that time and at etcd's CPU.",
+	}}
+}
+
+// historyHeartbeatFailures warns about heartbeats the leader could not
+// send on time ("failed to send out heartbeat on time").
+func historyHeartbeatFailures(r *result.Result) []result.Finding {
+	total, who := memberTotals(r, "heartbeat_failures")
+	if total == 0 {
+		return nil
+	}
+	return []result.Finding{{
+		ID:       "history_heartbeat_failures",
+		Severity: result.Warning,
+		Title:    fmt.Sprintf("The leader failed to send %g heartbeats on time in this period (etcd logged \"failed to send out heartbeat on time\")", total),
+		Evidence: []result.Evidence{{What: "increase of etcd_server_heartbeat_send_failures_total over the period (" + strings.Join(who, ", ") + ")", Observed: total, Unit: "count"}},
+		Recommendation: "The leader was too slow to send heartbeats: usually a slow disk (WAL fsync) or CPU starvation on the leader, " +
+			"sometimes the network; if it persists, followers start elections.",
+	}}
+}

@@ -1,0 +1,564 @@
+package etcdlog
+
+import (
+	"bytes"
+	"strconv"
+	"time"
+)
+
+// ParserOptions configure a Parser.
+type ParserOptions struct {
+	// Location is where timestamps without a zone are read: capnslog and
+	// syslog write the local wall clock. Nil means UTC.
+	Location *time.Location
+	// Year is the year of syslog timestamps ("Aug 11 23:27:04"), which do
+	// not say it. Zero means the current year, or the previous one for
+	// dates that would otherwise lie more than two days ahead.
+	Year int
+}
+
+// Parser reads lines into Entries. It keeps scratch buffers between calls
+// and is not safe for concurrent use.
+type Parser struct {
+	tp   timeParser
+	year int
+	// soon is, when the year was not given, the latest syslog time taken to
+	// be in the current year.
+	soon time.Time
+	// inner holds the unescaped text of a JSON wrapper (journald MESSAGE,
+	// docker "log"); it is what the Entry points into for such lines.
+	inner [2][]byte
+}
+
+// NewParser returns a Parser.
+func NewParser(o ParserOptions) *Parser {
+	p := &Parser{tp: timeParser{loc: o.Location}, year: o.Year}
+	if o.Year == 0 {
+		now := time.Now()
+		p.year, p.soon = now.Year(), now.Add(48*time.Hour)
+	}
+	return p
+}
+
+// maxWrappers bounds how many wrappers (journald, kubectl, CRI, prefixes)
+// one line may carry.
+const maxWrappers = 4
+
+// Parse reads one line (without its newline) into e and reports whether
+// it was an etcd log line. e is overwritten either way.
+func (p *Parser) Parse(line []byte, e *Entry) bool {
+	*e = Entry{}
+	var wrapTime time.Time
+	bareOK := false // set by wrappers that may hold a bare message (journald)
+	for depth := 0; depth <= maxWrappers; depth++ {
+		line = trimSpace(line)
+		if len(line) == 0 {
+			return false
+		}
+		c := line[0]
+		switch {
+		case c == '{':
+			next, nextTime, host, lvl, wrapped, ok := p.parseJSON(line, e, depth)
+			if !ok {
+				return false
+			}
+			if !wrapped {
+				if e.Time.IsZero() {
+					e.Time = wrapTime
+				}
+				return true
+			}
+			if !nextTime.IsZero() {
+				wrapTime = nextTime
+			}
+			if len(host) > 0 {
+				e.Host = host
+			}
+			if lvl != LevelUnknown {
+				e.Level = lvl
+				bareOK = true
+			}
+			line = next
+			continue
+		case c == '(' || c == '[':
+			prefix := kubectlPrefix
+			if c == '(' {
+				prefix = e2ePrefix
+			}
+			host, rest, ok := prefix(line)
+			if !ok {
+				return false
+			}
+			e.Host, line = host, rest
+			continue
+		case c >= '0' && c <= '9':
+			if t, n, zone, ok := p.tp.parseISO(line); ok {
+				rest := line[n:]
+				if len(rest) >= 5 && line[10] == ' ' && rest[0] == ' ' && rest[2] == ' ' && rest[3] == '|' && rest[4] == ' ' {
+					if lvl := capnsLevel(rest[1]); lvl != LevelUnknown {
+						if wrapTime.IsZero() || zone {
+							e.Time = t
+						} else {
+							e.Time = wrapTime // the wrapper's time knows its zone
+						}
+						e.Level = lvl
+						e.Format = FormatCapnslog
+						e.Component, e.Msg = splitComponent(rest[5:])
+						return true
+					}
+					return false
+				}
+				if len(rest) > 0 && rest[0] == '\t' {
+					if !p.parseConsole(rest[1:], e) {
+						return false
+					}
+					e.Time = t
+					return true
+				}
+				if len(rest) > 1 && rest[0] == ' ' {
+					rest = rest[1:]
+					if s, ok := criStream(rest); ok {
+						wrapTime, line = t, s
+						continue
+					}
+					if host, msg, ok := syslogTail(rest); ok {
+						wrapTime, line, bareOK = t, msg, true
+						e.Host = host
+						continue
+					}
+					// kubectl logs --timestamps
+					wrapTime, line = t, rest
+					continue
+				}
+				return false
+			}
+			if name, rest, ok := clockPrefix(line); ok { // goreman
+				e.Host = name
+				line = rest
+				continue
+			}
+		default:
+			if t, n, ok := p.tp.parseSyslog(line, p.year); ok && n < len(line) && line[n] == ' ' {
+				if !p.soon.IsZero() && t.After(p.soon) {
+					t = t.AddDate(-1, 0, 0)
+				}
+				if host, msg, ok := syslogTail(line[n+1:]); ok {
+					wrapTime, line, bareOK = t, msg, true
+					e.Host = host
+					continue
+				}
+				return false
+			}
+		}
+		if name, rest, ok := servicePrefix(line); ok { // docker compose
+			e.Host = name
+			line = rest
+			continue
+		}
+		if bareOK {
+			e.Format = FormatBare
+			e.Time = wrapTime
+			e.Msg = line
+			return true
+		}
+		return false
+	}
+	return false
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r' || b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
+		b = b[:len(b)-1]
+	}
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
+		b = b[1:]
+	}
+	return b
+}
+
+func capnsLevel(c byte) Level {
+	switch c {
+	case 'T', 'D':
+		return LevelDebug
+	case 'I':
+		return LevelInfo
+	case 'N':
+		return LevelNotice
+	case 'W':
+		return LevelWarn
+	case 'E':
+		return LevelError
+	case 'C':
+		return LevelCritical
+	}
+	return LevelUnknown
+}
+
+func zapLevel(b []byte) Level {
+	switch len(b) {
+	case 4:
+		if eqFold(b, "info") {
+			return LevelInfo
+		}
+		if eqFold(b, "warn") {
+			return LevelWarn
+		}
+	case 5:
+		if eqFold(b, "debug") {
+			return LevelDebug
+		}
+		if eqFold(b, "error") {
+			return LevelError
+		}
+		if eqFold(b, "fatal") || eqFold(b, "panic") {
+			return LevelCritical
+		}
+	case 6:
+		if eqFold(b, "dpanic") {
+			return LevelCritical
+		}
+	case 7:
+		if eqFold(b, "warning") {
+			return LevelWarn
+		}
+	}
+	return LevelUnknown
+}
+
+// eqFold compares b with the lower-case ASCII s, ignoring b's case.
+func eqFold(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := range b {
+		if lower(b[i]) != s[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func syslogPriority(b []byte) Level {
+	if len(b) != 1 {
+		return LevelUnknown
+	}
+	switch b[0] {
+	case '0', '1', '2':
+		return LevelCritical
+	case '3':
+		return LevelError
+	case '4':
+		return LevelWarn
+	case '5':
+		return LevelNotice
+	case '6':
+		return LevelInfo
+	case '7':
+		return LevelDebug
+	}
+	return LevelUnknown
+}
+
+// splitComponent splits capnslog's "pkg: message" into its package and
+// message; a message with no package prefix comes back whole.
+func splitComponent(b []byte) (comp, msg []byte) {
+	for i, c := range b {
+		if c == ':' {
+			if i > 0 && i+1 < len(b) && b[i+1] == ' ' {
+				return b[:i], b[i+2:]
+			}
+			return nil, b
+		}
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '/' || c == '.' || c == '_' || c == '-') || i >= 64 {
+			return nil, b
+		}
+	}
+	return nil, b
+}
+
+// parseJSON reads a JSON line: zap's own lines, or a wrapper holding a line
+// of text (journald -o json's MESSAGE, docker json-file's "log"). For a
+// wrapper it returns the inner text and what the wrapper said about it.
+func (p *Parser) parseJSON(line []byte, e *Entry, depth int) (next []byte, t time.Time, host []byte, lvl Level, wrapped, ok bool) {
+	var (
+		msg, ts, level, caller, logger   jval
+		jMessage, jRealtime, jHost, jPri jval
+		dLog, dTime                      jval
+		hasMsg                           bool
+	)
+	f := &e.Fields
+	ok = scanObject(line, func(k []byte, v jval) {
+		switch string(k) {
+		case "msg":
+			msg, hasMsg = v, true
+		case "ts":
+			ts = v
+		case "level":
+			level = v
+		case "caller":
+			caller = v
+		case "logger":
+			logger = v
+		case "MESSAGE":
+			jMessage = v
+		case "__REALTIME_TIMESTAMP":
+			jRealtime = v
+		case "_HOSTNAME":
+			jHost = v
+		case "PRIORITY":
+			jPri = v
+		case "log":
+			dLog = v
+		case "time":
+			dTime = v
+		default:
+			setField(f, k, v)
+		}
+	})
+	if !ok {
+		return nil, time.Time{}, nil, 0, false, false
+	}
+	if !hasMsg && (jMessage.str || dLog.str) && depth < 2 {
+		slot := depth & 1
+		if jMessage.str {
+			p.inner[slot] = appendUnescaped(p.inner[slot][:0], jMessage.b)
+			if us, err := strconv.ParseInt(string(jRealtime.b), 10, 64); err == nil && us > 0 {
+				t = time.UnixMicro(us).UTC()
+			}
+			return p.inner[slot], t, jHost.b, syslogPriority(jPri.b), true, true
+		}
+		p.inner[slot] = appendUnescaped(p.inner[slot][:0], dLog.b)
+		if dTime.str {
+			t, _, _, _ = p.tp.parseISO(dTime.b)
+		}
+		return p.inner[slot], t, nil, LevelUnknown, true, true
+	}
+	if !hasMsg || !msg.str {
+		return nil, time.Time{}, nil, 0, false, false
+	}
+	e.Format = FormatZapJSON
+	e.Msg = msg.b
+	if msg.esc {
+		p.inner[1] = appendUnescaped(p.inner[1][:0], msg.b)
+		e.Msg = p.inner[1]
+	}
+	e.Level = zapLevel(level.b)
+	e.Component = caller.b
+	e.Logger = logger.b
+	if ts.str {
+		e.Time, _, _, _ = p.tp.parseISO(ts.b)
+	} else if len(ts.b) > 0 {
+		e.Time, _ = parseEpoch(ts.b)
+	}
+	return nil, time.Time{}, nil, 0, false, true
+}
+
+// parseConsole reads the part of a zap console line after its time:
+// "level\t[logger\t]caller\tmessage[\t{fields}]".
+func (p *Parser) parseConsole(b []byte, e *Entry) bool {
+	i := bytes.IndexByte(b, '\t')
+	if i < 0 {
+		return false
+	}
+	e.Level = zapLevel(b[:i])
+	if e.Level == LevelUnknown {
+		return false
+	}
+	rest := b[i+1:]
+	// Up to two segments before the message: the logger's name and the
+	// caller (file.go:line); etcd always logs the caller.
+	for k := 0; k < 2; k++ {
+		j := bytes.IndexByte(rest, '\t')
+		if j < 0 {
+			break
+		}
+		seg := rest[:j]
+		if bytes.Contains(seg, []byte(".go:")) {
+			e.Component = seg
+			rest = rest[j+1:]
+			break
+		}
+		if k == 0 && bytes.IndexByte(seg, ' ') < 0 && len(seg) <= 64 {
+			e.Logger = seg
+			rest = rest[j+1:]
+			continue
+		}
+		break
+	}
+	if e.Component == nil {
+		e.Logger = nil
+		rest = b[i+1:]
+	}
+	e.Format = FormatZapConsole
+	if j := bytes.LastIndex(rest, []byte("\t{")); j >= 0 && rest[len(rest)-1] == '}' {
+		fields := rest[j+1:]
+		f := &e.Fields
+		if scanObject(fields, func(k []byte, v jval) { setField(f, k, v) }) {
+			rest = rest[:j]
+		}
+	}
+	e.Msg = rest
+	return true
+}
+
+func setField(f *Fields, k []byte, v jval) {
+	switch string(k) {
+	case "took", "taking":
+		f.Took = v
+	case "expected-duration":
+		f.Expected = v
+	case "exceeded-duration":
+		f.Exceeded = v
+	case "duration":
+		f.Duration = v
+	case "time spent":
+		f.TimeSpent = v
+	case "clock-drift":
+		f.ClockDrift = v
+	case "prefix":
+		f.Prefix = v
+	case "request":
+		f.Request = v
+	case "response":
+		f.Response = v
+	case "error":
+		f.Error = v
+	case "detail":
+		f.Detail = v
+	case "request content":
+		f.RequestContent = v
+	case "to":
+		f.To = v
+	case "remote-peer-id":
+		f.RemotePeerID = v
+	case "peer-id":
+		f.PeerID = v
+	case "local-member-id":
+		f.LocalMemberID = v
+	case "remote", "remote-addr":
+		f.Remote = v
+	case "alarm":
+		f.Alarm = v
+	case "response count":
+		f.ResponseCount = v
+	case "response size":
+		f.ResponseSize = v
+	case "name":
+		f.Name = v
+	case "etcd-version":
+		f.EtcdVersion = v
+	}
+}
+
+// kubectlPrefix reads `kubectl logs --prefix`'s "[pod/NAME/CONTAINER] ".
+func kubectlPrefix(b []byte) (host, rest []byte, ok bool) {
+	end := bytes.IndexByte(b, ']')
+	if end < 0 || end > 512 || end+1 >= len(b) || b[end+1] != ' ' {
+		return nil, nil, false
+	}
+	inner := b[1:end]
+	if bytes.IndexByte(inner, ' ') >= 0 {
+		return nil, nil, false
+	}
+	parts := bytes.Split(inner, []byte("/"))
+	if len(parts) < 2 || len(parts[1]) == 0 {
+		return nil, nil, false
+	}
+	return parts[1], b[end+2:], true
+}
+
+// e2ePrefix reads the "(member-0) (19844): " that etcd's end-to-end test
+// framework puts before each member's lines.
+func e2ePrefix(b []byte) (host, rest []byte, ok bool) {
+	end := bytes.Index(b, []byte(") ("))
+	if end < 2 || end > 64 || bytes.IndexByte(b[1:end], ' ') >= 0 {
+		return nil, nil, false
+	}
+	pid := b[end+3:]
+	i := bytes.Index(pid, []byte("): "))
+	if i <= 0 {
+		return nil, nil, false
+	}
+	if _, ok := digits(pid, i); !ok {
+		return nil, nil, false
+	}
+	return b[1:end], pid[i+3:], true
+}
+
+// criStream reads the container runtime's "stdout F " / "stderr P " after
+// the time of a /var/log/containers line.
+func criStream(b []byte) ([]byte, bool) {
+	if len(b) < 9 || b[6] != ' ' || b[8] != ' ' || (b[7] != 'F' && b[7] != 'P') {
+		return nil, false
+	}
+	if !bytes.HasPrefix(b, []byte("stdout")) && !bytes.HasPrefix(b, []byte("stderr")) {
+		return nil, false
+	}
+	return b[9:], true
+}
+
+// syslogTail reads journald's and syslog's "HOST PROG[PID]: message" (the
+// part after the time).
+func syslogTail(b []byte) (host, msg []byte, ok bool) {
+	sp := bytes.IndexByte(b, ' ')
+	if sp <= 0 || sp > 255 {
+		return nil, nil, false
+	}
+	host = b[:sp]
+	rest := b[sp+1:]
+	colon := bytes.Index(rest, []byte(": "))
+	if colon <= 0 || colon > 128 {
+		return nil, nil, false
+	}
+	prog := rest[:colon]
+	if bytes.IndexByte(prog, ' ') >= 0 || bytes.IndexByte(prog, '"') >= 0 || bytes.IndexByte(prog, '{') >= 0 {
+		return nil, nil, false
+	}
+	if i := bytes.IndexByte(prog, '['); i >= 0 {
+		if prog[len(prog)-1] != ']' || i == 0 {
+			return nil, nil, false
+		}
+		if _, ok := digits(prog[i+1:len(prog)-1], len(prog)-i-2); !ok {
+			return nil, nil, false
+		}
+	}
+	return host, rest[colon+2:], true
+}
+
+// clockPrefix reads goreman's "15:04:05 name | " (etcd's Procfile).
+func clockPrefix(b []byte) (name, rest []byte, ok bool) {
+	if len(b) < 9 || b[2] != ':' || b[5] != ':' || b[8] != ' ' {
+		return nil, nil, false
+	}
+	if _, ok := digits(b, 2); !ok {
+		return nil, nil, false
+	}
+	return servicePrefix(b[9:])
+}
+
+// servicePrefix reads docker compose's "name  | " (and goreman's after its
+// clock): a word, spaces, a bar and a space.
+func servicePrefix(b []byte) (name, rest []byte, ok bool) {
+	i := 0
+	for i < len(b) && i < 64 {
+		c := b[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
+			break
+		}
+		i++
+	}
+	if i == 0 || i >= len(b) || b[i] != ' ' {
+		return nil, nil, false
+	}
+	j := i
+	for j < len(b) && b[j] == ' ' {
+		j++
+	}
+	if j+1 >= len(b) || b[j] != '|' || (b[j+1] != ' ' && j+2 != len(b)) {
+		return nil, nil, false
+	}
+	if j+2 > len(b) {
+		return nil, nil, false
+	}
+	return b[:i], b[min(j+2, len(b)):], true
+}

@@ -1,0 +1,143 @@
+package etcdlog
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/etcdperf/etcdperf/internal/result"
+)
+
+// DefaultMaxLine is the longest line read whole; a longer line counts as
+// unparsed (etcd's lines are far shorter, except huge request dumps).
+const DefaultMaxLine = 1 << 20
+
+// ScanOptions configure Scan.
+type ScanOptions struct {
+	Parser  ParserOptions
+	Summary SummaryOptions
+	// MaxLine is the longest line read whole (default DefaultMaxLine).
+	MaxLine int
+}
+
+// Scan reads every input line by line into a Summary. When an input
+// cannot be read it returns the summary of what was read with the error;
+// ctx interrupts it between lines the same way.
+func Scan(ctx context.Context, inputs []Input, o ScanOptions) (*Summary, error) {
+	if o.MaxLine <= 0 {
+		o.MaxLine = DefaultMaxLine
+	}
+	s := NewSummary(o.Summary)
+	p := NewParser(o.Parser)
+	for _, in := range inputs {
+		if in.Skipped != "" {
+			s.Source(result.LogSource{Name: in.Name, Member: in.Member, Skipped: in.Skipped})
+			continue
+		}
+		src, err := scanInput(ctx, in, p, s, o.MaxLine)
+		s.Source(src)
+		if err != nil {
+			return s, err
+		}
+	}
+	return s, nil
+}
+
+func scanInput(ctx context.Context, in Input, p *Parser, s *Summary, maxLine int) (result.LogSource, error) {
+	src := result.LogSource{Name: in.Name, Member: in.Member}
+	rc, gz, err := openInput(in)
+	src.Compressed = gz
+	if err != nil {
+		return src, &InputError{Path: in.Name, Err: plainErr(err)}
+	}
+	defer rc.Close()
+	err = ScanReader(ctx, rc, in.Name, in.Member, p, s, maxLine, &src)
+	return src, err
+}
+
+// ScanReader reads one stream into s, counting its lines, bytes and
+// unparsed lines in src. name is where the events say they come from,
+// member the member of lines that carry none.
+func ScanReader(ctx context.Context, r io.Reader, name, member string, p *Parser, s *Summary, maxLine int, src *result.LogSource) error {
+	lr := newLineReader(r, maxLine)
+	def := s.member([]byte(member))
+	var e Entry
+	var ev Event
+	var cl Classifier
+	lineNo := 0
+	for {
+		line, cut, rerr := lr.next()
+		lineNo++
+		if !isBlank(line) {
+			n := lr.size
+			src.Lines++
+			src.Bytes += int64(n)
+			if cut || !p.Parse(line, &e) {
+				src.Unparsed++
+				s.Unparsed(n)
+			} else {
+				m := def
+				if len(e.Host) > 0 {
+					m = s.member(e.Host)
+				}
+				s.Line(m, &e, n)
+				if cl.Classify(&e, &ev) {
+					no := lineNo
+					s.Event(m, &ev, func() string { return fmt.Sprintf("%s:%d", name, no) })
+				}
+				if s.needFacts(m) {
+					if id, etcdName, version := facts(&e); id != "" || etcdName != "" || version != "" {
+						s.Facts(m, id, etcdName, version)
+					}
+				}
+			}
+		}
+		if rerr != nil {
+			if errors.Is(rerr, io.EOF) {
+				return nil
+			}
+			return fmt.Errorf("read %s: %w", name, rerr)
+		}
+		if lineNo&4095 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+}
+
+func isBlank(b []byte) bool {
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\r' {
+			return false
+		}
+	}
+	return true
+}
+
+// facts reads what a member's startup lines say about it: its id, its
+// --name and its version.
+func facts(e *Entry) (id, name, version string) {
+	f := &e.Fields
+	m := e.Msg
+	switch {
+	case string(m) == "starting an etcd server":
+		version, name = string(f.EtcdVersion.b), string(f.Name.b)
+	case hasPrefix(m, "etcd Version: "):
+		version = strings.TrimSpace(string(m[len("etcd Version: "):]))
+	case hasPrefix(m, "starting server... [version: "): // 3.1-3.4
+		v := m[len("starting server... [version: "):]
+		if i := bytes.IndexByte(v, ','); i > 0 {
+			version = string(v[:i])
+		}
+	case hasPrefix(m, "name = "):
+		name = strings.TrimSpace(string(m[len("name = "):]))
+	case hasPrefix(m, "starting member "), hasPrefix(m, "restarting member "):
+		id = string(hexWord(after(m, "member ")))
+	}
+	if id == "" && f.LocalMemberID.str && !bytes.ContainsAny(f.LocalMemberID.b, `\"`) {
+		id = string(f.LocalMemberID.b)
+	}
+	return id, name, version
+}

@@ -1,0 +1,104 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/etcdperf/etcdperf/internal/diagnose"
+	"github.com/etcdperf/etcdperf/internal/etcdlog"
+	"github.com/etcdperf/etcdperf/internal/result"
+)
+
+// LogsOptions configure `etcdperf logs`.
+type LogsOptions struct {
+	// Paths are files, patterns, directories or "-" for Stdin.
+	Paths []string
+	Stdin io.Reader
+	Scan  etcdlog.ScanOptions
+}
+
+// NoEtcdLinesError says that the inputs held no etcd log line at all:
+// wrong files, or a format etcdperf does not know.
+type NoEtcdLinesError struct {
+	Lines int64
+	Paths []string
+}
+
+func (e *NoEtcdLinesError) Error() string {
+	what := strings.Join(e.Paths, " ")
+	if e.Lines == 0 {
+		return fmt.Sprintf("no log lines in %s", what)
+	}
+	return fmt.Sprintf("none of the %d lines in %s is an etcd log line (capnslog, zap JSON or zap console, maybe behind kubectl, journald or CRI prefixes); check that these are etcd's logs", e.Lines, what)
+}
+
+// Logs reads etcd's logs and judges what they say. A path that cannot be
+// read is an *etcdlog.InputError, returned before anything is read. When
+// reading fails midway (or ctx is cancelled) it returns the Result of what
+// was read, with the error.
+func Logs(ctx context.Context, o LogsOptions) (*result.Result, error) {
+	inputs, err := etcdlog.Inputs(o.Paths, o.Stdin)
+	if err != nil {
+		return nil, err
+	}
+	res := result.New("logs")
+	res.Params = logsParams(o)
+	sum, err := etcdlog.Scan(ctx, inputs, o.Scan)
+	res.Logs = sum.Result()
+	if err == nil && res.Logs.Lines == res.Logs.Unparsed {
+		return nil, &NoEtcdLinesError{Lines: res.Logs.Lines, Paths: o.Paths}
+	}
+	if err != nil {
+		res.Error = err.Error()
+	}
+	JudgeLogs(res)
+	res.Finish()
+	return res, err
+}
+
+func logsParams(o LogsOptions) map[string]any {
+	s := o.Scan.Summary
+	p := map[string]any{
+		"paths":  o.Paths,
+		"bucket": s.Bucket.Seconds(),
+		"top":    s.Top,
+	}
+	if s.MaxEvents > 0 {
+		p["max_events"] = s.MaxEvents
+	}
+	if l := o.Scan.Parser.Location; l != nil {
+		p["timezone"] = l.String()
+	}
+	return p
+}
+
+// JudgeLogs adds the findings, verdict and summary of a logs Result.
+func JudgeLogs(res *result.Result) {
+	res.Findings = diagnose.Run(res)
+	res.Verdict = diagnose.Verdict(res.Checks, res.Findings)
+	res.Summary = logsSummary(res)
+}
+
+func logsSummary(res *result.Result) string {
+	l := res.Logs
+	var span string
+	if l.First != nil && l.Last != nil {
+		span = fmt.Sprintf(" from %s to %s UTC", l.First.UTC().Format("2006-01-02 15:04"), l.Last.UTC().Format("2006-01-02 15:04"))
+	}
+	var events int64
+	for _, n := range l.Classes {
+		events += n
+	}
+	head := fmt.Sprintf("%d etcd log lines from %d member(s)%s", l.Lines-l.Unparsed, len(l.Members), span)
+	for _, f := range res.Findings {
+		if f.Severity == result.Critical || f.Severity == result.Warning {
+			return head + ": " + f.Title + "."
+		}
+	}
+	if events == 0 {
+		return head + ": no warning etcd would log when its disk, network or CPU is too slow."
+	}
+	return head + fmt.Sprintf(": %d events, none that points to a problem.", events)
+}

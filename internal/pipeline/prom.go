@@ -1,0 +1,258 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/diagnose"
+	"github.com/etcdperf/etcdperf/internal/promexport"
+	"github.com/etcdperf/etcdperf/internal/result"
+	"github.com/etcdperf/etcdperf/internal/units"
+)
+
+// Kinds of the Results of `etcdperf prom`.
+const (
+	KindPromExport = "prom"
+	KindPromCheck  = "prom-check"
+)
+
+// PromExportOptions configure `etcdperf prom export`.
+type PromExportOptions struct {
+	Conn  promexport.Options
+	Range promexport.Resolved
+	// Preset, when set, adds the preset's queries (promexport.PresetEtcd)
+	// before Queries; Selector and Window (0: promexport.WindowFor) shape
+	// them.
+	Preset   string
+	Selector string
+	Window   time.Duration
+	Queries  []promexport.Query
+	// Matrix lists plot axes: "time" or a query's name.
+	Matrix []string
+}
+
+// ExportQueries returns the queries an export runs, validating names and
+// --matrix axes. It contacts no server.
+func (o PromExportOptions) ExportQueries() ([]promexport.Query, error) {
+	var qs []promexport.Query
+	if o.Preset != "" {
+		p, err := promexport.Preset(o.Preset, o.Selector, promexport.WindowFor(o.Window, o.Range.Step))
+		if err != nil {
+			return nil, err
+		}
+		qs = append(qs, p...)
+	}
+	qs = append(qs, o.Queries...)
+	if len(qs) == 0 {
+		return nil, fmt.Errorf("nothing to query: give --preset %s or --query NAME=PROMQL", promexport.PresetEtcd)
+	}
+	if err := promexport.CheckUnique(qs); err != nil {
+		return nil, err
+	}
+	if err := promexport.CheckAxes(o.Matrix, qs); err != nil {
+		return nil, err
+	}
+	return qs, nil
+}
+
+// PromExport runs the range queries and aligns their series into the prom
+// section's table. It returns no Result when nothing could be read.
+func PromExport(ctx context.Context, o PromExportOptions) (*result.Result, error) {
+	qs, err := o.ExportQueries()
+	if err != nil {
+		return nil, err
+	}
+	c, err := promexport.New(o.Conn)
+	if err != nil {
+		return nil, err
+	}
+	res := result.New(KindPromExport)
+	var window time.Duration // the preset's; a user's queries carry their own
+	if o.Preset != "" {
+		window = promexport.WindowFor(o.Window, o.Range.Step)
+	}
+	res.Params = promParams(o.Conn, o.Range, o.Selector, window, o.Matrix)
+	if o.Preset != "" {
+		res.Params["preset"] = o.Preset
+	}
+	answers, err := c.Fetch(ctx, qs, o.Range)
+	if err != nil {
+		return nil, err
+	}
+	p, err := promexport.Section(c.URL(), o.Range, answers)
+	if err != nil {
+		return nil, err
+	}
+	p.Selector = o.Selector
+	p.Window = window.Seconds()
+	res.Prom = p
+	if len(o.Matrix) > 0 {
+		var notes []string
+		p.Plots, notes = promexport.Plots(p.Table, qs, o.Matrix)
+		p.Notes = append(p.Notes, notes...)
+	}
+	res.Summary = fmt.Sprintf("%d series from %d queries, %d timestamps from %s to %s every %s.",
+		len(p.Table.Columns), len(qs), len(p.Table.Time), p.Start.Format(time.RFC3339), p.End.Format(time.RFC3339), o.Range.Step)
+	res.Finish()
+	return res, nil
+}
+
+func promParams(c promexport.Options, r promexport.Resolved, selector string, window time.Duration, matrix []string) map[string]any {
+	p := map[string]any{
+		"url":   c.URL,
+		"start": r.Start.UTC().Format(time.RFC3339Nano),
+		"end":   r.End.UTC().Format(time.RFC3339Nano),
+		"step":  r.Step.Seconds(),
+	}
+	switch {
+	case c.User != "":
+		p["auth"] = "basic"
+		p["user"] = c.User
+	case c.BearerToken != "":
+		p["auth"] = "bearer"
+	}
+	if selector != "" {
+		p["selector"] = selector
+	}
+	if window > 0 {
+		p["window"] = window.Seconds()
+	}
+	if len(matrix) > 0 {
+		p["matrix"] = matrix
+	}
+	return p
+}
+
+// PromCheckOptions configure `etcdperf prom check`.
+type PromCheckOptions struct {
+	Conn  promexport.Options
+	Range promexport.Resolved
+	// Window is the range of rate() at each evaluation point; 0 picks
+	// promexport.WindowFor.
+	Window   time.Duration
+	Selector string
+	// Criteria are the limits to judge by (check.Table, maybe overridden).
+	Criteria []check.Criterion
+	Matrix   []string
+}
+
+// The criteria `prom check` judges over the history, in order.
+var promCriteria = []string{check.WALFsyncP99, check.BackendCommitP99, check.LeaderChanges, check.ProposalsFailed}
+
+// PromCheck judges etcd's history in Prometheus: each criterion over the
+// whole period for every member (the checks take the worst member), and at
+// every evaluation point, where breaches are grouped into time windows.
+func PromCheck(ctx context.Context, o PromCheckOptions) (*result.Result, error) {
+	o.Window = promexport.WindowFor(o.Window, o.Range.Step)
+	if err := promexport.CheckAxes(o.Matrix, promexport.HistoryQueries(o.Selector, o.Window)); err != nil {
+		return nil, err
+	}
+	c, err := promexport.New(o.Conn)
+	if err != nil {
+		return nil, err
+	}
+	res := result.New(KindPromCheck)
+	res.Params = promParams(o.Conn, o.Range, o.Selector, o.Window, o.Matrix)
+	h, err := c.ReadHistory(ctx, promexport.HistoryOptions{Range: o.Range, Window: o.Window, Selector: o.Selector})
+	if err != nil {
+		return nil, err
+	}
+	p, err := promexport.Section(c.URL(), o.Range, h.Answers)
+	if err != nil {
+		return nil, err
+	}
+	p.Window = o.Window.Seconds()
+	p.Selector = o.Selector
+	p.Members = h.Members
+	if o.Window < o.Range.Step {
+		p.Notes = append(p.Notes, fmt.Sprintf("the --window %s is shorter than the --step %s: each point judges only the last %s of its step, and breaches in between can be missed",
+			o.Window, o.Range.Step, o.Window))
+	}
+	res.Prom = p
+	for _, id := range promCriteria {
+		crit, ok := check.Lookup(o.Criteria, id)
+		if !ok {
+			continue
+		}
+		p.Breaches = append(p.Breaches, promexport.Breaches(p.Table, crit, h.Counted[id])...)
+		worst, member, found := worstMember(h.Members, crit)
+		if !found {
+			p.Notes = append(p.Notes, fmt.Sprintf("%s: no member has a value over the period (nothing observed), not judged", id))
+			continue
+		}
+		ch := check.Evaluate(crit, worst)
+		if len(h.Members) > 1 {
+			ch.Title += " (worst member: " + member + ")"
+		}
+		res.Checks = append(res.Checks, ch)
+	}
+	p.Breaches = append(p.Breaches, promexport.Breaches(p.Table, promexport.HasLeader, false)...)
+	if len(o.Matrix) > 0 {
+		var notes []string
+		p.Plots, notes = promexport.Plots(p.Table, promexport.HistoryQueries(o.Selector, o.Window), o.Matrix)
+		p.Notes = append(p.Notes, notes...)
+	}
+	res.Findings = diagnose.Run(res)
+	res.Verdict = diagnose.Verdict(res.Checks, res.Findings)
+	res.Summary = promCheckSummary(res, o.Range)
+	res.Finish()
+	return res, nil
+}
+
+// worstMember returns the worst value of a criterion over the members.
+func worstMember(ms []result.PromMember, c check.Criterion) (float64, string, bool) {
+	var worst float64
+	var who string
+	found := false
+	for _, m := range ms {
+		v, ok := m.Observed[c.ID]
+		if !ok {
+			continue
+		}
+		if !found || (c.Op == check.AtLeast && v < worst) || (c.Op != check.AtLeast && v > worst) {
+			worst, who, found = v, m.Instance, true
+		}
+	}
+	return worst, who, found
+}
+
+func promCheckSummary(res *result.Result, r promexport.Resolved) string {
+	span := model.Duration(r.End.Sub(r.Start).Round(time.Second)).String()
+	members := len(res.Prom.Members)
+	var failed []string
+	for _, c := range res.Checks {
+		if c.Status == result.StatusFail {
+			failed = append(failed, fmt.Sprintf("%s %s (limit %s)", c.Name, observed(c), limitOf(c)))
+		}
+	}
+	switch res.Verdict {
+	case result.Fail:
+		if len(failed) > 0 {
+			return fmt.Sprintf("Over the %s period, %s on %d member(s): etcd was not healthy in this period.", span, strings.Join(failed, ", "), members)
+		}
+		return fmt.Sprintf("Over the %s period the history of %d member(s) shows critical problems: see the findings.", span, members)
+	case result.Warn:
+		return fmt.Sprintf("Over the %s period the %d member(s) stayed within the limits overall, with breaches in some windows: see the findings.", span, members)
+	}
+	return fmt.Sprintf("Over the %s period the %d member(s) stayed within every limit at every evaluation point.", span, members)
+}
+
+func observed(c result.Check) string {
+	if c.Unit == string(check.Seconds) {
+		return units.Seconds(c.Observed)
+	}
+	return fmt.Sprintf("%g", c.Observed)
+}
+
+func limitOf(c result.Check) string {
+	v := c.Limit
+	if c.Unit == string(check.Seconds) {
+		return c.Op + " " + units.Seconds(v)
+	}
+	return fmt.Sprintf("%s %g", c.Op, v)
+}

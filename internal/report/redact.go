@@ -1,0 +1,123 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/etcdperf/etcdperf/internal/result"
+)
+
+// redacted replaces a secret in the report.
+const redacted = "[redacted]"
+
+// secretWords are parts of keys whose values are never shown, whatever the
+// command that wrote them meant: no Result should hold a password or a
+// token, and the report makes sure none reaches a page that is attached to
+// tickets.
+var secretWords = []string{"password", "passwd", "passphrase", "pwd", "secret", "token", "credential",
+	"apikey", "privatekey", "authorization", "bearer", "cookie", "session"}
+
+// isSecretKey reports whether a key (in any case, with - _ . or spaces)
+// names a secret.
+func isSecretKey(key string) bool {
+	k := strings.ToLower(key)
+	k = strings.NewReplacer("-", "", "_", "", ".", "", " ", "").Replace(k)
+	for _, w := range secretWords {
+		if strings.Contains(k, w) {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	// userinfo in a URL: https://user:secret@host
+	urlPassword = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*):[^@\s/]*@`)
+	// key=value pairs with a secret key: password=..., token: ...
+	pairSecret = regexp.MustCompile(`(?i)\b([a-z_-]*(?:password|passwd|secret|token)[a-z_-]*)(\s*[=:]\s*)("[^"]*"|'[^']*'|[^\s&,;]+)`)
+)
+
+// scrubText removes secrets from free text: a URL's password and the value
+// of key=value pairs whose key names a secret.
+func scrubText(s string) string {
+	s = urlPassword.ReplaceAllString(s, "$1:"+redacted+"@")
+	return pairSecret.ReplaceAllString(s, "$1$2"+redacted)
+}
+
+// scrubValue returns what may be shown of the value under key.
+func scrubValue(key, v string) string {
+	if isSecretKey(key) {
+		return redacted
+	}
+	// etcdctl's --user takes "name:password".
+	last := key[strings.LastIndex(key, ".")+1:]
+	if strings.EqualFold(last, "user") {
+		if i := strings.IndexByte(v, ':'); i >= 0 {
+			return v[:i+1] + redacted
+		}
+	}
+	return scrubText(v)
+}
+
+// Setting is one line of a run's parameters or environment.
+type Setting struct {
+	Key, Value string
+}
+
+// settings flattens a run's environment and parameters into sorted lines
+// ("env.fs_type", "params.bs"), secrets redacted.
+func settings(r *result.Result) []Setting {
+	var out []Setting
+	if r.Env != nil {
+		var m map[string]any
+		if b, err := json.Marshal(r.Env); err == nil && json.Unmarshal(b, &m) == nil {
+			out = flatten("env", m, out)
+		}
+	}
+	out = flatten("params", r.Params, out)
+	if r.Tool.Version != "" {
+		out = append(out, Setting{"tool.version", r.Tool.Version})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
+}
+
+func flatten(prefix string, v any, out []Setting) []Setting {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			key := prefix + "." + k
+			if isSecretKey(k) {
+				out = append(out, Setting{key, redacted})
+				continue
+			}
+			out = flatten(key, e, out)
+		}
+		return out
+	case []any:
+		for i, e := range t {
+			out = flatten(fmt.Sprintf("%s.%d", prefix, i), e, out)
+		}
+		return out
+	case nil:
+		return out
+	case string:
+		return append(out, Setting{prefix, scrubValue(prefix, t)})
+	case float64:
+		return append(out, Setting{prefix, strconv.FormatFloat(t, 'f', -1, 64)})
+	case bool:
+		return append(out, Setting{prefix, strconv.FormatBool(t)})
+	}
+	// Params are whatever the command put in the map: ints, durations,
+	// structs. Read them back through JSON so that nested secrets are seen.
+	b, err := json.Marshal(v)
+	var back any
+	if err != nil || json.Unmarshal(b, &back) != nil {
+		return append(out, Setting{prefix, scrubValue(prefix, fmt.Sprint(v))})
+	}
+	return flatten(prefix, back, out)
+}
