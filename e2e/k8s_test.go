@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -131,9 +132,10 @@ func measured(t *testing.T, r testutil.Run) *result.Result {
 }
 
 // podArgs makes a manifest and returns the etcdperf arguments of its pod,
-// with the container paths turned into this machine's: /host<p> is <p> on
-// the node, and the StorageClass volume /data is dataDir.
-func podArgs(t *testing.T, dataDir string, manifestArgs ...string) []string {
+// with the container paths turned into this machine's (/host<p> is <p> on
+// the node, and the StorageClass volume /data is dataDir) and $(NODE_NAME)
+// expanded as Kubernetes does, to node.
+func podArgs(t *testing.T, dataDir, node string, manifestArgs ...string) []string {
 	t.Helper()
 	r := testutil.RunBinary(t, 30*time.Second, append([]string{"k8s", "manifest"}, manifestArgs...)...)
 	if r.Code != 0 {
@@ -151,6 +153,7 @@ func podArgs(t *testing.T, dataDir string, manifestArgs ...string) []string {
 		case a == "/data":
 			a = dataDir
 		}
+		a = strings.ReplaceAll(a, "$(NODE_NAME)", node)
 		args = append(args, a)
 	}
 	return args
@@ -167,7 +170,7 @@ func TestK8sPodCommandOnNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(etcd, "keep"), []byte("etcd's"), 0o600)
-	args := podArgs(t, "", "--node", "cp-1", "--etcd-data-dir", etcd, "--", "--size", "256k")
+	args := podArgs(t, "", "cp-1", "--node", "cp-1", "--etcd-data-dir", etcd, "--", "--size", "256k")
 	probe := filepath.Join(varLib, "etcdperf-probe")
 	if !slices.Contains(args, probe) {
 		t.Fatalf("args %q do not probe %s", args, probe)
@@ -178,8 +181,8 @@ func TestK8sPodCommandOnNode(t *testing.T) {
 	defer cancel()
 	r := testutil.Wait(t, cmd, ctx)
 	res := measured(t, r)
-	if res.Kind != "disk" || res.Env.Dir != probe || res.Disk.Ops != (256<<10)/2300 {
-		t.Errorf("Result: kind %s dir %s ops %d", res.Kind, res.Env.Dir, res.Disk.Ops)
+	if res.Kind != "disk" || res.Env.Dir != probe || res.Disk.Ops != (256<<10)/2300 || res.Name != "cp-1" {
+		t.Errorf("Result: kind %s dir %s ops %d name %q", res.Kind, res.Env.Dir, res.Disk.Ops, res.Name)
 	}
 	if !strings.Contains(r.Stderr, "probing "+probe+" on node cp-1") {
 		t.Errorf("stderr does not say where: %q", r.Stderr)
@@ -193,7 +196,7 @@ func TestK8sPodCommandOnNode(t *testing.T) {
 	}
 
 	// A failed verdict keeps its exit code through in-dir and still cleans up.
-	args = podArgs(t, "", "--node", "cp-1", "--etcd-data-dir", etcd, "--", "--size", "64k", "--limit", "disk_sync_p99=1ns")
+	args = podArgs(t, "", "cp-1", "--node", "cp-1", "--etcd-data-dir", etcd, "--", "--size", "64k", "--limit", "disk_sync_p99=1ns")
 	r = testutil.RunBinary(t, time.Minute, args...)
 	if r.Code != 1 || decodeResult(t, r.Stdout).Verdict != result.Fail {
 		t.Errorf("failed verdict: exit %d\n%s", r.Code, r.Stderr)
@@ -207,7 +210,7 @@ func TestK8sPodCommandOnNode(t *testing.T) {
 // Job's pod on a directory standing for the fresh volume.
 func TestK8sPodCommandOnVolume(t *testing.T) {
 	vol := t.TempDir()
-	args := podArgs(t, vol, "--storage-class", "gp3", "--size", "10Gi", "--", "--size", "128k")
+	args := podArgs(t, vol, "", "--storage-class", "gp3", "--size", "10Gi", "--", "--size", "128k")
 	r := testutil.RunBinary(t, time.Minute, args...)
 	if res := measured(t, r); res.Env.Dir != vol || res.Disk.Ops != (128<<10)/2300 {
 		t.Errorf("Result dir %s ops %d", res.Env.Dir, res.Disk.Ops)
@@ -299,4 +302,42 @@ func signalWhenProbing(t *testing.T, dir string, sig os.Signal, args ...string) 
 		t.Fatal(err)
 	}
 	return <-done
+}
+
+// TestK8sLogsToReport: the logs of a Job's pods, as `kubectl logs -l ...`
+// prints them (each pod's stderr line, then its Result JSON), go to
+// `etcdperf report -` as they are, one run per node, named after it.
+func TestK8sLogsToReport(t *testing.T) {
+	var logs bytes.Buffer
+	for _, node := range []string{"cp-1", "cp-2"} {
+		varLib := t.TempDir()
+		os.Mkdir(filepath.Join(varLib, "etcd"), 0o700)
+		args := podArgs(t, "", node, "--node", "cp-1,cp-2", "--etcd-data-dir", filepath.Join(varLib, "etcd"),
+			"--", "--size", "64k", "--limit", "disk_sync_p99=1h")
+		out, err := exec.Command(testutil.Binary(t), args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", node, err, out)
+		}
+		logs.Write(out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	html := filepath.Join(t.TempDir(), "report.html")
+	cmd := exec.CommandContext(ctx, testutil.Binary(t), "report", "-", "-o", "json", "-o", html)
+	cmd.Stdin = &logs
+	r := testutil.Wait(t, cmd, ctx)
+	if r.Code != 0 {
+		t.Fatalf("report: exit %d\n%s", r.Code, r.Stderr)
+	}
+	res := decodeResult(t, r.Stdout)
+	var names []string
+	for _, run := range res.Runs {
+		names = append(names, run.Name)
+	}
+	if !slices.Equal(names, []string{"cp-1", "cp-2"}) {
+		t.Errorf("report runs %q, want one per node named after it", names)
+	}
+	if b, err := os.ReadFile(html); err != nil || !bytes.Contains(b, []byte("cp-2")) {
+		t.Errorf("the HTML report does not name the nodes (%v)", err)
+	}
 }

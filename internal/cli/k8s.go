@@ -51,7 +51,9 @@ func newK8sManifestCmd() *cobra.Command {
 		Use:   "manifest (--node NAME... | --storage-class SC --size 10Gi) [flags] [-- ETCDPERF ARGS...]",
 		Short: "Print the YAML of a Job that runs etcdperf on a node's etcd disk or on a StorageClass",
 		Long: `Print the YAML of a Kubernetes Job that runs etcdperf in the cluster, for
-'kubectl apply -f -'. Each pod prints its Result JSON (-o json) to its log.
+'kubectl apply -f -'. Each pod prints its Result JSON (-o json) to its log, and
+'etcdperf report -' reads those logs as they are (one run per node, named after
+it).
 
 On a node's etcd disk (--node NAME, repeatable or comma-separated):
   One pod per node, pinned to it by name, tolerating the control-plane taints.
@@ -99,14 +101,16 @@ The manifest only prints: nothing is sent to a cluster. To run a Job again,
 delete it first (kubectl delete job NAME) or give the new one another --name.`,
 		Example: `  # Probe the etcd disk of control-plane node cp-1, then read the Result
   etcdperf k8s manifest --node cp-1 -n kube-system | kubectl apply -f -
-  kubectl -n kube-system logs -f --pod-running-timeout=5m job/etcdperf-disk-cp-1
+  kubectl -n kube-system logs -f --pod-running-timeout=5m job/etcdperf-disk-cp-1 |
+    etcdperf report - -o cp-1.html
 
   # All three control-plane nodes at once (one pod each); when the Job has
   # finished (Complete, or Failed when a disk failed its verdict), all logs
   etcdperf k8s manifest --node cp-1,cp-2,cp-3 -n kube-system | kubectl apply -f -
   until kubectl -n kube-system get job etcdperf-disk -o jsonpath='{.status.conditions[*].type}' |
     grep -qE 'Complete|Failed'; do sleep 5; done
-  kubectl -n kube-system logs -l app.kubernetes.io/instance=etcdperf-disk --tail=-1
+  kubectl -n kube-system logs -l app.kubernetes.io/instance=etcdperf-disk --tail=-1 |
+    etcdperf report - -o disks.html
 
   # etcd's data dir is a disk of its own, mounted at /var/lib/etcd
   etcdperf k8s manifest --node cp-1 -n kube-system --host-dir /var/lib/etcd
@@ -262,7 +266,7 @@ func (v *quantityValue) Set(s string) error {
 func (*quantityValue) Type() string { return "quantity" }
 
 func newK8sInDirCmd() *cobra.Command {
-	var dir, beside string
+	var dir, beside, name string
 	cmd := &cobra.Command{
 		Use:    "in-dir --dir DIR [--beside PATH] -- COMMAND [ARGS...]",
 		Hidden: true,
@@ -270,13 +274,16 @@ func newK8sInDirCmd() *cobra.Command {
 		Long: `Create DIR (one level, mode 0700; an existing directory is used as it is),
 after checking that it is on the same file system as PATH (etcd's data dir),
 run the etcdperf command given after '--', then remove DIR if it is empty.
-The exit code is the command's. The Job of 'etcdperf k8s manifest --node'
+With --name, the Result the command prints as JSON is given that name
+(the Job passes the node's: in a pod, the host name is the pod's), so that
+'etcdperf report' labels each node's run. The exit code is the command's. The Job of 'etcdperf k8s manifest --node'
 runs it; there is little reason to run it by hand.`,
 		Example: `  etcdperf k8s in-dir --dir /host/var/lib/etcdperf-probe --beside /host/var/lib/etcd -- \
     disk --dir /host/var/lib/etcdperf-probe -o json`,
 	}
 	cmd.Flags().StringVar(&dir, "dir", "", "directory to create, run in and remove")
 	cmd.Flags().StringVar(&beside, "beside", "", "a path that DIR must share a file system with (etcd's data dir)")
+	cmd.Flags().StringVar(&name, "name", "", "name the Result the command prints as JSON, unless it has a name (the Job passes the node's)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if cmd.ArgsLenAtDash() != 0 || len(args) == 0 {
 			return usageError("give the etcdperf command to run after --, e.g. %s --dir DIR -- disk --dir DIR", cmd.CommandPath())
@@ -300,9 +307,13 @@ runs it; there is little reason to run it by hand.`,
 		fmt.Fprintf(stderr, "etcdperf: probing %s%s (file system %s%s)\n", pd.Path, where, pd.Device, same)
 		sub := NewRoot()
 		sub.SetArgs(args)
-		sub.SetOut(cmd.OutOrStdout())
+		var out bytes.Buffer
+		sub.SetOut(&out)
 		sub.SetErr(stderr)
 		runErr := sub.ExecuteContext(cmd.Context())
+		if _, err := cmd.OutOrStdout().Write(k8s.NameResult(out.Bytes(), name)); err != nil && runErr == nil {
+			runErr = err
+		}
 		if err := pd.Remove(); err != nil {
 			if runErr == nil && !errors.Is(err, k8s.ErrNotEmpty) {
 				return err

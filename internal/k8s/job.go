@@ -267,7 +267,7 @@ func Args(o *Options) []string {
 		return append([]string{string(o.Mode), dirFlag, volumePath, "-o", "json"}, o.Args...)
 	}
 	dir := hostRoot + o.probeDir()
-	args := []string{"k8s", "in-dir", "--dir", dir, "--beside", hostRoot + o.protectedDir(), "--",
+	args := []string{"k8s", "in-dir", "--dir", dir, "--beside", hostRoot + o.protectedDir(), "--name", "$(NODE_NAME)", "--",
 		string(o.Mode), dirFlag, dir, "-o", "json"}
 	return append(args, o.Args...)
 }

@@ -206,7 +206,7 @@ func TestNodeJob(t *testing.T) {
 	if m["etcd-data"].MountPath != "/host/var/lib/etcd" || !m["etcd-data"].ReadOnly {
 		t.Errorf("etcd-data mount %+v", m["etcd-data"])
 	}
-	want := []string{"k8s", "in-dir", "--dir", "/host/var/lib/etcdperf-probe", "--beside", "/host/var/lib/etcd", "--",
+	want := []string{"k8s", "in-dir", "--dir", "/host/var/lib/etcdperf-probe", "--beside", "/host/var/lib/etcd", "--name", "$(NODE_NAME)", "--",
 		"disk", "--dir", "/host/var/lib/etcdperf-probe", "-o", "json"}
 	if !slices.Equal(c.Args, want) {
 		t.Errorf("args\n got %q\nwant %q", c.Args, want)
@@ -261,7 +261,7 @@ func TestNodesJobOwnDiskDoctor(t *testing.T) {
 		t.Errorf("protected path %s", p)
 	}
 	c := onlyContainer(t, job)
-	want := []string{"k8s", "in-dir", "--dir", "/host/var/lib/etcd/etcdperf-probe", "--beside", "/host/var/lib/etcd/member", "--",
+	want := []string{"k8s", "in-dir", "--dir", "/host/var/lib/etcd/etcdperf-probe", "--beside", "/host/var/lib/etcd/member", "--name", "$(NODE_NAME)", "--",
 		"doctor", "--data-dir", "/host/var/lib/etcd/etcdperf-probe", "-o", "json", "--duration", "30s"}
 	if !slices.Equal(c.Args, want) {
 		t.Errorf("args\n got %q\nwant %q", c.Args, want)
