@@ -33,6 +33,7 @@ the run could not be carried out.`,
 	root.AddCommand(newReportCmd(), newCompareCmd())
 	root.AddCommand(newPromCmd())
 	root.AddCommand(newLogsCmd())
+	root.AddCommand(newK8sCmd())
 	return root
 }
 
