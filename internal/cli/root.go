@@ -30,6 +30,7 @@ the run could not be carried out.`,
 		return usageError("%v (see '%s --help')", err, c.CommandPath())
 	})
 	root.AddCommand(newVersionCmd(), newDiskCmd())
+	root.AddCommand(newBenchCmd(), newServerCmd())
 	return root
 }
 

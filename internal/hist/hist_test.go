@@ -149,3 +149,19 @@ func BenchmarkRecord(b *testing.B) {
 		h.RecordNanos(int64(i%1000000) + 1000)
 	}
 }
+
+func TestCountAtOrBelow(t *testing.T) {
+	h := New()
+	for i := 1; i <= 100; i++ {
+		h.Record(time.Duration(i) * time.Millisecond)
+	}
+	cases := map[time.Duration]int64{0: 0, time.Millisecond: 1, 50 * time.Millisecond: 50, 99*time.Millisecond + 500*time.Microsecond: 99, time.Second: 100}
+	for v, want := range cases {
+		if got := h.CountAtOrBelow(v); got != want {
+			t.Errorf("CountAtOrBelow(%v) = %d, want %d", v, got, want)
+		}
+	}
+	if New().CountAtOrBelow(time.Second) != 0 {
+		t.Error("empty histogram counts something")
+	}
+}

@@ -69,6 +69,7 @@ type Result struct {
 	Params   map[string]any `json:"params,omitempty"`
 	Disk     *Disk          `json:"disk,omitempty"`
 	Bench    *Bench         `json:"bench,omitempty"`
+	Target   *Target        `json:"target,omitempty"`
 	Server   *Server        `json:"server,omitempty"`
 	Checks   []Check        `json:"checks,omitempty"`
 	Findings []Finding      `json:"findings,omitempty"`
@@ -208,6 +209,7 @@ type Bench struct {
 	Series         []Sample `json:"series,omitempty"`
 	// ClientCPU is the fraction of the client machine's CPUs the tool used.
 	ClientCPU float64 `json:"client_cpu,omitempty"`
+	BenchDetail
 }
 
 // Sample is one interval (usually one second) of a time series.
