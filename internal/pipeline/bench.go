@@ -227,7 +227,9 @@ func deleteKeys(ctx context.Context, c *cluster.Client, prefix string, compact b
 
 // cpuFraction is the share of the machine's CPUs this process used.
 func cpuFraction(a, b syscall.Rusage, elapsed time.Duration) float64 {
-	tv := func(t syscall.Timeval) time.Duration { return time.Duration(t.Sec)*time.Second + time.Duration(t.Usec)*time.Microsecond }
+	tv := func(t syscall.Timeval) time.Duration {
+		return time.Duration(t.Sec)*time.Second + time.Duration(t.Usec)*time.Microsecond
+	}
 	used := tv(b.Utime) - tv(a.Utime) + tv(b.Stime) - tv(a.Stime)
 	cpus := sysinfo.HostEnv().CPUs
 	if elapsed <= 0 || cpus == 0 {
