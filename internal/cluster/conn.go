@@ -225,3 +225,23 @@ func speaksTLS(ctx context.Context, addr string, timeout time.Duration) bool {
 	conn.Close()
 	return true
 }
+
+// Direct returns what a client needs to speak gRPC to endpoint itself:
+// its host:port and the TLS configuration (nil for plain). It is false when
+// requests need an auth token, which only etcd's client maintains.
+func (c *Client) Direct(ep string) (addr string, tc *tls.Config, ok bool) {
+	if c.opts.User != "" {
+		return "", nil, false
+	}
+	e, err := parseEndpoint(ep, false)
+	if err != nil {
+		return "", nil, false
+	}
+	if e.tls(c.opts.TLSConfigured()) {
+		tc = c.tls
+		if tc == nil {
+			tc = &tls.Config{MinVersion: tls.VersionTLS12}
+		}
+	}
+	return e.addr, tc, true
+}

@@ -16,7 +16,7 @@ import (
 // One embedded etcd serves every test of the package.
 var (
 	target *cluster.Target
-	conns  []*clientv3.Client
+	conns  []Conn
 )
 
 func TestMain(m *testing.M) {
@@ -31,16 +31,18 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	for range 2 {
-		c, err := target.Client().NewConn(context.Background())
+		ep := target.Members()[0].ClientURL
+		c, err := target.Client().NewConn(context.Background(), ep)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
-		conns = append(conns, c)
+		addr, tc, _ := target.Client().Direct(ep)
+		conns = append(conns, Conn{Client: c, Addr: addr, TLS: tc})
 	}
 	code := m.Run()
 	for _, c := range conns {
-		c.Close()
+		c.Client.Close()
 	}
 	target.Close()
 	os.RemoveAll(dir)
@@ -206,13 +208,14 @@ func TestCommandTimeoutCountsStalledRequests(t *testing.T) {
 	// request: the watchdog fails each after the timeout, and the run ends.
 	o := base(t, Put)
 	o.Total, o.Clients, o.CommandTimeout = 3, 1, 150*time.Millisecond
-	stall, err := clientv3.New(clientv3.Config{Endpoints: []string{silentListener(t)}})
+	stallAddr := silentListener(t)
+	stall, err := clientv3.New(clientv3.Config{Endpoints: []string{stallAddr}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer stall.Close()
 	start := time.Now()
-	st, err := Run(context.Background(), []*clientv3.Client{stall}, o)
+	st, err := Run(context.Background(), []Conn{{Client: stall, Addr: stallAddr}}, o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,17 +32,17 @@ type op interface {
 	close()
 }
 
-func newOp(ctx context.Context, c *clientv3.Client, o *Options, seed uint64) (op, error) {
+func newOp(ctx context.Context, inv invoker, c *clientv3.Client, o *Options, seed uint64) (op, error) {
 	cc := c.ActiveConnection()
 	rnd := mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	keys := keyGen{prefixLen: len(o.Prefix), space: uint64(max(o.KeySpaceSize, 1)), seq: o.SequentialKeys, rnd: rnd}
 	switch o.Workload {
 	case Put:
-		return &putOp{cc: cc, keys: keys, req: &pb.PutRequest{Key: keyBuf(o), Value: value(o.ValSize)}, resp: &pb.PutResponse{}}, nil
+		return &putOp{inv: inv, keys: keys, req: &pb.PutRequest{Key: keyBuf(o), Value: value(o.ValSize)}, resp: &pb.PutResponse{}}, nil
 	case Range:
-		return &rangeOp{cc: cc, req: rangeRequest(o), resp: &pb.RangeResponse{}}, nil
+		return &rangeOp{inv: inv, req: rangeRequest(o), resp: &pb.RangeResponse{}}, nil
 	case TxnPut:
-		t := &txnPutOp{cc: cc, keys: keys, n: int64(o.TxnOps), req: &pb.TxnRequest{}, resp: &pb.TxnResponse{}}
+		t := &txnPutOp{inv: inv, keys: keys, n: int64(o.TxnOps), req: &pb.TxnRequest{}, resp: &pb.TxnResponse{}}
 		val := value(o.ValSize)
 		for range o.TxnOps {
 			put := &pb.PutRequest{Key: keyBuf(o), Value: val}
@@ -51,7 +51,7 @@ func newOp(ctx context.Context, c *clientv3.Client, o *Options, seed uint64) (op
 		}
 		return t, nil
 	case TxnMixed:
-		m := &txnMixedOp{cc: cc, keys: keys, rnd: rnd, readShare: o.RWRatio / (1 + o.RWRatio), resp: &pb.TxnResponse{}}
+		m := &txnMixedOp{inv: inv, keys: keys, rnd: rnd, readShare: o.RWRatio / (1 + o.RWRatio), resp: &pb.TxnResponse{}}
 		rr := &pb.RangeRequest{Key: []byte(o.Prefix), RangeEnd: []byte(PrefixEnd(o.Prefix)), Limit: o.Limit, Serializable: o.Serializable}
 		m.read = &pb.TxnRequest{Success: []*pb.RequestOp{{Request: &pb.RequestOp_RequestRange{RequestRange: rr}}}}
 		m.put = &pb.PutRequest{Key: keyBuf(o), Value: value(o.ValSize)}
@@ -105,7 +105,7 @@ func rangeRequest(o *Options) *pb.RangeRequest {
 }
 
 type putOp struct {
-	cc   *grpc.ClientConn
+	inv  invoker
 	keys keyGen
 	req  *pb.PutRequest
 	resp *pb.PutResponse
@@ -113,19 +113,19 @@ type putOp struct {
 
 func (p *putOp) do(ctx context.Context, i int64) (int, error) {
 	putKey(p.req.Key, p.keys.prefixLen, p.keys.pick(uint64(i)))
-	return 0, p.cc.Invoke(ctx, pb.KV_Put_FullMethodName, p.req, p.resp, callOpts...)
+	return 0, p.inv.invoke(ctx, pb.KV_Put_FullMethodName, p.req, p.resp)
 }
 
 func (p *putOp) close() {}
 
 type rangeOp struct {
-	cc   *grpc.ClientConn
+	inv  invoker
 	req  *pb.RangeRequest
 	resp *pb.RangeResponse
 }
 
 func (r *rangeOp) do(ctx context.Context, _ int64) (int, error) {
-	return 0, r.cc.Invoke(ctx, pb.KV_Range_FullMethodName, r.req, r.resp, callOpts...)
+	return 0, r.inv.invoke(ctx, pb.KV_Range_FullMethodName, r.req, r.resp)
 }
 
 func (r *rangeOp) close() {}
@@ -133,7 +133,7 @@ func (r *rangeOp) close() {}
 // txnPutOp puts keys (i*n + j) mod the key space, j < n, in one
 // transaction, as etcd's txn-put does.
 type txnPutOp struct {
-	cc   *grpc.ClientConn
+	inv  invoker
 	keys keyGen
 	n    int64
 	puts []*pb.PutRequest
@@ -145,7 +145,7 @@ func (t *txnPutOp) do(ctx context.Context, i int64) (int, error) {
 	for j, p := range t.puts {
 		putKey(p.Key, t.keys.prefixLen, uint64(i*t.n+int64(j))%t.keys.space)
 	}
-	return 0, t.cc.Invoke(ctx, pb.KV_Txn_FullMethodName, t.req, t.resp, callOpts...)
+	return 0, t.inv.invoke(ctx, pb.KV_Txn_FullMethodName, t.req, t.resp)
 }
 
 func (t *txnPutOp) close() {}
@@ -153,7 +153,7 @@ func (t *txnPutOp) close() {}
 // txnMixedOp sends a range over the prefix with probability
 // rw/(1+rw), else a put of key i mod the key space, each in a transaction.
 type txnMixedOp struct {
-	cc          *grpc.ClientConn
+	inv         invoker
 	keys        keyGen
 	rnd         *mrand.Rand
 	readShare   float64
@@ -164,10 +164,10 @@ type txnMixedOp struct {
 
 func (m *txnMixedOp) do(ctx context.Context, i int64) (int, error) {
 	if m.rnd.Float64() < m.readShare {
-		return 0, m.cc.Invoke(ctx, pb.KV_Txn_FullMethodName, m.read, m.resp, callOpts...)
+		return 0, m.inv.invoke(ctx, pb.KV_Txn_FullMethodName, m.read, m.resp)
 	}
 	putKey(m.put.Key, m.keys.prefixLen, uint64(i)%m.keys.space)
-	return 1, m.cc.Invoke(ctx, pb.KV_Txn_FullMethodName, m.write, m.resp, callOpts...)
+	return 1, m.inv.invoke(ctx, pb.KV_Txn_FullMethodName, m.write, m.resp)
 }
 
 func (m *txnMixedOp) close() {}

@@ -86,6 +86,10 @@ type Options struct {
 	// LeaseTTL is the TTL of lease-keepalive's leases, in seconds.
 	LeaseTTL int64
 
+	// ClientOnly sends every request through etcd's client instead of the
+	// lean HTTP/2 path (for comparisons).
+	ClientOnly bool
+
 	// Seed makes random keys reproducible; 0 picks one.
 	Seed uint64
 

@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // Run drives the workload over conns (the clients are spread over them)
@@ -16,7 +15,7 @@ import (
 // returns what was measured so far with ctx's error. Everything the run
 // creates besides keys under the prefix (leases) is removed before it
 // returns.
-func Run(ctx context.Context, conns []*clientv3.Client, o Options) (*Stats, error) {
+func Run(ctx context.Context, conns []Conn, o Options) (*Stats, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
@@ -27,11 +26,16 @@ func Run(ctx context.Context, conns []*clientv3.Client, o Options) (*Stats, erro
 		o.Progress = &Progress{}
 	}
 	o.Progress.total.Store(o.Total)
+	for i, c := range conns {
+		if c.Client == nil {
+			return nil, fmt.Errorf("connection %d has no etcd client", i)
+		}
+	}
 	if o.Workload == WatchLatency {
 		return runWatch(ctx, conns, o)
 	}
 	if o.Workload == Range && o.Prefill > 0 {
-		if err := prefill(ctx, conns[0], o); err != nil {
+		if err := prefill(ctx, conns[0].Client, o); err != nil {
 			return nil, err
 		}
 	}
@@ -65,8 +69,23 @@ type worker struct {
 
 const expired = -1
 
-func runUnary(ctx context.Context, conns []*clientv3.Client, o Options) (*Stats, error) {
+func runUnary(ctx context.Context, conns []Conn, o Options) (*Stats, error) {
 	parts := partNames(o.Workload)
+	links := make([]*h2link, len(conns))
+	for i, c := range conns {
+		if c.Addr != "" && !o.ClientOnly {
+			// Clients i, i+len(conns), ... share connection i.
+			clients := (o.Clients - i + len(conns) - 1) / len(conns)
+			links[i] = newH2Link(c.Addr, c.TLS, clients)
+		}
+	}
+	defer func() {
+		for _, l := range links {
+			if l != nil {
+				l.close()
+			}
+		}
+	}()
 	seed := o.Seed
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano())
@@ -76,7 +95,14 @@ func runUnary(ctx context.Context, conns []*clientv3.Client, o Options) (*Stats,
 	// Setting up (e.g. granting leases) happens before the clock starts.
 	var setupErr error
 	for i := range workers {
-		op, err := newOp(ctx, conns[i%len(conns)], &o, seed+uint64(i))
+		c := conns[i%len(conns)]
+		var inv invoker = grpcInvoker{c.Client.ActiveConnection()}
+		if l := links[i%len(conns)]; l != nil {
+			h := &h2Invoker{link: l, call: newH2Call(), fallback: grpcInvoker{c.Client.ActiveConnection()}}
+			defer h.close()
+			inv = h
+		}
+		op, err := newOp(ctx, inv, c.Client, &o, seed+uint64(i))
 		if err != nil {
 			setupErr = err
 			break

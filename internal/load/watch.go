@@ -21,13 +21,13 @@ const ringSize = 1 << 16
 // WatchersPerStream watchers on one key under the prefix, and puts of that
 // key at Rate per second. etcd's benchmark measures from the put's
 // response instead, which leaves out the put's own commit.
-func runWatch(ctx context.Context, conns []*clientv3.Client, o Options) (*Stats, error) {
+func runWatch(ctx context.Context, conns []Conn, o Options) (*Stats, error) {
 	key := KeyName(o.Prefix, o.KeySize, 0)
 	wctx, wcancel := context.WithCancel(ctx)
 	defer wcancel()
 	watchers := make([]clientv3.Watcher, o.Streams)
 	for s := range watchers {
-		watchers[s] = clientv3.NewWatcher(conns[s%len(conns)])
+		watchers[s] = clientv3.NewWatcher(conns[s%len(conns)].Client)
 		defer watchers[s].Close()
 	}
 	var opts []clientv3.OpOption
@@ -90,7 +90,7 @@ func runWatch(ctx context.Context, conns []*clientv3.Client, o Options) (*Stats,
 	go smp.run(interval, stopSampler, samplerDone)
 
 	start := time.Now()
-	puts := sendPuts(ctx, conns[0], &o, key, putRec, &sendAt, base, start)
+	puts := sendPuts(ctx, conns[0].Client, &o, key, putRec, &sendAt, base, start)
 	expected.Store(puts)
 	close(allSent)
 	// Give the last events the command timeout to arrive.

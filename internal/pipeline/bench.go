@@ -91,7 +91,7 @@ func Bench(ctx context.Context, o BenchOptions) (res *result.Result, err error) 
 	conns, err := openConns(ctx, t, o)
 	defer func() {
 		for _, c := range conns {
-			c.Close()
+			c.Client.Close()
 		}
 	}()
 	if err != nil {
@@ -177,7 +177,7 @@ func targetSection(t *cluster.Target) *result.Target {
 
 // openConns opens the connections the clients share: all to the leader
 // with TargetLeader, else one endpoint each in turn, as etcd's benchmark.
-func openConns(ctx context.Context, t *cluster.Target, o BenchOptions) ([]*clientv3.Client, error) {
+func openConns(ctx context.Context, t *cluster.Target, o BenchOptions) ([]load.Conn, error) {
 	eps := t.Client().Options().Endpoints
 	if o.TargetLeader {
 		l, ok := t.Leader()
@@ -187,13 +187,18 @@ func openConns(ctx context.Context, t *cluster.Target, o BenchOptions) ([]*clien
 		eps = []string{l.ClientURL}
 	}
 	n := max(o.Conns, 1)
-	conns := make([]*clientv3.Client, 0, n)
+	conns := make([]load.Conn, 0, n)
 	for i := range n {
-		c, err := t.Client().NewConn(ctx, eps[i%len(eps)])
+		ep := eps[i%len(eps)]
+		c, err := t.Client().NewConn(ctx, ep)
 		if err != nil {
 			return conns, fmt.Errorf("open connection %d of %d: %w", i+1, n, err)
 		}
-		conns = append(conns, c)
+		lc := load.Conn{Client: c}
+		if addr, tc, ok := t.Client().Direct(ep); ok {
+			lc.Addr, lc.TLS = addr, tc
+		}
+		conns = append(conns, lc)
 	}
 	return conns, nil
 }
