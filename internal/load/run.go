@@ -7,7 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
 )
 
 // Run drives the workload over conns (the clients are spread over them)
