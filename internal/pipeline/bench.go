@@ -375,19 +375,22 @@ func consistency(serializable bool) string {
 // verdict and the summary to res.
 func JudgeBench(res *result.Result, criteria []check.Criterion) {
 	if s := res.Server; s != nil {
-		add := func(id string, v float64) {
+		add := func(id string, v float64, bound bool) {
 			if c, ok := check.Lookup(criteria, id); ok {
-				res.Checks = append(res.Checks, check.Evaluate(c, v))
+				ch := check.Evaluate(c, v)
+				ch.Bound = bound
+				res.Checks = append(res.Checks, ch)
 			}
 		}
+		atFloor := func(l *result.Latency) bool { return l.Bucketed && l.Resolution > 0 && l.P99 <= l.Resolution }
 		if s.WALFsync != nil && s.WALFsync.Count > 0 {
-			add(check.WALFsyncP99, s.WALFsync.P99)
+			add(check.WALFsyncP99, s.WALFsync.P99, atFloor(s.WALFsync))
 		}
 		if s.BackendCommit != nil && s.BackendCommit.Count > 0 {
-			add(check.BackendCommitP99, s.BackendCommit.P99)
+			add(check.BackendCommitP99, s.BackendCommit.P99, atFloor(s.BackendCommit))
 		}
-		add(check.LeaderChanges, s.LeaderChanges)
-		add(check.ProposalsFailed, s.ProposalsFailed)
+		add(check.LeaderChanges, s.LeaderChanges, false)
+		add(check.ProposalsFailed, s.ProposalsFailed, false)
 	}
 	res.Findings = diagnose.Run(res)
 	res.Verdict = diagnose.Verdict(res.Checks, res.Findings)

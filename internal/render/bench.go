@@ -44,7 +44,11 @@ func benchText(w io.Writer, r *result.Result) error {
 		if p.Latency == nil {
 			continue
 		}
-		fmt.Fprintf(w, "\n%s summary: %d requests", partTitle(b.Workload, p.Name), p.Ops)
+		noun := "requests"
+		if p.Name == "watch" {
+			noun = "events"
+		}
+		fmt.Fprintf(w, "\n%s summary: %d %s", partTitle(b.Workload, p.Name), p.Ops, noun)
 		if p.Errors > 0 {
 			fmt.Fprintf(w, ", %d failed", p.Errors)
 		}
@@ -88,6 +92,9 @@ func targetLine(r *result.Result) string {
 
 func loadLine(r *result.Result) string {
 	b := r.Bench
+	if b.Workload == "watch-latency" {
+		return watchLine(r)
+	}
 	var parts []string
 	if t, ok := r.Params["total"]; ok {
 		parts = append(parts, fmt.Sprintf("%v requests", t))
@@ -110,6 +117,22 @@ func loadLine(r *result.Result) string {
 		parts = append(parts, "keys under "+p)
 	}
 	return strings.Join(parts, ", ")
+}
+
+func watchLine(r *result.Result) string {
+	b := r.Bench
+	s := fmt.Sprintf("%v puts at %g/s", r.Params["total"], b.Rate)
+	if d, ok := r.Params["duration"].(float64); ok {
+		s = fmt.Sprintf("puts at %g/s for %s", b.Rate, units.Seconds(d))
+	}
+	s += fmt.Sprintf(", %v streams x %v watchers over %d connection", r.Params["streams"], r.Params["watchers_per_stream"], b.Conns)
+	if b.Conns != 1 {
+		s += "s"
+	}
+	if p, ok := r.Params["prefix"].(string); ok {
+		s += ", keys under " + p
+	}
+	return s
 }
 
 // secs prints seconds as etcd's benchmark does (%4.4f secs).

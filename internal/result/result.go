@@ -264,7 +264,10 @@ type Check struct {
 	Limit float64  `json:"limit"`
 	Warn  *float64 `json:"warn,omitempty"`
 	// Op tells how observed compares with limit to pass: "<", "<=", ">=".
-	Op     string `json:"op"`
+	Op string `json:"op"`
+	// Bound is true when Observed is only an upper bound: a quantile in
+	// the lowest bucket of etcd's histogram ("<= 1ms").
+	Bound  bool   `json:"bound,omitempty"`
 	Unit   string `json:"unit"`
 	Source string `json:"source,omitempty"`
 }
