@@ -274,7 +274,7 @@ func TestBenchInterruptCleansUp(t *testing.T) {
 			t.Errorf("embedded %v: %d keys left in the external etcd", embedded, n)
 		}
 		// No member process outlives the run.
-		if out, _ := exec.Command("pgrep", "-f", "--data-dir "+dir).Output(); embedded && len(out) > 0 {
+		if out, _ := exec.Command("pgrep", "-f", "--", "--data-dir "+dir).Output(); embedded && len(out) > 0 {
 			t.Errorf("member processes left: %s", out)
 		}
 	}
