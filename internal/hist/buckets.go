@@ -2,22 +2,33 @@ package hist
 
 import "time"
 
-// CountAtOrBelow returns how many recorded values are at or below v, to
-// the histogram's precision: values that share v's HDR bucket count as at
-// or below it.
-func (h *Histogram) CountAtOrBelow(v time.Duration) int64 {
-	if h.count == 0 || int64(v) < h.min {
-		return 0
+// CountsAtOrBelow returns, for each bound (ascending), how many recorded
+// values are at or below it, to the histogram's precision: values that
+// share a bound's HDR bucket count as at or below it. It walks the
+// histogram once.
+func (h *Histogram) CountsAtOrBelow(bounds []time.Duration) []int64 {
+	out := make([]int64, len(bounds))
+	if h.count == 0 {
+		return out
 	}
-	if int64(v) >= h.max {
-		return h.count
-	}
+	dist := h.h.Distribution()
 	var n int64
-	for _, b := range h.h.Distribution() {
-		if b.From > int64(v) {
-			break
+	j := 0
+	for i, b := range bounds {
+		v := int64(b)
+		switch {
+		case v < h.min:
+			out[i] = 0
+			continue
+		case v >= h.max:
+			out[i] = h.count
+			continue
 		}
-		n += b.Count
+		for j < len(dist) && dist[j].From <= v {
+			n += dist[j].Count
+			j++
+		}
+		out[i] = min(n, h.count)
 	}
-	return min(n, h.count)
+	return out
 }

@@ -150,18 +150,20 @@ func BenchmarkRecord(b *testing.B) {
 	}
 }
 
-func TestCountAtOrBelow(t *testing.T) {
+func TestCountsAtOrBelow(t *testing.T) {
 	h := New()
 	for i := 1; i <= 100; i++ {
 		h.Record(time.Duration(i) * time.Millisecond)
 	}
-	cases := map[time.Duration]int64{0: 0, time.Millisecond: 1, 50 * time.Millisecond: 50, 99*time.Millisecond + 500*time.Microsecond: 99, time.Second: 100}
-	for v, want := range cases {
-		if got := h.CountAtOrBelow(v); got != want {
-			t.Errorf("CountAtOrBelow(%v) = %d, want %d", v, got, want)
+	bounds := []time.Duration{0, time.Millisecond, 50 * time.Millisecond, 99*time.Millisecond + 500*time.Microsecond, time.Second}
+	want := []int64{0, 1, 50, 99, 100}
+	got := h.CountsAtOrBelow(bounds)
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("CountsAtOrBelow(%v) = %d, want %d", bounds[i], got[i], want[i])
 		}
 	}
-	if New().CountAtOrBelow(time.Second) != 0 {
+	if New().CountsAtOrBelow([]time.Duration{time.Second})[0] != 0 {
 		t.Error("empty histogram counts something")
 	}
 }

@@ -89,11 +89,7 @@ func Bench(ctx context.Context, o BenchOptions) (res *result.Result, err error) 
 	}
 
 	conns, err := openConns(ctx, t, o)
-	defer func() {
-		for _, c := range conns {
-			c.Client.Close()
-		}
-	}()
+	defer closeConns(conns)
 	if err != nil {
 		return nil, err
 	}
@@ -177,6 +173,9 @@ func targetSection(t *cluster.Target) *result.Target {
 
 // openConns opens the connections the clients share: all to the leader
 // with TargetLeader, else one endpoint each in turn, as etcd's benchmark.
+// When the load speaks HTTP/2 itself (put, range, txn without auth), each
+// connection is its own, and etcd's client, only a fallback for large
+// requests, is opened once per endpoint.
 func openConns(ctx context.Context, t *cluster.Target, o BenchOptions) ([]load.Conn, error) {
 	eps := t.Client().Options().Endpoints
 	if o.TargetLeader {
@@ -186,21 +185,39 @@ func openConns(ctx context.Context, t *cluster.Target, o BenchOptions) ([]load.C
 		}
 		eps = []string{l.ClientURL}
 	}
+	lean := o.Load.Workload != load.WatchLatency && o.Load.Workload != load.LeaseKeepalive && !o.Load.ClientOnly
+	shared := map[string]*clientv3.Client{}
 	n := max(o.Conns, 1)
 	conns := make([]load.Conn, 0, n)
 	for i := range n {
 		ep := eps[i%len(eps)]
-		c, err := t.Client().NewConn(ctx, ep)
-		if err != nil {
-			return conns, fmt.Errorf("open connection %d of %d: %w", i+1, n, err)
+		addr, tc, direct := t.Client().Direct(ep)
+		c := shared[ep]
+		if c == nil || !(lean && direct) {
+			var err error
+			if c, err = t.Client().NewConn(ctx, ep); err != nil {
+				return conns, fmt.Errorf("open connection %d of %d: %w", i+1, n, err)
+			}
+			shared[ep] = c
 		}
 		lc := load.Conn{Client: c}
-		if addr, tc, ok := t.Client().Direct(ep); ok {
+		if direct {
 			lc.Addr, lc.TLS = addr, tc
 		}
 		conns = append(conns, lc)
 	}
 	return conns, nil
+}
+
+// closeConns closes each etcd client once.
+func closeConns(conns []load.Conn) {
+	seen := map[*clientv3.Client]bool{}
+	for _, c := range conns {
+		if !seen[c.Client] {
+			seen[c.Client] = true
+			c.Client.Close()
+		}
+	}
 }
 
 func countKeys(ctx context.Context, c *cluster.Client, prefix string) (int64, error) {
@@ -287,16 +304,17 @@ func responseHistogram(h *hist.Histogram) []result.HistogramBucket {
 	const steps = 10
 	lo, hi := h.Min(), h.Max()
 	step := (hi - lo) / steps
-	var out []result.HistogramBucket
+	bounds := make([]time.Duration, steps+1)
+	for i := range bounds {
+		bounds[i] = lo + time.Duration(i)*step
+	}
+	bounds[steps] = hi
+	counts := h.CountsAtOrBelow(bounds)
+	out := make([]result.HistogramBucket, len(bounds))
 	var prev int64
-	for i := 0; i <= steps; i++ {
-		bound := lo + time.Duration(i)*step
-		if i == steps {
-			bound = hi
-		}
-		n := h.CountAtOrBelow(bound)
-		out = append(out, result.HistogramBucket{LE: bound.Seconds(), Count: n - prev})
-		prev = n
+	for i, b := range bounds {
+		out[i] = result.HistogramBucket{LE: b.Seconds(), Count: counts[i] - prev}
+		prev = counts[i]
 	}
 	return out
 }
