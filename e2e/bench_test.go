@@ -274,10 +274,28 @@ func TestBenchInterruptCleansUp(t *testing.T) {
 			t.Errorf("embedded %v: %d keys left in the external etcd", embedded, n)
 		}
 		// No member process outlives the run.
-		if out, _ := exec.Command("pgrep", "-f", "--", "--data-dir "+dir).Output(); embedded && len(out) > 0 {
-			t.Errorf("member processes left: %s", out)
+		if left := processesWith(t, "--data-dir\x00"+dir); embedded && len(left) > 0 {
+			t.Errorf("member processes left: %v", left)
 		}
 	}
+}
+
+// processesWith lists the processes whose command line (NUL-separated
+// arguments) contains s.
+func processesWith(t *testing.T, s string) []string {
+	t.Helper()
+	procs, err := filepath.Glob("/proc/[0-9]*/cmdline")
+	if err != nil || len(procs) == 0 {
+		t.Fatalf("cannot list processes: %v", err)
+	}
+	var found []string
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err == nil && strings.Contains(string(b), s) {
+			found = append(found, strings.ReplaceAll(string(b), "\x00", " "))
+		}
+	}
+	return found
 }
 
 func TestBenchUsageErrors(t *testing.T) {

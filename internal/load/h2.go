@@ -294,6 +294,10 @@ func (c *h2conn) unary(ctx context.Context, cl *h2call, headers []byte, req prot
 		c.out = append(append(c.out[:0], c.pending...), b...)
 		out = c.out
 		c.pending = c.pending[:0]
+		// The timer's function would run in a goroutine of its own for
+		// nothing.
+		c.flushT.Stop()
+		c.armed = false
 	}
 	c.pmu.Unlock()
 	_, err = c.conn.Write(out)
