@@ -38,7 +38,7 @@ func Connect(ctx context.Context, o ConnOptions) (*Client, error) {
 	eps := make([]endpoint, len(o.Endpoints))
 	needTLS := false
 	for i, raw := range o.Endpoints {
-		eps[i], _ = parseEndpoint(raw, false)
+		eps[i], _ = parseEndpoint(raw)
 		needTLS = needTLS || eps[i].scheme == "https"
 	}
 	tc, err := tlsConfig(o, needTLS)
@@ -233,7 +233,7 @@ func (c *Client) Direct(ep string) (addr string, tc *tls.Config, ok bool) {
 	if c.opts.User != "" {
 		return "", nil, false
 	}
-	e, err := parseEndpoint(ep, false)
+	e, err := parseEndpoint(ep)
 	if err != nil {
 		return "", nil, false
 	}

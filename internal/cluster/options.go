@@ -61,7 +61,7 @@ func (o ConnOptions) Validate() error {
 		return errors.New("no endpoint given")
 	}
 	for _, ep := range o.Endpoints {
-		if _, err := parseEndpoint(ep, false); err != nil {
+		if _, err := parseEndpoint(ep); err != nil {
 			return err
 		}
 	}
@@ -91,7 +91,7 @@ func (e endpoint) tls(tlsConfigured bool) bool {
 	return e.scheme == "https" || (e.scheme == "" && tlsConfigured)
 }
 
-func parseEndpoint(ep string, _ bool) (endpoint, error) {
+func parseEndpoint(ep string) (endpoint, error) {
 	e := endpoint{raw: ep}
 	s := strings.TrimSpace(ep)
 	if s == "" {
@@ -114,12 +114,4 @@ func parseEndpoint(ep string, _ bool) (endpoint, error) {
 	}
 	e.host, e.addr = host, s
 	return e, nil
-}
-
-// clientURL returns the endpoint as a URL with a scheme.
-func (e endpoint) clientURL(tlsConfigured bool) string {
-	if e.tls(tlsConfigured) {
-		return "https://" + e.addr
-	}
-	return "http://" + e.addr
 }
