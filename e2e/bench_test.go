@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,24 +18,14 @@ import (
 	"github.com/etcdperf/etcdperf/internal/testutil"
 )
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // startServer runs `etcdperf server` as a user's external etcd and
 // returns its endpoint and a client of the test's own.
 func startServer(t *testing.T) (string, *clientv3.Client) {
 	t.Helper()
 	dir := t.TempDir()
-	ep := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	ep := fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(t))
 	cmd := exec.Command(testutil.Binary(t), "server", "--data-dir", filepath.Join(dir, "data"),
-		"--listen-client-url", "http://"+ep, "--listen-peer-url", fmt.Sprintf("http://127.0.0.1:%d", freePort(t)),
+		"--listen-client-url", "http://"+ep, "--listen-peer-url", fmt.Sprintf("http://127.0.0.1:%d", testutil.FreePort(t)),
 		"--log-file", filepath.Join(dir, "etcd.log"))
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -193,31 +182,18 @@ func TestBenchSampleCSVAndPrefix(t *testing.T) {
 }
 
 func TestBenchUnreachableEndpoint(t *testing.T) {
-	closed := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	closed := fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(t))
 	start := time.Now()
 	r := testutil.RunBinary(t, 30*time.Second, "bench", "put", "--endpoints", closed, "--dial-timeout", "2s")
 	if r.Code != 2 || !strings.Contains(r.Stderr, closed) || !strings.Contains(r.Stderr, "unreachable") || time.Since(start) > 10*time.Second {
 		t.Errorf("refused: exit %d in %v, stderr %q", r.Code, time.Since(start), r.Stderr)
 	}
 	// A port that accepts and never answers: the dial timeout ends it.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			defer c.Close()
-		}
-	}()
+	silent := testutil.SilentListener(t)
 	start = time.Now()
-	r = testutil.RunBinary(t, 30*time.Second, "bench", "put", "--endpoints", l.Addr().String(), "--dial-timeout", "1s")
+	r = testutil.RunBinary(t, 30*time.Second, "bench", "put", "--endpoints", silent, "--dial-timeout", "1s")
 	el := time.Since(start)
-	if r.Code != 2 || !strings.Contains(r.Stderr, l.Addr().String()) || !strings.Contains(r.Stderr, "no answer") || el > 8*time.Second {
+	if r.Code != 2 || !strings.Contains(r.Stderr, silent) || !strings.Contains(r.Stderr, "no answer") || el > 8*time.Second {
 		t.Errorf("silent: exit %d in %v, stderr %q", r.Code, el, r.Stderr)
 	}
 	if strings.Count(strings.TrimSpace(r.Stderr), "\n") > 0 {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -44,30 +43,17 @@ func TestConnectUnreachableAndSilent(t *testing.T) {
 	}
 
 	// A listener that accepts and never answers: the dial timeout ends it.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			defer c.Close()
-		}
-	}()
+	silent := testutil.SilentListener(t)
 	start = time.Now()
-	_, err = Connect(context.Background(), ConnOptions{Endpoints: []string{l.Addr().String()}, DialTimeout: 700 * time.Millisecond})
+	_, err = Connect(context.Background(), ConnOptions{Endpoints: []string{silent}, DialTimeout: 700 * time.Millisecond})
 	el := time.Since(start)
-	wantReason(t, "silent", err, Timeout, l.Addr().String())
+	wantReason(t, "silent", err, Timeout, silent)
 	if el > 2*time.Second {
 		t.Errorf("a silent endpoint took %v with a 700ms dial timeout", el)
 	}
 	// The same over TLS: the handshake is bounded too.
 	start = time.Now()
-	_, err = Connect(context.Background(), ConnOptions{Endpoints: []string{"https://" + l.Addr().String()}, DialTimeout: 700 * time.Millisecond, InsecureSkipTLSVerify: true})
+	_, err = Connect(context.Background(), ConnOptions{Endpoints: []string{"https://" + silent}, DialTimeout: 700 * time.Millisecond, InsecureSkipTLSVerify: true})
 	wantReason(t, "silent TLS", err, Timeout)
 	if el := time.Since(start); el > 2*time.Second {
 		t.Errorf("a silent TLS endpoint took %v", el)
@@ -169,23 +155,7 @@ func TestConnectAuth(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tg.Close()
-	cli := tg.Client()
-	for _, step := range []func() error{
-		func() error { _, err := cli.UserAdd(ctx, "root", "rootpw"); return err },
-		func() error { _, err := cli.UserGrantRole(ctx, "root", "root"); return err },
-		func() error { _, err := cli.UserAdd(ctx, "bench", "s3cret"); return err },
-		func() error { _, err := cli.RoleAdd(ctx, "bench"); return err },
-		func() error {
-			_, err := cli.RoleGrantPermission(ctx, "bench", "/etcdperf/", "/etcdperf0", 2) // READWRITE
-			return err
-		},
-		func() error { _, err := cli.UserGrantRole(ctx, "bench", "bench"); return err },
-		func() error { _, err := cli.AuthEnable(ctx); return err },
-	} {
-		if err := step(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testutil.EnableAuth(t, tg.Client().Client, "bench", "s3cret", "/etcdperf/")
 	ep := tg.Members()[0].ClientURL
 	o := ConnOptions{Endpoints: []string{ep}, User: "bench", Password: "s3cret", DialTimeout: 3 * time.Second}
 	c, err := Connect(ctx, o)

@@ -7,18 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-func assertEmpty(t *testing.T, dir string) {
-	t.Helper()
-	left, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(left) > 0 {
-		t.Errorf("left behind in %s: %v", dir, left)
-	}
-}
+	"github.com/etcdperf/etcdperf/internal/testutil"
+)
 
 func TestEmbeddedSingleMember(t *testing.T) {
 	dir := t.TempDir()
@@ -52,7 +43,7 @@ func TestEmbeddedSingleMember(t *testing.T) {
 	if err := tg.Close(); err != nil {
 		t.Fatal(err)
 	}
-	assertEmpty(t, dir)
+	testutil.AssertEmptyDir(t, dir)
 }
 
 func TestEmbeddedThreeMemberProcesses(t *testing.T) {
@@ -99,7 +90,7 @@ func TestEmbeddedThreeMemberProcesses(t *testing.T) {
 	if err := tg.Close(); err != nil {
 		t.Fatal(err)
 	}
-	assertEmpty(t, dir)
+	testutil.AssertEmptyDir(t, dir)
 }
 
 func TestEmbeddedStartFailsCleanly(t *testing.T) {
@@ -115,7 +106,7 @@ func TestEmbeddedStartFailsCleanly(t *testing.T) {
 	if time.Since(start) > 10*time.Second {
 		t.Errorf("failure took %v", time.Since(start))
 	}
-	assertEmpty(t, dir)
+	testutil.AssertEmptyDir(t, dir)
 
 	// A start cancelled midway removes what it made.
 	ctx, cancel := context.WithCancel(context.Background())
@@ -123,7 +114,7 @@ func TestEmbeddedStartFailsCleanly(t *testing.T) {
 	if _, err := Open(ctx, TargetOptions{DataDir: dir, RunID: "cancelled"}); err == nil {
 		t.Error("a cancelled start succeeded")
 	}
-	assertEmpty(t, dir)
+	testutil.AssertEmptyDir(t, dir)
 
 	if _, err := Open(context.Background(), TargetOptions{DataDir: filepath.Join(dir, "missing"), RunID: "x"}); err == nil || !strings.Contains(err.Error(), "--data-dir") {
 		t.Errorf("missing data dir: %v", err)

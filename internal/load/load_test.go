@@ -11,6 +11,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/testutil"
 )
 
 // One embedded etcd serves every test of the package.
@@ -208,7 +209,7 @@ func TestCommandTimeoutCountsStalledRequests(t *testing.T) {
 	// request: the watchdog fails each after the timeout, and the run ends.
 	o := base(t, Put)
 	o.Total, o.Clients, o.CommandTimeout = 3, 1, 150*time.Millisecond
-	stallAddr := silentListener(t)
+	stallAddr := testutil.SilentListener(t)
 	stall, err := clientv3.New(clientv3.Config{Endpoints: []string{stallAddr}})
 	if err != nil {
 		t.Fatal(err)

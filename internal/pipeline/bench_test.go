@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,17 +21,6 @@ import (
 func putLoad(total int64) load.Options {
 	return load.Options{Workload: load.Put, Clients: 4, Total: total, KeySize: 8, ValSize: 64, KeySpaceSize: 10,
 		SequentialKeys: true, CommandTimeout: 5 * time.Second}
-}
-
-func assertEmptyDir(t *testing.T, dir string) {
-	t.Helper()
-	left, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(left) > 0 {
-		t.Errorf("left behind in %s: %v", dir, left)
-	}
 }
 
 func TestBenchEmbedded(t *testing.T) {
@@ -77,7 +65,7 @@ func TestBenchEmbedded(t *testing.T) {
 	if p, _ := res.Params["prefix"].(string); !strings.HasPrefix(p, "/etcdperf/") {
 		t.Errorf("prefix param %v", res.Params["prefix"])
 	}
-	assertEmptyDir(t, dir)
+	testutil.AssertEmptyDir(t, dir)
 }
 
 // external starts an etcd that the test owns, as a user's cluster.
@@ -149,7 +137,7 @@ func TestBenchTLSAndAuth(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
 	m, err := cluster.StartMember(ctx, cluster.MemberConfig{Name: "tls", DataDir: filepath.Join(dir, "m"),
-		ClientURL: "https://127.0.0.1:" + freePort(t), PeerURL: "http://127.0.0.1:" + freePort(t),
+		ClientURL: fmt.Sprintf("https://127.0.0.1:%d", testutil.FreePort(t)), PeerURL: fmt.Sprintf("http://127.0.0.1:%d", testutil.FreePort(t)),
 		TLS: &cluster.ServerTLS{CertFile: certs.ServerCert, KeyFile: certs.ServerKey, TrustedCAFile: certs.CA, ClientCertAuth: true}})
 	if err != nil {
 		t.Fatal(err)
@@ -170,22 +158,7 @@ func TestBenchTLSAndAuth(t *testing.T) {
 
 	// Auth: a user that may write under /etcdperf/ only.
 	ep, root := external(t)
-	for _, step := range []func() error{
-		func() error { _, err := root.UserAdd(ctx, "root", "rootpw"); return err },
-		func() error { _, err := root.UserGrantRole(ctx, "root", "root"); return err },
-		func() error { _, err := root.UserAdd(ctx, "bench", "s3cret"); return err },
-		func() error { _, err := root.RoleAdd(ctx, "bench"); return err },
-		func() error {
-			_, err := root.RoleGrantPermission(ctx, "bench", "/etcdperf/", clientv3.GetPrefixRangeEnd("/etcdperf/"), clientv3.PermissionType(clientv3.PermReadWrite))
-			return err
-		},
-		func() error { _, err := root.UserGrantRole(ctx, "bench", "bench"); return err },
-		func() error { _, err := root.AuthEnable(ctx); return err },
-	} {
-		if err := step(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testutil.EnableAuth(t, root, "bench", "s3cret", "/etcdperf/")
 	auth := cluster.ConnOptions{Endpoints: []string{ep}, User: "bench", Password: "s3cret"}
 	res, err := Bench(ctx, BenchOptions{Target: cluster.TargetOptions{Conn: auth}, Load: putLoad(100), Conns: 2, Criteria: check.Table})
 	if err != nil || res.Bench.Ops != 100 || len(res.Bench.Errors) != 0 {
@@ -197,16 +170,6 @@ func TestBenchTLSAndAuth(t *testing.T) {
 	if res.Server == nil {
 		t.Error("no server metrics with auth (etcd serves /metrics without auth)")
 	}
-}
-
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := netListen()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()[strings.LastIndex(l.Addr().String(), ":")+1:]
 }
 
 func TestServerSectionAtFloor(t *testing.T) {

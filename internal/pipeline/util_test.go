@@ -2,15 +2,12 @@ package pipeline
 
 import (
 	"fmt"
-	"net"
 	"strings"
 	"testing"
 
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/promscrape"
 )
-
-func netListen() (net.Listener, error) { return net.Listen("tcp", "127.0.0.1:0") }
 
 // scrapeFromText builds a member scrape whose WAL fsync histogram has
 // floor observations in the 1ms bucket out of count.
