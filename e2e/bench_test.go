@@ -123,6 +123,12 @@ func TestBenchSeedWorkload(t *testing.T) {
 	}
 
 	dir := t.TempDir()
+	res = benchResult(t, testutil.RunBinary(t, 2*time.Minute, append(seed, "--data-dir", dir)...))
+	if res.Bench.Ops != 3000 || res.Target.Kind != "embedded" || len(res.Target.Members) != 1 {
+		t.Errorf("embedded: bench %+v target %+v", res.Bench, res.Target)
+	}
+	assertEmptyDir(t, dir)
+
 	res = benchResult(t, testutil.RunBinary(t, 2*time.Minute, append(seed, "--members", "3", "--data-dir", dir)...))
 	if res.Bench.Ops != 3000 || len(res.Target.Members) != 3 || res.Server == nil || len(res.Server.Members) != 3 {
 		t.Errorf("3 members: bench %+v target %+v", res.Bench, res.Target)
