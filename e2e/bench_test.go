@@ -227,8 +227,8 @@ func TestBenchInterruptCleansUp(t *testing.T) {
 		deadline := time.Now().Add(30 * time.Second)
 		for time.Now().Before(deadline) {
 			if embedded {
-				if m, _ := filepath.Glob(filepath.Join(dir, "etcdperf-*", "etcdperf-2.log")); len(m) > 0 {
-					time.Sleep(3 * time.Second)
+				if membersReady(dir, 3) {
+					time.Sleep(time.Second)
 					break
 				}
 			} else if keysUnder(t, cli, "/etcdperf/") > 0 {
@@ -256,10 +256,35 @@ func TestBenchInterruptCleansUp(t *testing.T) {
 			t.Errorf("embedded %v: %d keys left in the external etcd", embedded, n)
 		}
 		// No member process outlives the run.
-		if left := processesWith(t, "--data-dir\x00"+dir); embedded && len(left) > 0 {
+		if left := membersIn(t, dir); embedded && len(left) > 0 {
 			t.Errorf("member processes left: %v", left)
 		}
 	}
+}
+
+// membersReady reports whether n embedded members under dir have logged
+// that they serve clients.
+func membersReady(dir string, n int) bool {
+	logs, _ := filepath.Glob(filepath.Join(dir, "etcdperf-*", "etcdperf-*.log"))
+	ready := 0
+	for _, l := range logs {
+		if b, err := os.ReadFile(l); err == nil && strings.Contains(string(b), "ready to serve client requests") {
+			ready++
+		}
+	}
+	return ready >= n
+}
+
+// membersIn lists the `etcdperf server` processes with data under dir.
+func membersIn(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	for _, p := range processesWith(t, "--data-dir\x00"+dir) {
+		if strings.Contains(p, " server ") {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // processesWith lists the processes whose command line (NUL-separated
@@ -310,5 +335,32 @@ func TestBenchUsageErrors(t *testing.T) {
 		if r.Code != 0 || !strings.Contains(r.Stdout, "Examples:") {
 			t.Errorf("%v has no examples (exit %d)", cmd, r.Code)
 		}
+	}
+}
+
+// Members must not outlive etcdperf, even when it is killed outright.
+func TestBenchMembersDieWithEtcdperf(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, testutil.Binary(t), "bench", "put", "--members", "3", "--duration", "30s", "--data-dir", dir)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !membersReady(dir, 3) && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if len(membersIn(t, dir)) != 3 {
+		t.Fatalf("want 3 member processes, have %v", membersIn(t, dir))
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	deadline = time.Now().Add(10 * time.Second)
+	for len(membersIn(t, dir)) > 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if left := membersIn(t, dir); len(left) > 0 {
+		t.Errorf("members outlived a killed etcdperf: %v", left)
 	}
 }
