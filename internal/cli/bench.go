@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -275,14 +274,10 @@ func runBench(cmd *cobra.Command, args []string, bf *benchFlags) error {
 		}
 		return countProgress(prog.Done(), prog.Total(), el, lo.Duration)
 	})
+	// Every failure of the run (etcd unreachable, a used prefix, an
+	// interruption) exits with 2 through ExitCode.
 	res, runErr := pipeline.Bench(cmd.Context(), o)
 	stop()
-	if runErr != nil && !errors.Is(runErr, pipeline.ErrPrefixInUse) {
-		var ce *cluster.ConnError
-		if errors.As(runErr, &ce) {
-			runErr = &exitError{code: ExitError, err: runErr}
-		}
-	}
 	return finish(cmd, sinks, res, runErr)
 }
 
