@@ -291,7 +291,11 @@ func (c *h2conn) unary(ctx context.Context, cl *h2call, headers []byte, req prot
 	out := b
 	c.pmu.Lock()
 	if len(c.pending) > 0 {
-		c.out = append(append(c.out[:0], c.pending...), b...)
+		// The acknowledgements go after the request: etcd's server sends
+		// its next bandwidth-probe PING on the first DATA it reads while
+		// no PING is unacknowledged, so acknowledging after this
+		// request's DATA spares the PING of this request.
+		c.out = append(append(c.out[:0], b...), c.pending...)
 		out = c.out
 		c.pending = c.pending[:0]
 		// The timer's function would run in a goroutine of its own for
