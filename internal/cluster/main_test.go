@@ -1,14 +1,9 @@
 package cluster
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 	"testing"
-
-	"github.com/spf13/pflag"
 )
 
 // memberEnv makes the test binary act as `etcdperf server`, so that the
@@ -23,16 +18,7 @@ func TestMain(m *testing.M) {
 }
 
 func serveForTest() int {
-	var cfg MemberConfig
-	fs := pflag.NewFlagSet("server", pflag.ContinueOnError)
-	BindMemberFlags(fs, &cfg)
-	if err := fs.Parse(os.Args[1:]); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	if err := ServeMember(ctx, cfg, os.Stdout); err != nil {
+	if err := ServeArgs(os.Args[1:], os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -108,4 +110,19 @@ func watchParent(ctx context.Context, parent int, cancel func()) {
 			}
 		}
 	}
+}
+
+// ServeArgs runs `etcdperf server` with its command-line arguments (the
+// flags of BindMemberFlags) until SIGTERM or SIGINT. Test binaries use it
+// to act as a member process (see TargetOptions.ServerCommand).
+func ServeArgs(args []string, stdout io.Writer) error {
+	var cfg MemberConfig
+	fs := pflag.NewFlagSet("server", pflag.ContinueOnError)
+	BindMemberFlags(fs, &cfg)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	return ServeMember(ctx, cfg, stdout)
 }

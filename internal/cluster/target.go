@@ -37,6 +37,9 @@ type TargetOptions struct {
 	// ServerCommand runs one member (`etcdperf server`); the member's flags
 	// are appended. Default: this executable with "server".
 	ServerCommand []string
+	// Separate runs even a single member as a child process, so that this
+	// process's CPU and memory are the client's alone.
+	Separate bool
 	// StartTimeout bounds starting the members (default DefaultStartTimeout).
 	StartTimeout time.Duration
 }
@@ -191,7 +194,8 @@ func startEmbedded(ctx context.Context, o TargetOptions) (*Target, error) {
 		timeout = DefaultStartTimeout
 	}
 	command := o.ServerCommand
-	if n > 1 && len(command) == 0 {
+	inProcess := n == 1 && !o.Separate
+	if !inProcess && len(command) == 0 {
 		exe, err := os.Executable()
 		if err != nil {
 			return fail(fmt.Errorf("find etcdperf's executable to start the members: %w", err))
@@ -207,7 +211,7 @@ func startEmbedded(ctx context.Context, o TargetOptions) (*Target, error) {
 		if err != nil {
 			return fail(err)
 		}
-		if n == 1 {
+		if inProcess {
 			err = t.startInProcess(ctx, cfgs[0])
 		} else {
 			t.procs, err = startProcs(ctx, command, cfgs, timeout)

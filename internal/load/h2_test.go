@@ -149,3 +149,48 @@ func FuzzH2Frames(f *testing.F) {
 		c.close()
 	})
 }
+
+// BenchmarkH2Put measures one put on the lean path against the embedded
+// etcd; allocs/op is what the request loop costs the garbage collector.
+func BenchmarkH2Put(b *testing.B) {
+	ctx := context.Background()
+	c, err := dialH2(ctx, conns[0].Addr, nil, true)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.close()
+	block := headerBlock("http", conns[0].Addr, pb.KV_Put_FullMethodName)
+	cl := newH2Call()
+	req := &pb.PutRequest{Key: []byte("/etcdperf/test/bench/k"), Value: make([]byte, 256)}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := c.unary(ctx, cl, block, req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// The request loop's promise: a put on the lean path allocates nothing
+// (etcd runs in another process, so only the client is counted).
+func TestH2PutDoesNotAllocate(t *testing.T) {
+	ctx := context.Background()
+	for _, oneClient := range []bool{true, false} {
+		c, err := dialH2(ctx, conns[0].Addr, nil, oneClient)
+		if err != nil {
+			t.Fatal(err)
+		}
+		block := headerBlock("http", conns[0].Addr, pb.KV_Put_FullMethodName)
+		cl := newH2Call()
+		req := &pb.PutRequest{Key: []byte(prefix(t) + "k"), Value: make([]byte, 256)}
+		put := func() {
+			if err := c.unary(ctx, cl, block, req); err != nil {
+				t.Fatal(err)
+			}
+		}
+		put() // the first request grows the buffers
+		if n := testing.AllocsPerRun(100, put); n >= 1 {
+			t.Errorf("one client %v: %.1f allocations per put, want none", oneClient, n)
+		}
+		c.close()
+	}
+}

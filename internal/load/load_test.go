@@ -20,13 +20,27 @@ var (
 	conns  []Conn
 )
 
+// asMember makes the test binary act as `etcdperf server`: the embedded
+// etcd runs in a process of its own, so that the benchmarks measure the
+// client alone.
+const asMember = "ETCDPERF_LOAD_TEST_AS_MEMBER"
+
 func TestMain(m *testing.M) {
+	if os.Getenv(asMember) == "1" {
+		if err := cluster.ServeArgs(os.Args[1:], os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	dir, err := os.MkdirTemp("", "etcdperf-load-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	target, err = cluster.Open(context.Background(), cluster.TargetOptions{DataDir: dir, RunID: "load"})
+	os.Setenv(asMember, "1") // for the member process only
+	target, err = cluster.Open(context.Background(), cluster.TargetOptions{DataDir: dir, RunID: "load", Separate: true, ServerCommand: []string{os.Args[0]}})
+	os.Unsetenv(asMember)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -117,6 +117,17 @@ func TestBenchExternalKeysAndPrefix(t *testing.T) {
 	if !errors.Is(err, ErrPrefixInUse) || !strings.Contains(err.Error(), "10 keys") {
 		t.Errorf("a used prefix: %v", err)
 	}
+	// --compact compacts etcd's history up to the deletion of the keys.
+	before, err := cli.Get(ctx, "/etcdperf/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Bench(ctx, BenchOptions{Target: cluster.TargetOptions{Conn: conn}, Load: putLoad(20), Compact: true, Criteria: check.Table}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cli.Get(ctx, "/etcdperf/", clientv3.WithRev(before.Header.Revision)); err == nil || !strings.Contains(err.Error(), "compacted") {
+		t.Errorf("a read at revision %d after --compact: %v, want compacted", before.Header.Revision, err)
+	}
 	// Cancelled midway: a partial Result, and the keys are gone.
 	lo = putLoad(0)
 	lo.Duration = time.Minute
