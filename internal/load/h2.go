@@ -64,6 +64,13 @@ const clientPreface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 // the caller sends it through etcd's client instead.
 var errTooLarge = errors.New("request too large for the lean path")
 
+// errStreamIDs says the connection has used all its stream IDs; the
+// caller dials a new one.
+var errStreamIDs = status.Error(codes.Unavailable, "HTTP/2 stream IDs exhausted")
+
+// maxStreamID is the last client stream ID HTTP/2 allows.
+const maxStreamID = 1<<31 - 1
+
 // h2call is one worker's request in flight; it is reused.
 type h2call struct {
 	done    chan struct{}
@@ -274,6 +281,11 @@ func (c *h2conn) unary(ctx context.Context, cl *h2call, headers []byte, req prot
 		}
 		c.wmu.Unlock()
 		return err
+	}
+	if c.nextID > maxStreamID {
+		c.wmu.Unlock()
+		c.fail(errStreamIDs)
+		return errStreamIDs
 	}
 	id := c.nextID
 	c.nextID += 2

@@ -56,6 +56,27 @@ func TestH2AgainstEtcd(t *testing.T) {
 	}
 }
 
+func TestH2NewConnectionWhenStreamIDsRunOut(t *testing.T) {
+	l := newH2Link(conns[0].Addr, nil, 1)
+	defer l.close()
+	inv := &h2Invoker{link: l, call: newH2Call()}
+	defer inv.close()
+	put := &pb.PutRequest{Key: []byte(prefix(t) + "k")}
+	if err := inv.invoke(context.Background(), pb.KV_Put_FullMethodName, put, nil); err != nil {
+		t.Fatal(err)
+	}
+	first := l.cur.Load()
+	first.wmu.Lock()
+	first.nextID = maxStreamID + 2
+	first.wmu.Unlock()
+	if err := inv.invoke(context.Background(), pb.KV_Put_FullMethodName, put, nil); err != nil {
+		t.Fatalf("the put after the last stream ID: %v", err)
+	}
+	if l.cur.Load() == first || !first.broken() {
+		t.Error("the exhausted connection was not replaced")
+	}
+}
+
 func TestPutOneClientPerConnection(t *testing.T) {
 	o := base(t, Put)
 	o.Clients = len(conns)

@@ -135,8 +135,14 @@ func (h *h2Invoker) invoke(ctx context.Context, method string, req, resp proto.M
 		})
 	}
 	err = c.unary(ctx, h.call, h.link.block(method), req)
-	if err == errTooLarge {
+	switch err {
+	case errTooLarge:
 		return h.fallback.invoke(ctx, method, req, resp)
+	case errStreamIDs: // nothing was sent: go on with a new connection
+		if c, err = h.link.get(ctx); err != nil {
+			return err
+		}
+		return c.unary(ctx, h.call, h.link.block(method), req)
 	}
 	return err
 }
