@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
@@ -11,6 +12,8 @@ import (
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/etcdperf/etcdperf/internal/testutil"
 )
 
 // The lean path against the real etcd: success, etcd's errors as gRPC
@@ -74,6 +77,28 @@ func TestH2NewConnectionWhenStreamIDsRunOut(t *testing.T) {
 	}
 	if l.cur.Load() == first || !first.broken() {
 		t.Error("the exhausted connection was not replaced")
+	}
+}
+
+func TestH2WaitsForAMemberThatIsDown(t *testing.T) {
+	// Nothing listens: requests wait (redialling with a backoff) until
+	// their context ends, as etcd's client waits for a ready connection,
+	// instead of failing thousands of times a second.
+	l := newH2Link(fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(t)), nil, 2)
+	defer l.close()
+	inv := &h2Invoker{link: l, call: newH2Call()}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err := inv.invoke(ctx, pb.KV_Put_FullMethodName, &pb.PutRequest{Key: []byte("k")}, nil)
+	if status.Code(err) != codes.DeadlineExceeded || time.Since(start) < 250*time.Millisecond {
+		t.Errorf("after %v: %v, want DeadlineExceeded at the context's end", time.Since(start), err)
+	}
+	l.mu.Lock()
+	backoff := l.backoff
+	l.mu.Unlock()
+	if backoff < 2*minRedial {
+		t.Errorf("backoff %v after several failed dials", backoff)
 	}
 }
 

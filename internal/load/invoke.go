@@ -5,10 +5,12 @@ import (
 	"crypto/tls"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -44,7 +46,11 @@ type h2link struct {
 	addr string
 	tls  *tls.Config
 	cur  atomic.Pointer[h2conn]
-	mu   sync.Mutex // serialises dialling
+	mu   sync.Mutex // serialises dialling; guards the fields below
+	// After a failed dial, the next is not before nextDial.
+	nextDial time.Time
+	backoff  time.Duration
+	lastErr  error
 	// sync: one client uses the link, and reads its own responses.
 	sync bool
 
@@ -63,24 +69,54 @@ func newH2Link(addr string, tc *tls.Config, clients int) *h2link {
 	}
 }
 
-// get returns a working connection, dialling one if needed.
+// Backoff between failed dials of a lean connection.
+const (
+	minRedial = 50 * time.Millisecond
+	maxRedial = time.Second
+)
+
+// get returns a working connection, dialling one if needed. Like etcd's
+// client (which waits for a connection to be ready), it keeps trying, with
+// a backoff, until ctx ends: a member that is down costs a timeout per
+// request, not a storm of failed dials.
 func (l *h2link) get(ctx context.Context) (*h2conn, error) {
 	if c := l.cur.Load(); c != nil && !c.broken() {
 		return c, nil
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if c := l.cur.Load(); c != nil && !c.broken() {
-		return c, nil
+	for {
+		l.mu.Lock()
+		if c := l.cur.Load(); c != nil && !c.broken() {
+			l.mu.Unlock()
+			return c, nil
+		}
+		now := time.Now()
+		if !now.Before(l.nextDial) {
+			c, err := dialH2(ctx, l.addr, l.tls, l.sync)
+			if err == nil {
+				if old := l.cur.Swap(c); old != nil {
+					old.close()
+				}
+				l.backoff = 0
+				l.mu.Unlock()
+				return c, nil
+			}
+			l.backoff = min(max(2*l.backoff, minRedial), maxRedial)
+			l.nextDial = time.Now().Add(l.backoff)
+			l.lastErr = err
+		}
+		wait, lastErr := time.Until(l.nextDial), l.lastErr
+		l.mu.Unlock()
+		if ctx.Err() != nil {
+			return nil, unavailable(lastErr)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, status.FromContextError(ctx.Err()).Err()
+		}
 	}
-	c, err := dialH2(ctx, l.addr, l.tls, l.sync)
-	if err != nil {
-		return nil, unavailable(err)
-	}
-	if old := l.cur.Swap(c); old != nil {
-		old.close()
-	}
-	return c, nil
 }
 
 func (h *h2Invoker) close() {
