@@ -34,6 +34,7 @@ the run could not be carried out.`,
 	root.AddCommand(newPromCmd())
 	root.AddCommand(newLogsCmd())
 	root.AddCommand(newK8sCmd())
+	root.AddCommand(newBenchCmd(), newServerCmd())
 	return root
 }
 

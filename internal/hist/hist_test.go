@@ -149,3 +149,21 @@ func BenchmarkRecord(b *testing.B) {
 		h.RecordNanos(int64(i%1000000) + 1000)
 	}
 }
+
+func TestCountsAtOrBelow(t *testing.T) {
+	h := New()
+	for i := 1; i <= 100; i++ {
+		h.Record(time.Duration(i) * time.Millisecond)
+	}
+	bounds := []time.Duration{0, time.Millisecond, 50 * time.Millisecond, 99*time.Millisecond + 500*time.Microsecond, time.Second}
+	want := []int64{0, 1, 50, 99, 100}
+	got := h.CountsAtOrBelow(bounds)
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("CountsAtOrBelow(%v) = %d, want %d", bounds[i], got[i], want[i])
+		}
+	}
+	if New().CountsAtOrBelow([]time.Duration{time.Second})[0] != 0 {
+		t.Error("empty histogram counts something")
+	}
+}

@@ -42,7 +42,11 @@ func Judgement(w io.Writer, r *result.Result) {
 	if len(r.Checks) > 0 {
 		fmt.Fprintln(w)
 		for _, c := range r.Checks {
-			fmt.Fprintf(w, "%s %s: %s (%s)\n", statusWord(c.Status), c.Name, formatValue(c.Observed, c.Unit), formatLimit(c))
+			v := formatValue(c.Observed, c.Unit)
+			if c.Bound {
+				v = "<= " + v
+			}
+			fmt.Fprintf(w, "%s %s: %s (%s)\n", statusWord(c.Status), c.Name, v, formatLimit(c))
 		}
 	}
 	if len(r.Findings) > 0 {

@@ -69,6 +69,7 @@ type Result struct {
 	Params   map[string]any `json:"params,omitempty"`
 	Disk     *Disk          `json:"disk,omitempty"`
 	Bench    *Bench         `json:"bench,omitempty"`
+	Target   *Target        `json:"target,omitempty"`
 	Server   *Server        `json:"server,omitempty"`
 	Host     *Host          `json:"host,omitempty"`
 	Prom     *Prom          `json:"prom,omitempty"`
@@ -211,6 +212,7 @@ type Bench struct {
 	Series         []Sample `json:"series,omitempty"`
 	// ClientCPU is the fraction of the client machine's CPUs the tool used.
 	ClientCPU float64 `json:"client_cpu,omitempty"`
+	BenchDetail
 }
 
 // Sample is one interval (usually one second) of a time series.
@@ -265,7 +267,10 @@ type Check struct {
 	Limit float64  `json:"limit"`
 	Warn  *float64 `json:"warn,omitempty"`
 	// Op tells how observed compares with limit to pass: "<", "<=", ">=".
-	Op     string `json:"op"`
+	Op string `json:"op"`
+	// Bound is true when Observed is only an upper bound: a quantile in
+	// the lowest bucket of etcd's histogram ("<= 1ms").
+	Bound  bool   `json:"bound,omitempty"`
 	Unit   string `json:"unit"`
 	Source string `json:"source,omitempty"`
 }

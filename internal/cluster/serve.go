@@ -1,0 +1,128 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// ReadyLine starts the line a member process prints on its standard output
+// once it serves clients; the client URL follows.
+const ReadyLine = "etcdperf-server ready"
+
+// BindMemberFlags defines the flags of `etcdperf server` on fs, filling
+// cfg. They are the one definition of the member process's command line;
+// MemberConfig.Args writes it.
+func BindMemberFlags(fs *pflag.FlagSet, cfg *MemberConfig) {
+	fs.StringVar(&cfg.Name, "name", "etcdperf-0", "member name (etcd --name)")
+	fs.StringVar(&cfg.DataDir, "data-dir", "", "etcd's data directory (etcd --data-dir); created if missing")
+	fs.StringVar(&cfg.ClientURL, "listen-client-url", "http://127.0.0.1:2379", "client URL to listen on and advertise (loopback)")
+	fs.StringVar(&cfg.PeerURL, "listen-peer-url", "http://127.0.0.1:2380", "peer URL to listen on and advertise (loopback)")
+	fs.StringVar(&cfg.InitialCluster, "initial-cluster", "", "name=peerURL,... of every member (default: this member alone)")
+	fs.StringVar(&cfg.ClusterToken, "initial-cluster-token", "etcdperf", "etcd --initial-cluster-token")
+	fs.StringVar(&cfg.LogFile, "log-file", "", "file for etcd's log (default: dropped)")
+	fs.DurationVar(&cfg.StartTimeout, "start-timeout", DefaultStartTimeout, "give up when the member is not ready by then")
+	fs.BoolVar(&cfg.ExitWithParent, "exit-with-parent", false, "stop when the process that started this one goes away (set by etcdperf for its members)")
+}
+
+// Args returns the command line of `etcdperf server` for c.
+func (c MemberConfig) Args() []string {
+	a := []string{"--name", c.Name, "--data-dir", c.DataDir, "--listen-client-url", c.ClientURL, "--listen-peer-url", c.PeerURL}
+	if c.InitialCluster != "" {
+		a = append(a, "--initial-cluster", c.InitialCluster)
+	}
+	if c.ClusterToken != "" {
+		a = append(a, "--initial-cluster-token", c.ClusterToken)
+	}
+	if c.LogFile != "" {
+		a = append(a, "--log-file", c.LogFile)
+	}
+	if c.StartTimeout > 0 {
+		a = append(a, "--start-timeout", c.StartTimeout.String())
+	}
+	if c.ExitWithParent {
+		a = append(a, "--exit-with-parent")
+	}
+	return a
+}
+
+// ServeMember runs one member until ctx ends or etcd fails, and with
+// cfg.ExitWithParent until the parent process goes away (a member started
+// by etcdperf must not outlive it). It
+// writes ReadyLine and the client URL to ready once etcd serves clients.
+// The member's data stays; the parent removes it.
+func ServeMember(ctx context.Context, cfg MemberConfig, ready io.Writer) error {
+	parent := os.Getppid()
+	if cfg.LogFile != "" {
+		f, err := os.OpenFile(cfg.LogFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			return fmt.Errorf("log file: %w", err)
+		}
+		defer f.Close()
+		GRPCLogTo(f)
+		defer GRPCLogTo(nil)
+	}
+	// A parent that dies while the member starts must stop the start too.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if cfg.ExitWithParent {
+		go watchParent(ctx, parent, cancel)
+	}
+	m, err := StartMember(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	if _, err := fmt.Fprintf(ready, "%s %s\n", ReadyLine, cfg.ClientURL); err != nil {
+		return err
+	}
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-m.Err():
+		return fmt.Errorf("etcd member %s failed: %w", cfg.Name, err)
+	}
+}
+
+// watchParent cancels when this process is re-parented: the process that
+// started it is gone. Pdeathsig does the same faster; this covers a parent
+// that died before the child could ask for it.
+func watchParent(ctx context.Context, parent int, cancel func()) {
+	if parent <= 1 {
+		return
+	}
+	t := time.NewTicker(500 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if os.Getppid() != parent {
+				cancel()
+				return
+			}
+		}
+	}
+}
+
+// ServeArgs runs `etcdperf server` with its command-line arguments (the
+// flags of BindMemberFlags) until SIGTERM or SIGINT. Test binaries use it
+// to act as a member process (see TargetOptions.ServerCommand).
+func ServeArgs(args []string, stdout io.Writer) error {
+	var cfg MemberConfig
+	fs := pflag.NewFlagSet("server", pflag.ContinueOnError)
+	BindMemberFlags(fs, &cfg)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	return ServeMember(ctx, cfg, stdout)
+}

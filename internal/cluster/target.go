@@ -1,0 +1,309 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Kinds of targets.
+const (
+	External = "external"
+	Embedded = "embedded"
+)
+
+// TargetOptions choose what etcd a command runs against: the cluster at
+// Conn.Endpoints, or, without endpoints, Members embedded etcd members
+// started under DataDir.
+type TargetOptions struct {
+	// Conn reaches an external cluster; its timeouts also apply to
+	// embedded members.
+	Conn ConnOptions
+	// Members is the number of embedded members (default 1). One runs in
+	// this process; several run as child processes (ServerCommand), so that
+	// each has its own metrics and fails on its own.
+	Members int
+	// DataDir is the directory (the storage under test) that receives the
+	// run folder etcdperf-<RunID> with the members' data and logs.
+	DataDir string
+	// RunID names the run folder; it must be unique.
+	RunID string
+	// KeepData leaves the run folder in place on Close.
+	KeepData bool
+	// ServerCommand runs one member (`etcdperf server`); the member's flags
+	// are appended. Default: this executable with "server".
+	ServerCommand []string
+	// Separate runs even a single member as a child process, so that this
+	// process's CPU and memory are the client's alone.
+	Separate bool
+	// StartTimeout bounds starting the members (default DefaultStartTimeout).
+	StartTimeout time.Duration
+}
+
+// Target is an etcd cluster a command uses: external, or embedded and owned
+// by the Target.
+type Target struct {
+	kind    string
+	client  *Client
+	members []Member
+	runDir  string
+	keep    bool
+	inproc  *EmbeddedMember
+	procs   []*memberProc
+	logFile *os.File
+}
+
+// Open connects to the external cluster, or starts the embedded one and
+// connects to it. Starting is bounded by the start timeout; on any error,
+// and when ctx ends, everything started is stopped and removed.
+func Open(ctx context.Context, o TargetOptions) (*Target, error) {
+	QuietGRPC()
+	if len(o.Conn.Endpoints) > 0 {
+		c, err := Connect(ctx, o.Conn)
+		if err != nil {
+			return nil, err
+		}
+		t := &Target{kind: External, client: c}
+		if t.members, err = c.Members(ctx); err != nil {
+			c.Close()
+			return nil, err
+		}
+		return t, nil
+	}
+	t, err := startEmbedded(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// Kind is External or Embedded.
+func (t *Target) Kind() string { return t.kind }
+
+// Client is the connection to the cluster.
+func (t *Target) Client() *Client { return t.client }
+
+// Members are the cluster's members as of Open (or the last Refresh).
+func (t *Target) Members() []Member { return append([]Member(nil), t.members...) }
+
+// RunDir is the embedded members' folder ("" for an external cluster).
+func (t *Target) RunDir() string { return t.runDir }
+
+// Leader returns the leader as of Open (or the last Refresh).
+func (t *Target) Leader() (Member, bool) {
+	for _, m := range t.members {
+		if m.Leader {
+			return m, true
+		}
+	}
+	return Member{}, false
+}
+
+// Refresh asks the cluster for its members and leader again.
+func (t *Target) Refresh(ctx context.Context) error {
+	ms, err := t.client.Members(ctx)
+	if err != nil {
+		return err
+	}
+	t.members = t.mergeKnown(ms)
+	return nil
+}
+
+// Close closes the connection and, for an embedded cluster, stops the
+// members and removes the run folder unless it is kept.
+func (t *Target) Close() error {
+	if t.client != nil && t.client.Client != nil {
+		t.client.Close()
+	}
+	t.stopMembers()
+	if t.runDir == "" || t.keep {
+		return nil
+	}
+	if err := os.RemoveAll(t.runDir); err != nil {
+		return fmt.Errorf("remove the embedded etcd's folder %s: %w", t.runDir, err)
+	}
+	return nil
+}
+
+func (t *Target) stopMembers() {
+	if t.inproc != nil {
+		t.inproc.Close()
+		t.inproc = nil
+	}
+	for _, p := range t.procs {
+		p.stop(10 * time.Second)
+	}
+	t.procs = nil
+	if t.logFile != nil {
+		GRPCLogTo(nil)
+		t.logFile.Close()
+		t.logFile = nil
+	}
+}
+
+// MemberExited reports whether the embedded member process called name has
+// ended (always false for in-process and external members).
+func (t *Target) MemberExited(name string) bool {
+	for _, p := range t.procs {
+		if p.cfg.Name == name {
+			return p.exited()
+		}
+	}
+	return false
+}
+
+func startEmbedded(ctx context.Context, o TargetOptions) (*Target, error) {
+	n := o.Members
+	if n <= 0 {
+		n = 1
+	}
+	if o.RunID == "" {
+		return nil, errors.New("an embedded cluster needs a run ID")
+	}
+	dataDir := o.DataDir
+	if dataDir == "" {
+		dataDir = "."
+	}
+	abs, err := filepath.Abs(dataDir)
+	if err != nil {
+		return nil, err
+	}
+	st, err := os.Stat(abs)
+	if err != nil {
+		return nil, fmt.Errorf("--data-dir: %w", err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("--data-dir %s is not a directory", abs)
+	}
+	runDir := filepath.Join(abs, "etcdperf-"+o.RunID)
+	if err := os.Mkdir(runDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create the embedded etcd's folder in --data-dir: %w", err)
+	}
+	t := &Target{kind: Embedded, runDir: runDir, keep: o.KeepData}
+	fail := func(err error) (*Target, error) {
+		t.keep = false
+		t.Close()
+		return nil, err
+	}
+	timeout := o.StartTimeout
+	if timeout <= 0 {
+		timeout = DefaultStartTimeout
+	}
+	command := o.ServerCommand
+	inProcess := n == 1 && !o.Separate
+	if !inProcess && len(command) == 0 {
+		exe, err := os.Executable()
+		if err != nil {
+			return fail(fmt.Errorf("find etcdperf's executable to start the members: %w", err))
+		}
+		command = []string{exe, "server"}
+	}
+	// A port taken between choosing it and binding it makes the start fail:
+	// try again with new ports.
+	const attempts = 3
+	var cfgs []MemberConfig
+	for attempt := 1; ; attempt++ {
+		cfgs, err = memberConfigs(runDir, n, o.RunID, timeout)
+		if err != nil {
+			return fail(err)
+		}
+		if inProcess {
+			err = t.startInProcess(ctx, cfgs[0])
+		} else {
+			t.procs, err = startProcs(ctx, command, cfgs, timeout)
+		}
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return fail(ctx.Err())
+		}
+		if attempt == attempts || !strings.Contains(err.Error(), "address already in use") {
+			return fail(err)
+		}
+		t.stopMembers()
+		for _, c := range cfgs {
+			os.RemoveAll(c.DataDir)
+		}
+	}
+	conn := o.Conn
+	for _, c := range cfgs {
+		conn.Endpoints = append(conn.Endpoints, c.ClientURL)
+	}
+	c, err := Connect(ctx, conn)
+	if err != nil {
+		return fail(err)
+	}
+	t.client = c
+	for i, c := range cfgs {
+		m := Member{Name: c.Name, ClientURL: c.ClientURL, MetricsURL: MetricsURL(c.ClientURL), PeerURL: c.PeerURL, DataDir: c.DataDir, LogFile: c.LogFile}
+		if t.procs != nil {
+			m.PID = t.procs[i].cmd.Process.Pid
+		} else {
+			m.PID = os.Getpid()
+		}
+		t.members = append(t.members, m)
+	}
+	if err := t.Refresh(ctx); err != nil {
+		return fail(err)
+	}
+	return t, nil
+}
+
+func (t *Target) startInProcess(ctx context.Context, cfg MemberConfig) error {
+	f, err := os.OpenFile(cfg.LogFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("embedded etcd log: %w", err)
+	}
+	t.logFile = f
+	GRPCLogTo(f)
+	m, err := StartMember(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	t.inproc = m
+	return nil
+}
+
+func memberConfigs(runDir string, n int, runID string, timeout time.Duration) ([]MemberConfig, error) {
+	ports, err := freePorts(2 * n)
+	if err != nil {
+		return nil, err
+	}
+	cfgs := make([]MemberConfig, n)
+	var initial []string
+	for i := range cfgs {
+		name := fmt.Sprintf("etcdperf-%d", i)
+		cfgs[i] = MemberConfig{
+			Name:         name,
+			DataDir:      filepath.Join(runDir, name),
+			ClientURL:    fmt.Sprintf("http://127.0.0.1:%d", ports[2*i]),
+			PeerURL:      fmt.Sprintf("http://127.0.0.1:%d", ports[2*i+1]),
+			ClusterToken: "etcdperf-" + runID,
+			LogFile:      filepath.Join(runDir, name+".log"),
+			StartTimeout: timeout,
+		}
+		initial = append(initial, name+"="+cfgs[i].PeerURL)
+	}
+	for i := range cfgs {
+		cfgs[i].InitialCluster = strings.Join(initial, ",")
+	}
+	return cfgs, nil
+}
+
+// mergeKnown completes the cluster's member list with what etcdperf knows
+// of the members it started (data dir, log file, process).
+func (t *Target) mergeKnown(ms []Member) []Member {
+	for i := range ms {
+		for _, k := range t.members {
+			if k.Name == ms[i].Name {
+				ms[i].DataDir, ms[i].LogFile, ms[i].PID = k.DataDir, k.LogFile, k.PID
+			}
+		}
+	}
+	return ms
+}

@@ -1,0 +1,687 @@
+package load
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/net/http2/hpack"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+)
+
+// The lean unary path. etcd's gRPC client spends most of a small request's
+// CPU outside the request itself: a writer goroutine per connection that
+// each request wakes, per-stream objects, interceptors, header encoding.
+// For the load's unary requests (put, range, txn) h2conn speaks gRPC's wire
+// protocol over HTTP/2 directly: the worker encodes its request into its
+// own buffer and writes it with one system call, one reader goroutine per
+// connection hands each response to its worker, and the request headers are
+// encoded once per method. Streams (watch, lease keep-alive) and requests
+// with auth keep using etcd's client.
+
+// HTTP/2 frame types and flags (RFC 9113).
+const (
+	frameData         = 0x0
+	frameHeaders      = 0x1
+	frameRSTStream    = 0x3
+	frameSettings     = 0x4
+	framePing         = 0x6
+	frameGoAway       = 0x7
+	frameWindowUpdate = 0x8
+	frameContinuation = 0x9
+
+	flagEndStream  = 0x1
+	flagAck        = 0x1
+	flagEndHeaders = 0x4
+	flagPadded     = 0x8
+	flagPriority   = 0x20
+
+	settingInitialWindowSize = 0x4
+	settingMaxFrameSize      = 0x5
+
+	defaultWindow   = 65535
+	defaultMaxFrame = 16384
+	// Our receive windows: the largest allowed, so that streams never need
+	// window updates and the connection rarely does.
+	maxWindow = 1<<31 - 1
+)
+
+const clientPreface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+
+// errTooLarge says a request does not fit one frame of the peer's limits;
+// the caller sends it through etcd's client instead.
+var errTooLarge = errors.New("request too large for the lean path")
+
+// errStreamIDs says the connection has used all its stream IDs; the
+// caller dials a new one.
+var errStreamIDs = status.Error(codes.Unavailable, "HTTP/2 stream IDs exhausted")
+
+// maxStreamID is the last client stream ID HTTP/2 allows.
+const maxStreamID = 1<<31 - 1
+
+// h2call is one worker's request in flight; it is reused.
+type h2call struct {
+	done    chan struct{}
+	buf     []byte // the encoded request frames
+	data    []byte // the response's gRPC-framed message
+	http    string // :status
+	code    int    // grpc-status, -1 until received
+	message string // grpc-message
+	err     error  // a connection failure
+}
+
+func newH2Call() *h2call { return &h2call{done: make(chan struct{}, 1)} }
+
+// h2conn is one HTTP/2 connection carrying unary gRPC requests.
+//
+// A connection shared by several clients has a reader goroutine that hands
+// each response to its client. A connection with one client (the field's
+// seed workload: --conns equal to --clients) has none: the client reads
+// its response itself, which saves a goroutine hand-off per request.
+type h2conn struct {
+	conn net.Conn
+	sync bool // no reader goroutine: the one client reads
+
+	wmu      sync.Mutex // writes, stream IDs, send window
+	wcond    *sync.Cond
+	nextID   uint32
+	sendWin  int64
+	peerWin  int64 // peer's initial stream window
+	maxFrame int
+	werr     error
+	out      []byte // control frames and a request, written together
+
+	// Control frames the reader owes the server (PING and SETTINGS
+	// acknowledgements, window updates) wait here for the next request's
+	// write, or for flushT: etcd's gRPC server pings after nearly every
+	// request to estimate the bandwidth, and a write of its own for each
+	// acknowledgement would double the system calls.
+	pmu     sync.Mutex
+	pending []byte
+	armed   bool
+	flushT  *time.Timer
+
+	smu     sync.Mutex // streams and the connection's fate
+	streams map[uint32]*h2call
+	err     error
+	dead    atomic.Bool
+
+	// Owned by the reader goroutine.
+	br       *bufio.Reader
+	dec      *hpack.Decoder
+	hdr      []byte // a header block being assembled from CONTINUATION frames
+	hdrID    uint32
+	hdrEnd   bool
+	fields   h2fields
+	consumed int64
+	frame    []byte
+	hbuf     [9]byte
+}
+
+// h2fields collects the header fields the client needs.
+type h2fields struct {
+	status, grpcStatus, grpcMessage string
+}
+
+// dialH2 connects to addr (host:port), over TLS when tc is set. With
+// oneClient, the connection has one client, which reads its own responses.
+func dialH2(ctx context.Context, addr string, tc *tls.Config, oneClient bool) (*h2conn, error) {
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	if tcp, ok := nc.(*net.TCPConn); ok {
+		_ = tcp.SetNoDelay(true)
+	}
+	if tc != nil {
+		cfg := tc.Clone()
+		cfg.NextProtos = []string{"h2"}
+		if cfg.ServerName == "" {
+			host, _, _ := net.SplitHostPort(addr)
+			cfg.ServerName = host
+		}
+		tconn := tls.Client(nc, cfg)
+		if err := tconn.HandshakeContext(ctx); err != nil {
+			nc.Close()
+			return nil, err
+		}
+		if p := tconn.ConnectionState().NegotiatedProtocol; p != "h2" {
+			nc.Close()
+			return nil, fmt.Errorf("%s did not agree to HTTP/2 (ALPN %q)", addr, p)
+		}
+		nc = tconn
+	}
+	c := &h2conn{conn: nc, sync: oneClient, nextID: 1, sendWin: defaultWindow, peerWin: defaultWindow, maxFrame: defaultMaxFrame,
+		streams: map[uint32]*h2call{}}
+	c.init(nc)
+	// Preface, our settings, and the connection window at its largest.
+	var b []byte
+	b = append(b, clientPreface...)
+	b = appendFrameHeader(b, 12, frameSettings, 0, 0)
+	b = binary.BigEndian.AppendUint16(b, settingInitialWindowSize)
+	b = binary.BigEndian.AppendUint32(b, maxWindow)
+	b = binary.BigEndian.AppendUint16(b, 0x2) // ENABLE_PUSH
+	b = binary.BigEndian.AppendUint32(b, 0)
+	b = appendFrameHeader(b, 4, frameWindowUpdate, 0, 0)
+	b = binary.BigEndian.AppendUint32(b, maxWindow-defaultWindow)
+	if dl, ok := ctx.Deadline(); ok {
+		_ = nc.SetWriteDeadline(dl)
+	}
+	if _, err := nc.Write(b); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	_ = nc.SetWriteDeadline(time.Time{})
+	if !oneClient {
+		go c.readLoop()
+	}
+	return c, nil
+}
+
+// init sets up the reading side and the locks.
+func (c *h2conn) init(nc net.Conn) {
+	c.br = bufio.NewReaderSize(nc, 32<<10)
+	c.wcond = sync.NewCond(&c.wmu)
+	c.dec = hpack.NewDecoder(4096, c.emit)
+	c.flushT = time.AfterFunc(time.Hour, c.flushPending)
+	c.flushT.Stop()
+}
+
+func appendFrameHeader(b []byte, length int, typ, flags byte, stream uint32) []byte {
+	return append(b, byte(length>>16), byte(length>>8), byte(length), typ, flags,
+		byte(stream>>24)&0x7f, byte(stream>>16), byte(stream>>8), byte(stream))
+}
+
+// headerBlock encodes the request headers of one method once. Every field
+// is a literal that is never indexed, so the block leaves the server's
+// dynamic table alone and can be sent again and again.
+func headerBlock(scheme, authority, path string) []byte {
+	var b strings.Builder
+	return headerBlockFields(&b, [][2]string{
+		{":method", "POST"}, {":scheme", scheme}, {":path", path}, {":authority", authority},
+		{"content-type", "application/grpc"}, {"te", "trailers"}, {"user-agent", "etcdperf"},
+	})
+}
+
+func headerBlockFields(b *strings.Builder, fields [][2]string) []byte {
+	enc := hpack.NewEncoder(b)
+	for _, f := range fields {
+		_ = enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1], Sensitive: true})
+	}
+	return []byte(b.String())
+}
+
+// interrupt makes a blocked read of a one-client connection return.
+func (c *h2conn) interrupt() { _ = c.conn.SetReadDeadline(time.Unix(1, 0)) }
+
+// close ends the connection; calls in flight fail.
+func (c *h2conn) close() {
+	c.flushT.Stop()
+	c.conn.Close()
+}
+
+// broken reports whether the connection can no longer be used.
+func (c *h2conn) broken() bool { return c.dead.Load() }
+
+// unary sends one gRPC request and waits for its response.
+func (c *h2conn) unary(ctx context.Context, cl *h2call, headers []byte, req proto.Message) error {
+	// HEADERS, then DATA with the length-prefixed message.
+	b := appendFrameHeader(cl.buf[:0], len(headers), frameHeaders, flagEndHeaders, 0)
+	b = append(b, headers...)
+	dataAt := len(b)
+	b = appendFrameHeader(b, 0, frameData, flagEndStream, 0)
+	b = append(b, 0, 0, 0, 0, 0)
+	var err error
+	b, err = proto.MarshalOptions{}.MarshalAppend(b, req)
+	if err != nil {
+		return status.Error(codes.Internal, err.Error())
+	}
+	msgLen := len(b) - dataAt - 9 - 5
+	dataLen := msgLen + 5
+	b[dataAt], b[dataAt+1], b[dataAt+2] = byte(dataLen>>16), byte(dataLen>>8), byte(dataLen)
+	binary.BigEndian.PutUint32(b[dataAt+10:], uint32(msgLen))
+	cl.buf = b
+	cl.data, cl.http, cl.code, cl.message, cl.err = cl.data[:0], "", -1, "", nil
+
+	c.wmu.Lock()
+	if c.werr == nil && (dataLen > c.maxFrame || int64(dataLen) > c.peerWin) {
+		c.wmu.Unlock()
+		return errTooLarge
+	}
+	if c.werr == nil && c.sendWin < int64(dataLen) {
+		// The server has not read what was sent: wait for its window
+		// update, or for the request's end (rare: no allocation otherwise).
+		stop := context.AfterFunc(ctx, func() {
+			c.wmu.Lock()
+			c.wcond.Broadcast()
+			c.wmu.Unlock()
+		})
+		for c.werr == nil && c.sendWin < int64(dataLen) && ctx.Err() == nil {
+			c.wcond.Wait()
+		}
+		stop()
+	}
+	if c.werr != nil || ctx.Err() != nil {
+		err := c.werr
+		if err == nil {
+			err = status.FromContextError(ctx.Err()).Err()
+		}
+		c.wmu.Unlock()
+		return err
+	}
+	if c.nextID > maxStreamID {
+		c.wmu.Unlock()
+		c.fail(errStreamIDs)
+		return errStreamIDs
+	}
+	id := c.nextID
+	c.nextID += 2
+	c.sendWin -= int64(dataLen)
+	binary.BigEndian.PutUint32(b[5:], id)
+	binary.BigEndian.PutUint32(b[dataAt+5:], id)
+	c.smu.Lock()
+	if c.err != nil {
+		c.smu.Unlock()
+		c.wmu.Unlock()
+		return c.err
+	}
+	c.streams[id] = cl
+	c.smu.Unlock()
+	out := b
+	c.pmu.Lock()
+	if len(c.pending) > 0 {
+		// The acknowledgements go after the request: etcd's server sends
+		// its next bandwidth-probe PING on the first DATA it reads while
+		// no PING is unacknowledged, so acknowledging after this
+		// request's DATA spares the PING of this request.
+		c.out = append(append(c.out[:0], b...), c.pending...)
+		out = c.out
+		c.pending = c.pending[:0]
+		// The timer's function would run in a goroutine of its own for
+		// nothing.
+		c.flushT.Stop()
+		c.armed = false
+	}
+	c.pmu.Unlock()
+	_, err = c.conn.Write(out)
+	if err != nil {
+		c.werr = unavailable(err)
+	}
+	c.wmu.Unlock()
+	if err != nil {
+		c.fail(unavailable(err))
+	}
+
+	if c.sync {
+		// Read frames until this call is done; a read error (or the
+		// deadline that the end of ctx sets) fails the connection, and
+		// with it the call.
+		for {
+			select {
+			case <-cl.done:
+				if ctx.Err() != nil {
+					return status.FromContextError(ctx.Err()).Err()
+				}
+				if cl.err != nil {
+					return cl.err
+				}
+				return cl.result()
+			default:
+			}
+			if err := c.readFrame(); err != nil {
+				c.fail(err)
+			}
+		}
+	}
+	select {
+	case <-cl.done:
+	case <-ctx.Done():
+		c.smu.Lock()
+		_, pending := c.streams[id]
+		delete(c.streams, id)
+		c.smu.Unlock()
+		if !pending {
+			<-cl.done // the reader is handing it over
+		} else {
+			c.reset(id)
+		}
+		return status.FromContextError(ctx.Err()).Err()
+	}
+	if cl.err != nil {
+		return cl.err
+	}
+	return cl.result()
+}
+
+// result turns the response into nil or a gRPC status error.
+func (cl *h2call) result() error {
+	if cl.code != 0 {
+		if cl.code < 0 {
+			if cl.http != "" && cl.http != "200" {
+				return status.Errorf(codes.Unknown, "HTTP status %s", cl.http)
+			}
+			return status.Error(codes.Internal, "the response has no grpc-status")
+		}
+		return status.Error(codes.Code(cl.code), decodeGRPCMessage(cl.message))
+	}
+	if len(cl.data) < 5 {
+		return status.Error(codes.Internal, "the response has no message")
+	}
+	if cl.data[0] != 0 {
+		return status.Error(codes.Internal, "the response is compressed")
+	}
+	n := binary.BigEndian.Uint32(cl.data[1:5])
+	if int(n) != len(cl.data)-5 {
+		return status.Errorf(codes.Internal, "the response message is %d bytes, its prefix says %d", len(cl.data)-5, n)
+	}
+	// The load needs the outcome, not the content: the message is not
+	// decoded (its framing is checked above).
+	return nil
+}
+
+// decodeGRPCMessage undoes grpc-message's percent-encoding.
+func decodeGRPCMessage(s string) string {
+	if !strings.Contains(s, "%") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) {
+			if v, err := strconv.ParseUint(s[i+1:i+3], 16, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 2
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func unavailable(err error) error {
+	return status.Error(codes.Unavailable, "connection lost: "+err.Error())
+}
+
+// reset cancels one stream.
+func (c *h2conn) reset(id uint32) {
+	var b [13]byte
+	appendFrameHeader(b[:0], 4, frameRSTStream, 0, id)
+	binary.BigEndian.PutUint32(b[9:], 0x8) // CANCEL
+	c.queue(b[:])
+}
+
+// flushDelay bounds how long a control frame waits for a request's write.
+// etcd pings when it receives a request and answers once the request is
+// committed, often several milliseconds later: the next request of the
+// worker then carries the acknowledgement. A late acknowledgement only
+// lengthens the round trip etcd's bandwidth estimate sees.
+const flushDelay = 25 * time.Millisecond
+
+// queue sends a control frame with the next write, at most flushDelay
+// later. The reader never waits for the write lock: a worker may hold it,
+// blocked writing to a server that waits for the reader.
+func (c *h2conn) queue(b []byte) {
+	c.pmu.Lock()
+	c.pending = append(c.pending, b...)
+	if !c.armed {
+		c.armed = true
+		c.flushT.Reset(flushDelay)
+	}
+	c.pmu.Unlock()
+}
+
+// flushPending writes the control frames no request took along.
+func (c *h2conn) flushPending() {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.pmu.Lock()
+	c.armed = false
+	if len(c.pending) > 0 && c.werr == nil {
+		if _, err := c.conn.Write(c.pending); err != nil {
+			c.werr = unavailable(err)
+		}
+	}
+	c.pending = c.pending[:0]
+	c.pmu.Unlock()
+}
+
+// fail ends the connection and every call on it with err.
+func (c *h2conn) fail(err error) {
+	c.dead.Store(true)
+	c.smu.Lock()
+	if c.err == nil {
+		c.err = err
+	}
+	calls := c.streams
+	c.streams = map[uint32]*h2call{}
+	c.smu.Unlock()
+	for _, cl := range calls {
+		cl.err = err
+		cl.done <- struct{}{}
+	}
+	c.wmu.Lock()
+	if c.werr == nil {
+		c.werr = err
+	}
+	c.wcond.Broadcast()
+	c.wmu.Unlock()
+	c.conn.Close()
+}
+
+// readLoop reads frames until the connection fails.
+func (c *h2conn) readLoop() {
+	for {
+		if err := c.readFrame(); err != nil {
+			c.fail(err)
+			return
+		}
+	}
+}
+
+// readFrame reads and handles one frame.
+func (c *h2conn) readFrame() error {
+	hdr := c.hbuf[:]
+	if _, err := io.ReadFull(c.br, hdr); err != nil {
+		return unavailable(err)
+	}
+	n := int(hdr[0])<<16 | int(hdr[1])<<8 | int(hdr[2])
+	typ, flags := hdr[3], hdr[4]
+	id := binary.BigEndian.Uint32(hdr[5:]) & 0x7fffffff
+	if n > defaultMaxFrame { // we never raise SETTINGS_MAX_FRAME_SIZE
+		return status.Errorf(codes.Internal, "HTTP/2: a %d-byte frame exceeds the 16384 bytes allowed", n)
+	}
+	if cap(c.frame) < n {
+		c.frame = make([]byte, n)
+	}
+	p := c.frame[:n]
+	if _, err := io.ReadFull(c.br, p); err != nil {
+		return unavailable(err)
+	}
+	return c.handle(typ, flags, id, p)
+}
+
+// handle processes one frame.
+func (c *h2conn) handle(typ, flags byte, id uint32, p []byte) error {
+	if c.hdr != nil && typ != frameContinuation {
+		return status.Error(codes.Internal, "HTTP/2: header block interrupted")
+	}
+	switch typ {
+	case frameData:
+		c.consumed += int64(len(p))
+		body, err := unpad(flags, p)
+		if err != nil {
+			return err
+		}
+		c.smu.Lock()
+		cl := c.streams[id]
+		if cl != nil {
+			cl.data = append(cl.data, body...)
+		}
+		c.smu.Unlock()
+		if flags&flagEndStream != 0 {
+			c.complete(id)
+		}
+		if c.consumed > maxWindow/2 {
+			var b [13]byte
+			appendFrameHeader(b[:0], 4, frameWindowUpdate, 0, 0)
+			binary.BigEndian.PutUint32(b[9:], uint32(c.consumed))
+			c.consumed = 0
+			c.queue(b[:])
+		}
+	case frameHeaders:
+		body, err := unpad(flags, p)
+		if err != nil {
+			return err
+		}
+		if flags&flagPriority != 0 {
+			if len(body) < 5 {
+				return status.Error(codes.Internal, "HTTP/2: short HEADERS frame")
+			}
+			body = body[5:]
+		}
+		c.hdrID, c.hdrEnd = id, flags&flagEndStream != 0
+		if flags&flagEndHeaders == 0 {
+			c.hdr = append([]byte{}, body...)
+			return nil
+		}
+		return c.headers(body)
+	case frameContinuation:
+		if c.hdr == nil || id != c.hdrID {
+			return status.Error(codes.Internal, "HTTP/2: unexpected CONTINUATION")
+		}
+		c.hdr = append(c.hdr, p...)
+		if flags&flagEndHeaders != 0 {
+			block := c.hdr
+			c.hdr = nil
+			return c.headers(block)
+		}
+	case frameRSTStream:
+		if len(p) != 4 {
+			return status.Error(codes.Internal, "HTTP/2: bad RST_STREAM")
+		}
+		code := binary.BigEndian.Uint32(p)
+		c.smu.Lock()
+		cl := c.streams[id]
+		delete(c.streams, id)
+		c.smu.Unlock()
+		if cl != nil {
+			cl.err = status.Errorf(codes.Unavailable, "stream reset by the server (HTTP/2 error %d)", code)
+			cl.done <- struct{}{}
+		}
+	case frameSettings:
+		if flags&flagAck != 0 {
+			return nil
+		}
+		if len(p)%6 != 0 {
+			return status.Error(codes.Internal, "HTTP/2: bad SETTINGS")
+		}
+		c.wmu.Lock()
+		for i := 0; i < len(p); i += 6 {
+			v := binary.BigEndian.Uint32(p[i+2:])
+			switch binary.BigEndian.Uint16(p[i:]) {
+			case settingInitialWindowSize:
+				c.peerWin = int64(v)
+			case settingMaxFrameSize:
+				c.maxFrame = int(v)
+			}
+		}
+		c.wmu.Unlock()
+		var b [9]byte
+		c.queue(appendFrameHeader(b[:0], 0, frameSettings, flagAck, 0))
+	case framePing:
+		if flags&flagAck == 0 && len(p) == 8 {
+			var b [17]byte
+			appendFrameHeader(b[:0], 8, framePing, flagAck, 0)
+			copy(b[9:], p)
+			c.queue(b[:])
+		}
+	case frameGoAway:
+		return status.Error(codes.Unavailable, "the server is closing the connection (GOAWAY)")
+	case frameWindowUpdate:
+		if len(p) != 4 {
+			return status.Error(codes.Internal, "HTTP/2: bad WINDOW_UPDATE")
+		}
+		if id == 0 {
+			c.wmu.Lock()
+			c.sendWin += int64(binary.BigEndian.Uint32(p) & 0x7fffffff)
+			c.wcond.Broadcast()
+			c.wmu.Unlock()
+		}
+	}
+	return nil
+}
+
+func unpad(flags byte, p []byte) ([]byte, error) {
+	if flags&flagPadded == 0 {
+		return p, nil
+	}
+	if len(p) < 1 || int(p[0]) >= len(p) {
+		return nil, status.Error(codes.Internal, "HTTP/2: bad padding")
+	}
+	return p[1 : len(p)-int(p[0])], nil
+}
+
+// headers decodes a complete header block of stream hdrID.
+func (c *h2conn) headers(block []byte) error {
+	c.fields = h2fields{}
+	if _, err := c.dec.Write(block); err != nil {
+		return status.Errorf(codes.Internal, "HTTP/2 headers: %v", err)
+	}
+	if err := c.dec.Close(); err != nil {
+		return status.Errorf(codes.Internal, "HTTP/2 headers: %v", err)
+	}
+	c.smu.Lock()
+	if cl := c.streams[c.hdrID]; cl != nil {
+		if c.fields.status != "" {
+			cl.http = c.fields.status
+		}
+		if c.fields.grpcStatus != "" {
+			code, err := strconv.Atoi(c.fields.grpcStatus)
+			if err != nil || code < 0 {
+				code = int(codes.Unknown)
+			}
+			cl.code = code
+			cl.message = c.fields.grpcMessage
+		}
+	}
+	c.smu.Unlock()
+	if c.hdrEnd {
+		c.complete(c.hdrID)
+	}
+	return nil
+}
+
+func (c *h2conn) emit(f hpack.HeaderField) {
+	switch f.Name {
+	case ":status":
+		c.fields.status = f.Value
+	case "grpc-status":
+		c.fields.grpcStatus = f.Value
+	case "grpc-message":
+		c.fields.grpcMessage = f.Value
+	}
+}
+
+// complete hands a finished stream to its worker.
+func (c *h2conn) complete(id uint32) {
+	c.smu.Lock()
+	cl := c.streams[id]
+	delete(c.streams, id)
+	c.smu.Unlock()
+	if cl != nil {
+		cl.done <- struct{}{}
+	}
+}

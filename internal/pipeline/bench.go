@@ -1,0 +1,451 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"syscall"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/diagnose"
+	"github.com/etcdperf/etcdperf/internal/hist"
+	"github.com/etcdperf/etcdperf/internal/load"
+	"github.com/etcdperf/etcdperf/internal/render"
+	"github.com/etcdperf/etcdperf/internal/result"
+	"github.com/etcdperf/etcdperf/internal/sysinfo"
+	"github.com/etcdperf/etcdperf/internal/units"
+)
+
+// BenchOptions configure `etcdperf bench`.
+type BenchOptions struct {
+	// Target is the etcd to load: external endpoints or embedded members.
+	Target cluster.TargetOptions
+	// Load is the workload; its Prefix defaults to /etcdperf/<run id>/.
+	Load load.Options
+	// Conns is the number of gRPC connections the clients share.
+	Conns int
+	// TargetLeader sends every request to the leader.
+	TargetLeader bool
+	// KeepKeys leaves the keys under the prefix; Compact compacts etcd's
+	// history at the end (after the keys are deleted).
+	KeepKeys, Compact bool
+	// Criteria are the limits the server's metrics are judged by.
+	Criteria []check.Criterion
+	// Started, when set, is called once etcd is up and the load begins.
+	Started func()
+}
+
+// ErrPrefixInUse is returned when the key prefix already holds keys.
+var ErrPrefixInUse = errors.New("the key prefix is in use")
+
+// cleanupTimeout bounds deleting the run's keys at the end.
+const cleanupTimeout = 30 * time.Second
+
+// Bench loads etcd and reports the client's view (latency, throughput,
+// errors) with etcd's own (its disk histograms, leader changes, failed
+// proposals). It writes only under its key prefix, refuses a prefix that
+// has keys, and deletes them at the end, also when ctx ends midway; an
+// embedded etcd is removed. An interrupted run returns its partial Result
+// with the error; a run that could not start returns no Result.
+func Bench(ctx context.Context, o BenchOptions) (res *result.Result, err error) {
+	if o.Target.RunID == "" {
+		o.Target.RunID = NewRunID()
+	}
+	if o.Load.Prefix == "" {
+		o.Load.Prefix = "/etcdperf/" + o.Target.RunID + "/"
+	}
+	if err := o.Load.Validate(); err != nil {
+		return nil, err
+	}
+	res = result.New("bench")
+	res.Params = benchParams(o)
+
+	t, err := cluster.Open(ctx, o.Target)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if cerr := t.Close(); cerr != nil {
+			err = errors.Join(err, cerr)
+			if res != nil {
+				res.Error = joinErr(res.Error, cerr.Error())
+			}
+		}
+	}()
+	res.Env = benchEnv(t, o)
+	res.Target = targetSection(t)
+	cli := t.Client()
+
+	// The prefix must be ours alone.
+	if n, err := countKeys(ctx, cli, o.Load.Prefix); err != nil {
+		return nil, fmt.Errorf("look for keys under the prefix %q: %w", o.Load.Prefix, err)
+	} else if n > 0 {
+		return nil, fmt.Errorf("%w: %q already holds %d keys; choose another --prefix, or delete them (etcdctl del --prefix %s)", ErrPrefixInUse, o.Load.Prefix, n, o.Load.Prefix)
+	}
+
+	conns, err := openConns(ctx, t, o)
+	defer closeConns(conns)
+	if err != nil {
+		return nil, err
+	}
+
+	members := t.Members()
+	httpc := cli.HTTPClient()
+	before := scrapeMembers(ctx, httpc, members)
+	if o.Started != nil {
+		o.Started()
+	}
+	var ru0 syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+
+	st, runErr := load.Run(ctx, conns, o.Load)
+
+	var ru1 syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+	// The end of the run is measured and cleaned up even after Ctrl-C.
+	after := scrapeMembers(context.WithoutCancel(ctx), httpc, members)
+	var notes []string
+	if !o.KeepKeys {
+		if n, err := deleteKeys(context.WithoutCancel(ctx), cli, o.Load.Prefix, o.Compact); err != nil {
+			runErr = errors.Join(runErr, err)
+		} else if n > 0 && t.Kind() == cluster.External {
+			notes = append(notes, fmt.Sprintf("deleted the run's %d keys under %s", n, o.Load.Prefix))
+		}
+	} else {
+		notes = append(notes, fmt.Sprintf("kept the run's keys under %s (--keep-keys)", o.Load.Prefix))
+	}
+	if st == nil {
+		return nil, runErr
+	}
+	res.Bench = benchSection(st, o)
+	if t.Kind() == cluster.External || len(members) > 1 {
+		res.Bench.ClientCPU = cpuFraction(ru0, ru1, st.Elapsed)
+	}
+	srv, srvNotes := serverSection(before, after)
+	res.Server = srv
+	res.Bench.Notes = append(append(res.Bench.Notes, notes...), srvNotes...)
+	if o.Target.KeepData && t.RunDir() != "" {
+		res.Bench.Notes = append(res.Bench.Notes, "kept the embedded etcd's data and logs in "+t.RunDir()+" (--keep-data)")
+	}
+	if runErr != nil {
+		res.Error = runErr.Error()
+		if errors.Is(runErr, context.Canceled) {
+			res.Error = "interrupted"
+		}
+	}
+	JudgeBench(res, o.Criteria)
+	res.Finish()
+	return res, runErr
+}
+
+func joinErr(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+func benchEnv(t *cluster.Target, o BenchOptions) *result.Env {
+	var env *result.Env
+	if t.Kind() == cluster.Embedded {
+		env = sysinfo.DirEnv(t.RunDir())
+	} else {
+		env = sysinfo.HostEnv()
+	}
+	env.EtcdVersion = t.Client().Version()
+	env.Endpoints = strings.Join(t.Client().Options().Endpoints, ",")
+	return env
+}
+
+func targetSection(t *cluster.Target) *result.Target {
+	tg := &result.Target{Kind: t.Kind(), Endpoints: t.Client().Options().Endpoints, Version: t.Client().Version(), DataDir: t.RunDir()}
+	for _, m := range t.Members() {
+		tg.Members = append(tg.Members, result.TargetMember{Name: m.Name, ClientURL: m.ClientURL, MetricsURL: m.MetricsURL,
+			Leader: m.Leader, Version: m.Version, DataDir: m.DataDir})
+	}
+	return tg
+}
+
+// openConns opens the connections the clients share: all to the leader
+// with TargetLeader, else one endpoint each in turn, as etcd's benchmark.
+// When the load speaks HTTP/2 itself (put, range, txn without auth), each
+// connection is its own, and etcd's client, only a fallback for large
+// requests, is opened once per endpoint.
+func openConns(ctx context.Context, t *cluster.Target, o BenchOptions) ([]load.Conn, error) {
+	eps := t.Client().Options().Endpoints
+	if o.TargetLeader {
+		l, ok := t.Leader()
+		if !ok || l.ClientURL == "" {
+			return nil, errors.New("--target-leader: the cluster reports no leader with a client URL")
+		}
+		eps = []string{l.ClientURL}
+	}
+	lean := o.Load.Workload != load.WatchLatency && o.Load.Workload != load.LeaseKeepalive && !o.Load.ClientOnly
+	shared := map[string]*clientv3.Client{}
+	n := max(o.Conns, 1)
+	conns := make([]load.Conn, 0, n)
+	for i := range n {
+		ep := eps[i%len(eps)]
+		addr, tc, direct := t.Client().Direct(ep)
+		c := shared[ep]
+		if c == nil || !(lean && direct) {
+			var err error
+			if c, err = t.Client().NewConn(ctx, ep); err != nil {
+				return conns, fmt.Errorf("open connection %d of %d: %w", i+1, n, err)
+			}
+			shared[ep] = c
+		}
+		lc := load.Conn{Client: c}
+		if direct {
+			lc.Addr, lc.TLS = addr, tc
+		}
+		conns = append(conns, lc)
+	}
+	return conns, nil
+}
+
+// closeConns closes each etcd client once.
+func closeConns(conns []load.Conn) {
+	seen := map[*clientv3.Client]bool{}
+	for _, c := range conns {
+		if !seen[c.Client] {
+			seen[c.Client] = true
+			c.Client.Close()
+		}
+	}
+}
+
+func countKeys(ctx context.Context, c *cluster.Client, prefix string) (int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.CommandTimeout())
+	defer cancel()
+	r, err := c.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		return 0, err
+	}
+	return r.Count, nil
+}
+
+// deleteKeys deletes every key under prefix and, with compact, compacts
+// etcd's history up to the deletion.
+func deleteKeys(ctx context.Context, c *cluster.Client, prefix string, compact bool) (int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, max(cleanupTimeout, c.CommandTimeout()))
+	defer cancel()
+	r, err := c.Delete(ctx, prefix, clientv3.WithPrefix())
+	if err != nil {
+		return 0, fmt.Errorf("delete the run's keys under %s (delete them with etcdctl del --prefix %s): %w", prefix, prefix, err)
+	}
+	if compact {
+		if _, err := c.Compact(ctx, r.Header.Revision); err != nil {
+			return r.Deleted, fmt.Errorf("compact etcd at revision %d: %w", r.Header.Revision, err)
+		}
+	}
+	return r.Deleted, nil
+}
+
+// cpuFraction is the share of the machine's CPUs this process used.
+func cpuFraction(a, b syscall.Rusage, elapsed time.Duration) float64 {
+	tv := func(t syscall.Timeval) time.Duration {
+		return time.Duration(t.Sec)*time.Second + time.Duration(t.Usec)*time.Microsecond
+	}
+	used := tv(b.Utime) - tv(a.Utime) + tv(b.Stime) - tv(a.Stime)
+	cpus := sysinfo.HostEnv().CPUs
+	if elapsed <= 0 || cpus == 0 {
+		return 0
+	}
+	return used.Seconds() / elapsed.Seconds() / float64(cpus)
+}
+
+// The latency distribution etcd's benchmark prints.
+var benchPercentiles = []float64{10, 25, 50, 75, 90, 95, 99, 99.9}
+
+func benchSection(st *load.Stats, o BenchOptions) *result.Bench {
+	b := &result.Bench{
+		Workload:   st.Workload,
+		Ops:        st.Ops,
+		Errors:     st.Errors,
+		Seconds:    st.Elapsed.Seconds(),
+		Throughput: st.Throughput(),
+	}
+	b.Description = o.Load.Describe()
+	b.Clients, b.Conns, b.Rate = o.Load.Clients, max(o.Conns, 1), o.Load.Rate
+	if st.Latency.Count() > 0 {
+		l := st.Latency.Latency(true)
+		b.Latency = &l
+		b.Histogram = responseHistogram(st.Latency)
+		for _, p := range benchPercentiles {
+			b.Percentiles = append(b.Percentiles, result.Percentile{P: p, Value: st.Latency.Quantile(p).Seconds()})
+		}
+	}
+	if st.Service != nil && st.Service.Count() > 0 {
+		l := st.Service.Latency(true)
+		b.ServiceLatency = &l
+	}
+	for _, p := range st.Parts {
+		bp := result.BenchPart{Name: p.Name, Ops: p.Ops, Errors: p.Errors}
+		if p.Latency != nil && p.Latency.Count() > 0 {
+			l := p.Latency.Latency(false)
+			bp.Latency = &l
+		}
+		b.Parts = append(b.Parts, bp)
+	}
+	b.Series = st.Series
+	b.Notes = append(b.Notes, st.Notes...)
+	return b
+}
+
+// responseHistogram is etcd benchmark's histogram: ten equal steps from
+// the fastest to the slowest request, each with the requests in it.
+func responseHistogram(h *hist.Histogram) []result.HistogramBucket {
+	const steps = 10
+	lo, hi := h.Min(), h.Max()
+	step := (hi - lo) / steps
+	bounds := make([]time.Duration, steps+1)
+	for i := range bounds {
+		bounds[i] = lo + time.Duration(i)*step
+	}
+	bounds[steps] = hi
+	counts := h.CountsAtOrBelow(bounds)
+	out := make([]result.HistogramBucket, len(bounds))
+	var prev int64
+	for i, b := range bounds {
+		out[i] = result.HistogramBucket{LE: b.Seconds(), Count: counts[i] - prev}
+		prev = counts[i]
+	}
+	return out
+}
+
+func benchParams(o BenchOptions) map[string]any {
+	l := o.Load
+	p := map[string]any{
+		"workload":      l.Workload,
+		"conns":         max(o.Conns, 1),
+		"clients":       l.Clients,
+		"prefix":        l.Prefix,
+		"target_leader": o.TargetLeader,
+		"keep_keys":     o.KeepKeys,
+		"compact":       o.Compact,
+	}
+	if l.Total > 0 {
+		p["total"] = l.Total
+	}
+	if l.Duration > 0 {
+		p["duration"] = l.Duration.Seconds()
+	}
+	if l.Rate > 0 {
+		p["rate"] = l.Rate
+	}
+	if l.CommandTimeout > 0 {
+		p["command_timeout"] = l.CommandTimeout.Seconds()
+	}
+	if len(o.Target.Conn.Endpoints) > 0 {
+		p["endpoints"] = o.Target.Conn.Endpoints
+		if o.Target.Conn.User != "" {
+			p["user"] = o.Target.Conn.User // never the password
+		}
+		if o.Target.Conn.TLSConfigured() {
+			p["tls"] = true
+		}
+	} else {
+		p["data_dir"] = o.Target.DataDir
+		p["members"] = max(o.Target.Members, 1)
+		p["keep_data"] = o.Target.KeepData
+	}
+	switch l.Workload {
+	case load.Put, load.TxnPut, load.TxnMixed:
+		p["key_size"], p["val_size"], p["key_space_size"] = l.KeySize, l.ValSize, l.KeySpaceSize
+		if l.Workload == load.Put {
+			p["sequential_keys"] = l.SequentialKeys
+		}
+		if l.Workload == load.TxnPut {
+			p["txn_ops"] = l.TxnOps
+		}
+		if l.Workload == load.TxnMixed {
+			p["rw_ratio"], p["limit"], p["consistency"] = l.RWRatio, l.Limit, consistency(l.Serializable)
+		}
+	case load.Range:
+		p["consistency"], p["limit"], p["keys_only"], p["count_only"] = consistency(l.Serializable), l.Limit, l.KeysOnly, l.CountOnly
+		if l.RangeKey != "" {
+			p["key"], p["range_end"] = l.RangeKey, l.RangeEnd
+		} else {
+			p["key_space_size"] = l.Prefill
+		}
+	case load.WatchLatency:
+		p["streams"], p["watchers_per_stream"], p["key_size"], p["val_size"], p["prevkv"] = l.Streams, l.WatchersPerStream, l.KeySize, l.ValSize, l.PrevKV
+	case load.LeaseKeepalive:
+		p["lease_ttl"] = l.LeaseTTL
+	}
+	return p
+}
+
+func consistency(serializable bool) string {
+	if serializable {
+		return "s"
+	}
+	return "l"
+}
+
+// JudgeBench adds the checks on the server's metrics, the findings, the
+// verdict and the summary to res.
+func JudgeBench(res *result.Result, criteria []check.Criterion) {
+	if s := res.Server; s != nil {
+		add := func(id string, v float64, bound bool) {
+			if c, ok := check.Lookup(criteria, id); ok {
+				ch := check.Evaluate(c, v)
+				ch.Bound = bound
+				res.Checks = append(res.Checks, ch)
+			}
+		}
+		atFloor := func(l *result.Latency) bool { return l.Bucketed && l.Resolution > 0 && l.P99 <= l.Resolution }
+		if s.WALFsync != nil && s.WALFsync.Count > 0 {
+			add(check.WALFsyncP99, s.WALFsync.P99, atFloor(s.WALFsync))
+		}
+		if s.BackendCommit != nil && s.BackendCommit.Count > 0 {
+			add(check.BackendCommitP99, s.BackendCommit.P99, atFloor(s.BackendCommit))
+		}
+		add(check.LeaderChanges, s.LeaderChanges, false)
+		add(check.ProposalsFailed, s.ProposalsFailed, false)
+	}
+	res.Findings = diagnose.Run(res)
+	res.Verdict = diagnose.Verdict(res.Checks, res.Findings)
+	res.Summary = benchSummary(res)
+}
+
+func benchSummary(res *result.Result) string {
+	b := res.Bench
+	if b == nil {
+		return ""
+	}
+	var s strings.Builder
+	fmt.Fprintf(&s, "%d %s requests in %s: %.0f/s", b.Ops, b.Workload, units.Seconds(b.Seconds), b.Throughput)
+	if b.Latency != nil {
+		fmt.Fprintf(&s, ", p99 %s", units.Seconds(b.Latency.P99))
+	}
+	var errs int64
+	for _, n := range b.Errors {
+		errs += n
+	}
+	if errs > 0 {
+		fmt.Fprintf(&s, ", %d failed", errs)
+	} else {
+		s.WriteString(", no errors")
+	}
+	if srv := res.Server; srv != nil && srv.WALFsync != nil && srv.WALFsync.Count > 0 {
+		fmt.Fprintf(&s, "; etcd's WAL fsync p99 %s", render.LatencyValue(*srv.WALFsync, srv.WALFsync.P99))
+	}
+	var over []string
+	for _, c := range res.Checks {
+		if c.Status == result.StatusFail {
+			over = append(over, c.Title+" over its limit")
+		}
+	}
+	if len(over) > 0 {
+		fmt.Fprintf(&s, "; %s", strings.Join(over, ", "))
+	}
+	s.WriteString(".")
+	return s.String()
+}
