@@ -116,6 +116,7 @@ func newWorkloadCmd(name, short string) *cobra.Command {
 	fl.IntVar(&bf.members, "members", 1, "embedded etcd: members (several run as separate processes)")
 	fl.BoolVar(&bf.o.Target.KeepData, "keep-data", false, "embedded etcd: keep its data dir and logs")
 	fl.StringVar(&bf.sampleCSV, "sample-csv", "", "write the per-second series (t, ops, p50, p99, max, errors) to this CSV file")
+	fl.BoolVar(&lo.ClientOnly, "etcd-client", false, "send put, range and txn through etcd's gRPC client instead of etcdperf's lean HTTP/2 path (more client CPU per request; to rule the lean path out)")
 	fl.StringArrayVar(&bf.thresholds, "threshold", nil, "override a limit: NAME=VALUE[,WARN], e.g. wal_fsync_p99=5ms (repeatable)")
 	addWorkloadFlags(fl, name, bf)
 

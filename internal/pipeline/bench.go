@@ -330,6 +330,9 @@ func benchParams(o BenchOptions) map[string]any {
 		"keep_keys":     o.KeepKeys,
 		"compact":       o.Compact,
 	}
+	if l.ClientOnly {
+		p["etcd_client"] = true
+	}
 	if l.Total > 0 {
 		p["total"] = l.Total
 	}
