@@ -106,8 +106,17 @@ also on Ctrl-C.`,
   etcdperf check --duration 10s --limit wal_fsync_p99=5ms
 
   # Memory growth for 10,000 keys of 1 KiB (etcdctl check datascale)
-  etcdperf check datascale --load s`,
-		Args: noArgs,
+  etcdperf check datascale --load s
+
+  # etcdctl's spelling works too
+  etcdperf check perf --load m`,
+	}
+	// "check perf" is etcdctl's spelling of the same command.
+	cmd.Args = func(c *cobra.Command, args []string) error {
+		if len(args) == 1 && args[0] == "perf" {
+			return nil
+		}
+		return noArgs(c, args)
 	}
 	cf := addCheckFlags(cmd)
 	cmd.Flags().DurationVar(&duration, "duration", time.Minute, "how long to send (etcdctl: 60s)")

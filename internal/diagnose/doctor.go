@@ -37,7 +37,8 @@ const noiseSlower = 2.0
 // WAL fsync or backend commit near or over their limits, or the device
 // busy most of the time), unless the CPUs were saturated while the device
 // itself answered ten times faster (then the CPU: the host's view during
-// the load stands for the probe's too), the client (the load generator could not send on
+// the load stands for the probe's too), or the same load failing with a
+// neighbour writing on the device (--noise), the client (the load generator could not send on
 // time), the CPU (etcd's, or the machine's), the network (peers' round
 // trips, leader changes with a fine disk), etcd itself (it could not keep
 // up without another sign); "none" when nothing is near its limit.
@@ -51,6 +52,9 @@ func DoctorLimitedBy(r *result.Result) string {
 		}
 	}
 	if r.Perf != nil && r.Host != nil && r.Host.Device != "" && r.Host.Summary.Util >= deviceBusyHigh {
+		return LimitDisk
+	}
+	if t, ok := target(r); ok && t.Noise != nil && t.Noise.Verdict == result.Fail {
 		return LimitDisk
 	}
 	load := LoadLimitedBy(r)

@@ -207,6 +207,8 @@ func doctorTarget(ctx context.Context, o DoctorOptions, dir, runID string) (res 
 			}
 		}()
 		storage = slow.mnt
+		// What etcd waits for is the slow view, not the device under it.
+		device = ""
 	}
 	// finish judges whatever was measured and returns it.
 	finish := func(runErr error) (*result.Result, error) {
@@ -334,9 +336,9 @@ func noisyRun(ctx context.Context, o DoctorOptions, copts CheckOptions, dir, run
 func judgeNoisy(n *result.Result, dir string) {
 	t := result.DoctorTarget{Name: n.Name, Dir: dir}
 	fillRow(&t, n)
-	t.LimitedBy = diagnose.DoctorLimitedBy(n)
 	t.Verdict = n.Verdict
 	n.Doctor = &result.Doctor{Targets: []result.DoctorTarget{t}}
+	n.Doctor.Targets[0].LimitedBy = diagnose.DoctorLimitedBy(n)
 	n.Summary = targetSummary(n)
 	n.Finish()
 }
@@ -378,8 +380,8 @@ func loadP99s(r *result.Result) (wal, commit, req float64) {
 // judgeTarget fills the target's row, findings, verdict and summary.
 func judgeTarget(r *result.Result, row result.DoctorTarget) {
 	fillRow(&row, r)
-	row.LimitedBy = diagnose.DoctorLimitedBy(r)
 	r.Doctor = &result.Doctor{Targets: []result.DoctorTarget{row}}
+	r.Doctor.Targets[0].LimitedBy = diagnose.DoctorLimitedBy(r)
 	r.Findings = diagnose.Run(r)
 	r.Verdict = diagnose.Verdict(r.Checks, r.Findings)
 	if r.Error != "" {

@@ -52,6 +52,9 @@ func verdictHead(v result.Verdict, t result.DoctorTarget) string {
 	case result.Fail:
 		switch t.LimitedBy {
 		case diagnose.LimitDisk:
+			if t.Noise != nil && t.Noise.Verdict == result.Fail && t.FsyncHeadroom >= 1 {
+				return what + " is fast enough for etcd alone, but not with a neighbour writing bulk data on the same device: the disk limits it under contention"
+			}
 			return what + " is too slow for etcd: the disk limits it"
 		case diagnose.LimitCPU:
 			return "etcd fails here, but not because of the storage: the CPU limits it"
