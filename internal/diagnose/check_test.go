@@ -94,7 +94,9 @@ func TestLoadAndDoctorLimits(t *testing.T) {
 			load: LimitServer, doctor: LimitEtcd,
 			findings: map[string]result.Severity{"etcd_too_slow_for_profile": result.Critical}},
 		{name: "saturated machine whose CPU went to the client",
-			c:    with(func(c *loadCase) { c.reached, c.sent, c.inFlight, c.cpuBusy, c.clientCPU, c.serverCPU = 0.7, 105, 48, 0.97, 1.1, 0.8 }),
+			c: with(func(c *loadCase) {
+				c.reached, c.sent, c.inFlight, c.cpuBusy, c.clientCPU, c.serverCPU = 0.7, 105, 48, 0.97, 1.1, 0.8
+			}),
 			load: LimitClient, doctor: LimitClient,
 			findings: map[string]result.Severity{"client_saturated": result.Warning}},
 		{name: "slow WAL fsync with a fast device on saturated CPUs",
@@ -133,11 +135,11 @@ func TestLoadAndDoctorLimits(t *testing.T) {
 			load: "", doctor: LimitNetwork,
 			findings: map[string]result.Severity{"peer_rtt_high": result.Warning}},
 		{name: "database near its quota",
-			c:    with(func(c *loadCase) { c.dbSize, c.dbUsed, c.quota = 1.8e9, 1.7e9, 2 << 30 }),
+			c:    with(func(c *loadCase) { c.dbSize, c.dbUsed, c.quota = 1.8e9, 1.7e9, 2<<30 }),
 			load: "", doctor: LimitNone,
 			findings: map[string]result.Severity{"db_near_quota": result.Warning}},
 		{name: "fragmented database",
-			c:    with(func(c *loadCase) { c.dbSize, c.dbUsed, c.quota = 800 << 20, 100 << 20, 8 << 30 }),
+			c:    with(func(c *loadCase) { c.dbSize, c.dbUsed, c.quota = 800<<20, 100<<20, 8<<30 }),
 			load: "", doctor: LimitNone,
 			findings: map[string]result.Severity{"db_fragmented": result.Info}},
 	}
