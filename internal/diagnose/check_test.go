@@ -237,6 +237,12 @@ func TestDoctorRules(t *testing.T) {
 			q.Noise = &result.NoiseEffect{BytesWritten: 1 << 30, WALFsyncP99: 0.125, WALFsyncRatio: 41, RequestP99: 0.3, RequestRatio: 30, DeviceUtil: 0.9, Verdict: result.Fail}
 			return q
 		}(), map[string]result.Severity{"noise_degrades": result.Critical}, LimitDisk},
+		{"noise against a quiet p99 under etcd's 1ms floor", func() result.DoctorTarget {
+			q := quiet
+			q.WALFsyncP99, q.WALFsyncBound = 0.001, true
+			q.Noise = &result.NoiseEffect{BytesWritten: 1 << 30, WALFsyncP99: 0.004, WALFsyncRatio: 4, RequestP99: 0.03, RequestRatio: 3, Verdict: result.Pass}
+			return q
+		}(), map[string]result.Severity{"noise_degrades": result.Warning}, LimitNone},
 		{"simulated slow disk", func() result.DoctorTarget {
 			q := quiet
 			q.SimulatedFsyncDelay = 0.015
@@ -246,7 +252,13 @@ func TestDoctorRules(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r := doctorTarget(healthy, c.row)
-			got := ids(Run(r))
+			fs := Run(r)
+			got := ids(fs)
+			for _, f := range fs {
+				if f.ID == "noise_degrades" && c.row.WALFsyncBound && !strings.Contains(f.Title, "at least 4.0x slower (<= 1ms to 4ms)") {
+					t.Errorf("a ratio to a bound is not said to be one: %s", f.Title)
+				}
+			}
 			if len(got) != len(c.want) {
 				t.Errorf("findings %v, want %v", got, c.want)
 			}
