@@ -61,39 +61,29 @@ var profileAliases = map[string]string{
 	"xl": "xl", "xlarge": "xl",
 }
 
-func canonical(name string) (string, error) {
+// lookup returns the item of a profile list called name (s, m, l, xl, or
+// etcdctl's long names small, medium, large, xLarge).
+func lookup[P any](list []P, nameOf func(P) string, name string) (P, error) {
+	var zero P
 	n, ok := profileAliases[strings.ToLower(strings.TrimSpace(name))]
 	if !ok {
-		return "", fmt.Errorf("--load %q: use s, m, l or xl (small, medium, large, xLarge)", name)
+		return zero, fmt.Errorf("--load %q: use s, m, l or xl (small, medium, large, xLarge)", name)
 	}
-	return n, nil
+	for _, p := range list {
+		if nameOf(p) == n {
+			return p, nil
+		}
+	}
+	return zero, fmt.Errorf("no profile %q", n)
 }
 
 // LookupProfile returns the check perf profile called name (s, m, l, xl,
 // or etcdctl's long names small, medium, large, xLarge).
 func LookupProfile(name string) (Profile, error) {
-	n, err := canonical(name)
-	if err != nil {
-		return Profile{}, err
-	}
-	for _, p := range Profiles {
-		if p.Name == n {
-			return p, nil
-		}
-	}
-	return Profile{}, fmt.Errorf("no profile %q", n)
+	return lookup(Profiles, func(p Profile) string { return p.Name }, name)
 }
 
 // LookupScaleProfile returns the check datascale profile called name.
 func LookupScaleProfile(name string) (ScaleProfile, error) {
-	n, err := canonical(name)
-	if err != nil {
-		return ScaleProfile{}, err
-	}
-	for _, p := range ScaleProfiles {
-		if p.Name == n {
-			return p, nil
-		}
-	}
-	return ScaleProfile{}, fmt.Errorf("no datascale profile %q", n)
+	return lookup(ScaleProfiles, func(p ScaleProfile) string { return p.Name }, name)
 }

@@ -138,16 +138,8 @@ also on Ctrl-C.`,
 		}
 		o := pipeline.CheckOptions{Target: target, Profile: prof, Duration: duration, Prefix: cf.prefix,
 			AutoCompact: cf.autoCompact, AutoDefrag: cf.autoDefrag, Criteria: criteria}
-		prog := &load.Progress{}
-		o.Progress = prog
-		var started atomic.Bool
-		o.Started = func() { started.Store(true) }
-		stop := startProgress(cmd.ErrOrStderr(), func(el time.Duration) string {
-			if !started.Load() {
-				return startingLine(len(target.Conn.Endpoints) == 0)
-			}
-			return countProgress(prog.Done(), 0, el, duration)
-		})
+		var stop func()
+		o.Progress, o.Started, stop = loadProgress(cmd, len(target.Conn.Endpoints) == 0, duration)
 		res, runErr := pipeline.Check(cmd.Context(), o)
 		stop()
 		return finish(cmd, sinks, res, runErr)
@@ -199,16 +191,8 @@ memory is etcd's alone. The keys are deleted at the end, also on Ctrl-C.`,
 		}
 		o := pipeline.DatascaleOptions{Target: target, Profile: prof, Keys: keys, Prefix: cf.prefix,
 			AutoCompact: cf.autoCompact, AutoDefrag: cf.autoDefrag, Criteria: criteria}
-		prog := &load.Progress{}
-		o.Progress = prog
-		var started atomic.Bool
-		o.Started = func() { started.Store(true) }
-		stop := startProgress(cmd.ErrOrStderr(), func(el time.Duration) string {
-			if !started.Load() {
-				return startingLine(len(target.Conn.Endpoints) == 0)
-			}
-			return countProgress(prog.Done(), prog.Total(), el, 0)
-		})
+		var stop func()
+		o.Progress, o.Started, stop = loadProgress(cmd, len(target.Conn.Endpoints) == 0, 0)
 		res, runErr := pipeline.Datascale(cmd.Context(), o)
 		stop()
 		return finish(cmd, sinks, res, runErr)
@@ -216,9 +200,21 @@ memory is etcd's alone. The keys are deleted at the end, also on Ctrl-C.`,
 	return cmd
 }
 
-func startingLine(embedded bool) string {
-	if embedded {
-		return "starting the embedded etcd..."
-	}
-	return "connecting to etcd..."
+// loadProgress draws a load's progress on stderr when it is a terminal:
+// "starting" until the load begins, then the requests (through a total or
+// a duration). It returns the counter and the start hook to hand to the
+// pipeline, and the function that erases the line.
+func loadProgress(cmd *cobra.Command, embedded bool, duration time.Duration) (*load.Progress, func(), func()) {
+	prog := &load.Progress{}
+	var started atomic.Bool
+	stop := startProgress(cmd.ErrOrStderr(), func(el time.Duration) string {
+		if !started.Load() {
+			if embedded {
+				return "starting the embedded etcd..."
+			}
+			return "connecting to etcd..."
+		}
+		return countProgress(prog.Done(), prog.Total(), el, duration)
+	})
+	return prog, func() { started.Store(true) }, stop
 }

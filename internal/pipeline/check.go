@@ -81,36 +81,25 @@ func runCheck(ctx context.Context, o CheckOptions) (*result.Result, error) {
 		dur = p.Duration
 	}
 	embedded := len(o.Target.Conn.Endpoints) == 0
-	bo := BenchOptions{
-		Target: o.Target,
-		Load: load.Options{
-			Workload: load.Put, Clients: p.Clients, Duration: dur, Rate: p.Rate,
-			KeySize: p.KeySize, ValSize: p.ValSize, KeySpaceSize: checkKeySpace,
-			Prefix: o.Prefix, CommandTimeout: o.Target.Conn.CommandTimeout, Progress: o.Progress,
-		},
-		// etcdctl gives every client a connection of its own.
-		Conns:    p.Clients,
-		Compact:  o.AutoCompact,
-		Criteria: o.Criteria,
-		Started:  o.Started,
-	}
 	device := o.Device
-	if embedded {
-		bo.Target.Separate = true
-		if device == "" {
-			if m, err := sysinfo.FindMount(dataDirOrDot(o.Target.DataDir)); err == nil {
-				device = m.Device
-			}
+	if embedded && device == "" {
+		if m, err := sysinfo.FindMount(dataDirOrDot(o.Target.DataDir)); err == nil {
+			device = m.Device
 		}
 	}
-	ob := &observer{ctx: ctx, device: device}
-	bo.Observe = ob.observe
-	res, err := Bench(ctx, bo)
+	res, ob, err := observedPuts(ctx, puts{
+		target: o.Target, compact: o.AutoCompact, criteria: o.Criteria, started: o.Started, device: device,
+		load: load.Options{
+			Clients: p.Clients, Duration: dur, Rate: p.Rate,
+			KeySize: p.KeySize, ValSize: p.ValSize, KeySpaceSize: checkKeySpace,
+			Prefix: o.Prefix, Progress: o.Progress,
+		},
+	})
 	if res == nil {
 		return nil, err
 	}
 	res.Params = checkParams(res.Params, o, dur)
-	res.Perf = perfSection(res.Bench, p, ob.out)
+	res.Perf = perfSection(res.Bench, p, ob)
 	if res.Bench != nil {
 		res.Bench.Description = fmt.Sprintf("puts of %d-byte keys and %d-byte values, a new random key each (as etcdctl check perf)", p.KeySize, p.ValSize)
 	}
@@ -120,19 +109,14 @@ func runCheck(ctx context.Context, o CheckOptions) (*result.Result, error) {
 			"but PASS at xl (etcd issues #13455, #10609). etcdperf sends on an absolute schedule and catches up after a late send, "+
 			"so a shortfall here is etcd's or this machine's, as the findings say.", p.Rate))
 	}
-	res.Host = ob.out.host
-	if res.Bench != nil && ob.out.clientOnly && res.Perf.CPUs > 0 {
-		res.Bench.ClientCPU = ob.out.clientCPU / float64(res.Perf.CPUs)
+	res.Host = ob.host
+	if res.Bench != nil && ob.clientOnly && res.Perf.CPUs > 0 {
+		res.Bench.ClientCPU = ob.clientCPU / float64(res.Perf.CPUs)
 	}
 	if o.AutoDefrag {
-		if embedded {
-			res.Perf.Notes = append(res.Perf.Notes, "--auto-defrag: nothing to defragment, the embedded etcd's data was removed")
-		} else if derr := defragMembers(context.WithoutCancel(ctx), o.Target.Conn); derr != nil {
-			err = errors.Join(err, derr)
-			res.Error = joinErr(res.Error, derr.Error())
-		} else {
-			res.Perf.Notes = append(res.Perf.Notes, "defragmented every member (--auto-defrag)")
-		}
+		note, derr := defragAfter(ctx, res, o.Target.Conn)
+		res.Perf.Notes = append(res.Perf.Notes, note)
+		err = errors.Join(err, derr)
 	}
 	if err != nil && res.Error == "" {
 		res.Error = err.Error()
@@ -194,8 +178,47 @@ func checkParams(p map[string]any, o CheckOptions, dur time.Duration) map[string
 	return p
 }
 
-// defragMembers defragments every member of the cluster, one at a time,
-// as etcdctl check perf --auto-defrag does.
+// puts is a put load for observedPuts.
+type puts struct {
+	target   cluster.TargetOptions
+	load     load.Options
+	compact  bool
+	criteria []check.Criterion
+	started  func()
+	device   string
+}
+
+// observedPuts runs a put load through Bench as etcdctl's checks do: one
+// connection per client, an embedded member in a process of its own, and
+// an observer of the members, the host and this process around the load.
+func observedPuts(ctx context.Context, p puts) (*result.Result, observation, error) {
+	lo := p.load
+	lo.Workload = load.Put
+	lo.CommandTimeout = p.target.Conn.CommandTimeout
+	bo := BenchOptions{Target: p.target, Load: lo, Conns: lo.Clients, Compact: p.compact, Criteria: p.criteria, Started: p.started}
+	if len(p.target.Conn.Endpoints) == 0 {
+		bo.Target.Separate = true
+	}
+	ob := &observer{ctx: ctx, device: p.device}
+	bo.Observe = ob.observe
+	res, err := Bench(ctx, bo)
+	return res, ob.out, err
+}
+
+// defragAfter defragments every member of an external cluster, one at a
+// time, as etcdctl's --auto-defrag does; it returns a note for the Result.
+func defragAfter(ctx context.Context, res *result.Result, conn cluster.ConnOptions) (string, error) {
+	if len(conn.Endpoints) == 0 {
+		return "--auto-defrag: nothing to defragment, the embedded etcd's data was removed", nil
+	}
+	if err := defragMembers(context.WithoutCancel(ctx), conn); err != nil {
+		res.Error = joinErr(res.Error, err.Error())
+		return "--auto-defrag failed", err
+	}
+	return "defragmented every member (--auto-defrag)", nil
+}
+
+// defragMembers defragments every member of the cluster, one at a time.
 func defragMembers(ctx context.Context, conn cluster.ConnOptions) error {
 	c, err := cluster.Connect(ctx, conn)
 	if err != nil {

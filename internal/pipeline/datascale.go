@@ -43,25 +43,13 @@ func Datascale(ctx context.Context, o DatascaleOptions) (*result.Result, error) 
 	if keys <= 0 {
 		keys = p.Keys
 	}
-	embedded := len(o.Target.Conn.Endpoints) == 0
-	bo := BenchOptions{
-		Target: o.Target,
-		Load: load.Options{
-			Workload: load.Put, Clients: p.Clients, Total: keys,
-			KeySize: p.KeySize, ValSize: p.ValSize, KeySpaceSize: int(keys), SequentialKeys: true,
-			Prefix: o.Prefix, CommandTimeout: o.Target.Conn.CommandTimeout, Progress: o.Progress,
+	res, ob, err := observedPuts(ctx, puts{
+		target: o.Target, compact: o.AutoCompact, criteria: o.Criteria, started: o.Started,
+		load: load.Options{
+			Clients: p.Clients, Total: keys, KeySize: p.KeySize, ValSize: p.ValSize,
+			KeySpaceSize: int(keys), SequentialKeys: true, Prefix: o.Prefix, Progress: o.Progress,
 		},
-		Conns:    p.Clients,
-		Compact:  o.AutoCompact,
-		Criteria: o.Criteria,
-		Started:  o.Started,
-	}
-	if embedded {
-		bo.Target.Separate = true
-	}
-	ob := &observer{ctx: ctx}
-	bo.Observe = ob.observe
-	res, err := Bench(ctx, bo)
+	})
 	if res == nil {
 		return nil, err
 	}
@@ -69,8 +57,8 @@ func Datascale(ctx context.Context, o DatascaleOptions) (*result.Result, error) 
 	res.Params["load"] = p.Name
 	res.Params["auto_compact"] = o.AutoCompact
 	res.Params["auto_defrag"] = o.AutoDefrag
-	ds := &result.Datascale{Profile: p.Name, Keys: keys, KVSize: p.KeySize + p.ValSize, Clients: p.Clients, Members: ob.out.members}
-	for _, m := range ob.out.members {
+	ds := &result.Datascale{Profile: p.Name, Keys: keys, KVSize: p.KeySize + p.ValSize, Clients: p.Clients, Members: ob.members}
+	for _, m := range ob.members {
 		ds.RSSBefore += m.RSSBefore
 		ds.RSSAfter += m.RSSAfter
 	}
@@ -79,11 +67,9 @@ func Datascale(ctx context.Context, o DatascaleOptions) (*result.Result, error) 
 		ds.PerKey = ds.Growth / float64(keys)
 	}
 	res.Datascale = ds
-	if o.AutoDefrag && !embedded {
-		if derr := defragMembers(context.WithoutCancel(ctx), o.Target.Conn); derr != nil {
-			err = errors.Join(err, derr)
-			res.Error = joinErr(res.Error, derr.Error())
-		}
+	if o.AutoDefrag {
+		_, derr := defragAfter(ctx, res, o.Target.Conn)
+		err = errors.Join(err, derr)
 	}
 	if err != nil && res.Error == "" {
 		res.Error = err.Error()
