@@ -38,6 +38,10 @@ type MemberConfig struct {
 	// ExitWithParent makes a member process (ServeMember) stop when the
 	// process that started it is gone.
 	ExitWithParent bool
+	// SlowFsync, when positive, makes a member process (ServeMember) run
+	// on a slow view of its data dir: every fsync and fdatasync is delayed
+	// this long (see StartSlowDisk).
+	SlowFsync time.Duration
 }
 
 // ServerTLS is the client-side TLS of an embedded member (etcd's
