@@ -49,8 +49,10 @@ var verdictCommands = []verdictCommand{
 	},
 	{
 		// The server section: etcd's own WAL fsync histogram over the run.
-		name:        "bench",
-		args:        func(dir string) []string { return []string{"bench", "put", "--data-dir", dir, "--total", "300", "--clients", "4"} },
+		name: "bench",
+		args: func(dir string) []string {
+			return []string{"bench", "put", "--data-dir", dir, "--total", "300", "--clients", "4"}
+		},
 		diskFinding: "server_disk_slow",
 		fsync: func(r *result.Result) *result.Latency {
 			if r.Server == nil {
