@@ -14,11 +14,14 @@ import (
 const memberSpace = 70 << 20
 
 // checkDataDirSpace tells, before anything is written, that dir cannot
-// hold n embedded members.
+// hold n embedded members: it is read-only or has too little free space.
 func checkDataDirSpace(dir string, n int) error {
 	var st unix.Statfs_t
 	if err := unix.Statfs(dir, &st); err != nil {
 		return nil // not knowing is no reason to refuse; etcd will tell
+	}
+	if st.Flags&unix.ST_RDONLY != 0 {
+		return explainDataDirErr(dir, syscall.EROFS)
 	}
 	free := int64(st.Bavail) * int64(st.Bsize)
 	if need := int64(n) * memberSpace; free < need {

@@ -83,9 +83,12 @@ func Bench(ctx context.Context, o BenchOptions) (res *result.Result, err error) 
 
 	// The prefix must be ours alone.
 	if n, err := countKeys(ctx, cli, o.Load.Prefix); err != nil {
-		return nil, fmt.Errorf("look for keys under the prefix %q: %w", o.Load.Prefix, err)
+		return nil, explainPrefixErr(o.Load.Prefix, o.Target.Conn.User, err)
 	} else if n > 0 {
 		return nil, fmt.Errorf("%w: %q already holds %d keys; choose another --prefix, or delete them (etcdctl del --prefix %s)", ErrPrefixInUse, o.Load.Prefix, n, o.Load.Prefix)
+	}
+	if err := checkWritable(ctx, cli, o); err != nil {
+		return nil, err
 	}
 
 	conns, err := openConns(ctx, t, o)
