@@ -207,60 +207,7 @@ func TestBenchUnreachableEndpoint(t *testing.T) {
 	}
 }
 
-func TestBenchInterruptCleansUp(t *testing.T) {
-	ep, cli := startServer(t)
-	for _, embedded := range []bool{true, false} {
-		dir := t.TempDir()
-		out := filepath.Join(t.TempDir(), "partial.json")
-		args := []string{"bench", "put", "--duration", "30s", "--clients", "4", "--key-space-size", "100", "-o", out}
-		if embedded {
-			args = append(args, "--members", "3", "--data-dir", dir)
-		} else {
-			args = append(args, "--endpoints", ep)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		cmd := exec.CommandContext(ctx, testutil.Binary(t), args...)
-		done := make(chan testutil.Run, 1)
-		go func() { done <- testutil.Wait(t, cmd, ctx) }()
-		// Interrupt once the load is on: keys appear (external), or the
-		// members' folder exists (embedded) and a moment has passed.
-		deadline := time.Now().Add(30 * time.Second)
-		for time.Now().Before(deadline) {
-			if embedded {
-				if membersReady(dir, 3) {
-					time.Sleep(time.Second)
-					break
-				}
-			} else if keysUnder(t, cli, "/etcdperf/") > 0 {
-				break
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-			t.Fatal(err)
-		}
-		r := <-done
-		cancel()
-		if r.Code != 2 || !strings.Contains(r.Stderr, "interrupted") {
-			t.Errorf("embedded %v: exit %d, stderr %q", embedded, r.Code, r.Stderr)
-		}
-		res, err := result.ReadFile(out)
-		if err != nil {
-			t.Fatalf("embedded %v: no partial result: %v", embedded, err)
-		}
-		if res.Error != "interrupted" || res.Bench == nil || res.Bench.Ops == 0 {
-			t.Errorf("embedded %v: partial result error %q bench %+v", embedded, res.Error, res.Bench)
-		}
-		assertEmptyDir(t, dir)
-		if n := keysUnder(t, cli, "/etcdperf/"); n != 0 {
-			t.Errorf("embedded %v: %d keys left in the external etcd", embedded, n)
-		}
-		// No member process outlives the run.
-		if left := membersIn(t, dir); embedded && len(left) > 0 {
-			t.Errorf("member processes left: %v", left)
-		}
-	}
-}
+// SIGINT during a run: TestInterruptCleansUp (interrupt_test.go).
 
 // membersReady reports whether n embedded members under dir have logged
 // that they serve clients.
