@@ -22,11 +22,20 @@ import (
 // returns its endpoint and a client of the test's own.
 func startServer(t *testing.T) (string, *clientv3.Client) {
 	t.Helper()
+	ep, cli, _ := startServerLogged(t)
+	return ep, cli
+}
+
+// startServerLogged is startServer that also returns the path of the
+// member's log.
+func startServerLogged(t *testing.T) (string, *clientv3.Client, string) {
+	t.Helper()
 	dir := t.TempDir()
 	ep := fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(t))
+	logPath := filepath.Join(dir, "etcd.log")
 	cmd := exec.Command(testutil.Binary(t), "server", "--data-dir", filepath.Join(dir, "data"),
 		"--listen-client-url", "http://"+ep, "--listen-peer-url", fmt.Sprintf("http://127.0.0.1:%d", testutil.FreePort(t)),
-		"--log-file", filepath.Join(dir, "etcd.log"))
+		"--log-file", logPath)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +73,7 @@ func startServer(t *testing.T) (string, *clientv3.Client) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cli.Close() })
-	return ep, cli
+	return ep, cli, logPath
 }
 
 func keysUnder(t *testing.T, cli *clientv3.Client, p string) int64 {
