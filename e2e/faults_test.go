@@ -307,3 +307,27 @@ func TestBenchDataDirFaults(t *testing.T) {
 		})
 	}
 }
+
+// A member on a slow disk (server --slow-fsync) that is killed outright
+// still unmounts its slow view: its slowdisk process stops with it.
+func TestSlowMemberKilledUnmounts(t *testing.T) {
+	dir := t.TempDir()
+	tg := startSlowMembers(t, dir, 1, 15*time.Millisecond)
+	if n := len(slowMountsUnder(t, dir)); n != 1 {
+		t.Fatalf("%d slow mounts, want 1", n)
+	}
+	if err := syscall.Kill(tg.Members()[0].PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(slowMountsUnder(t, dir)) > 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if left := slowMountsUnder(t, dir); len(left) > 0 {
+		t.Errorf("the slow mount outlived its killed member: %v", left)
+	}
+	if err := tg.Close(); err != nil {
+		t.Fatal(err)
+	}
+	assertEmptyDir(t, dir)
+}

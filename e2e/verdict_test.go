@@ -189,7 +189,7 @@ func startSlowMembers(t *testing.T, dir string, n int, delay time.Duration) *clu
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	tg, err := cluster.Open(ctx, cluster.TargetOptions{DataDir: dir, RunID: "slow", Members: n, StartTimeout: time.Minute,
+	tg, err := cluster.Open(ctx, cluster.TargetOptions{DataDir: dir, RunID: "slow", Members: n, Separate: true, StartTimeout: time.Minute,
 		ServerCommand: []string{testutil.Binary(t), "server", "--slow-fsync", delay.String()}})
 	if err != nil {
 		t.Fatal(err)
