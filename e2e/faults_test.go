@@ -14,6 +14,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/diagnose"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/testutil"
 )
@@ -117,7 +118,7 @@ func TestBenchMemberKilledMidRun(t *testing.T) {
 	if res.Server == nil || res.Server.LeaderChanges < 1 {
 		t.Errorf("leader change not reported: %+v", res.Server)
 	}
-	if c, ok := checkNamed(res, "leader_changes"); !ok || c.Status != result.StatusFail {
+	if c, ok := diagnose.FindCheck(res, "leader_changes"); !ok || c.Status != result.StatusFail {
 		t.Errorf("leader_changes check %+v", c)
 	}
 	if n := keysUnder(t, tg.Client().Client, "/etcdperf/"); n != 0 {
@@ -128,15 +129,6 @@ func TestBenchMemberKilledMidRun(t *testing.T) {
 var grpcCodes = map[string]bool{"Canceled": true, "Unknown": true, "InvalidArgument": true, "DeadlineExceeded": true, "NotFound": true,
 	"AlreadyExists": true, "PermissionDenied": true, "ResourceExhausted": true, "FailedPrecondition": true, "Aborted": true,
 	"OutOfRange": true, "Unimplemented": true, "Internal": true, "Unavailable": true, "DataLoss": true, "Unauthenticated": true}
-
-func checkNamed(res *result.Result, name string) (result.Check, bool) {
-	for _, c := range res.Checks {
-		if c.Name == name {
-			return c, true
-		}
-	}
-	return result.Check{}, false
-}
 
 // The whole cluster stops mid-run (killed, or frozen so that connections
 // hang): the run ends within --command-timeout of the last answer with one

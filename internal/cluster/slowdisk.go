@@ -161,17 +161,7 @@ func (s *SlowDisk) output() string {
 func (s *SlowDisk) Stop() error {
 	var err error
 	s.once.Do(func() {
-		select {
-		case <-s.done:
-		default:
-			_ = s.cmd.Process.Signal(syscall.SIGTERM)
-			select {
-			case <-s.done:
-			case <-time.After(slowDiskStopGrace):
-				_ = s.cmd.Process.Kill()
-				<-s.done
-			}
-		}
+		terminate(s.cmd, s.done, slowDiskStopGrace)
 		if m, merr := sysinfo.FindMount(s.View); merr == nil && m.MountPoint == s.View && m.FSType == SlowDiskFSType {
 			if uerr := unix.Unmount(s.View, unix.MNT_DETACH); uerr != nil {
 				err = fmt.Errorf("unmount the slow disk %s: %w (umount -l %s)", s.View, uerr, s.View)
