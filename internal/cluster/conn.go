@@ -47,17 +47,7 @@ func Connect(ctx context.Context, o ConnOptions) (*Client, error) {
 	}
 	c := &Client{opts: o, tls: tc, endpoints: eps}
 
-	// The transport checks run in parallel, each bounded by the dial timeout.
-	errs := make([]error, len(eps))
-	var wg sync.WaitGroup
-	for i, ep := range eps {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = probe(ctx, ep, o, tc)
-		}()
-	}
-	wg.Wait()
+	errs := probeAll(ctx, eps, o, tc)
 	if err := errors.Join(errs...); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -163,6 +153,22 @@ func (c *Client) CommandTimeout() time.Duration { return c.opts.commandTimeout()
 func (c *Client) HTTPClient() *http.Client {
 	tr := &http.Transport{TLSClientConfig: c.tls, Proxy: nil, MaxIdleConnsPerHost: 4}
 	return &http.Client{Transport: tr, Timeout: c.opts.commandTimeout()}
+}
+
+// probeAll checks the endpoints' transport in parallel, each bounded by
+// the dial timeout; errs[i] is endpoint i's failure, nil when it passed.
+func probeAll(ctx context.Context, eps []endpoint, o ConnOptions, tc *tls.Config) []error {
+	errs := make([]error, len(eps))
+	var wg sync.WaitGroup
+	for i, ep := range eps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = probe(ctx, ep, o, tc)
+		}()
+	}
+	wg.Wait()
+	return errs
 }
 
 // probe checks that ep accepts a TCP connection and, when it is reached
