@@ -30,11 +30,11 @@ type Discovery struct {
 
 // Discover finds the members of the cluster at o.Endpoints to watch their
 // /metrics. Unlike Connect it needs one endpoint to answer, not all (a
-// member that is down is what one watches a cluster for), and no user: the
-// member list, each member's status and /metrics need no authentication.
-// When the member list cannot be read (no quorum, say), the endpoints given
-// are the members. It fails when no endpoint answers, or when a user is
-// given and etcd rejects it.
+// member that is down is what one watches a cluster for), and no user:
+// /metrics needs none. When the member list cannot be read (etcd's auth is
+// on and no user is given, or the endpoint is not etcd's), the endpoints
+// given are the members. It fails when no endpoint answers, or when a user
+// is given and etcd rejects it.
 func Discover(ctx context.Context, o ConnOptions) (*Discovery, error) {
 	QuietGRPC()
 	if err := o.Validate(); err != nil {
@@ -88,10 +88,15 @@ func Discover(ctx context.Context, o ConnOptions) (*Discovery, error) {
 			return nil, ctx.Err()
 		}
 		var ce *ConnError
-		if cerr := c.explainRPC(ctx, up[0], err); errors.As(cerr, &ce) && ce.Reason == AuthFailed {
+		cerr := c.explainRPC(ctx, up[0], err)
+		if errors.As(cerr, &ce) && ce.Reason == AuthFailed {
 			return nil, cerr
 		}
-		d.Notes = append(d.Notes, fmt.Sprintf("could not list the members (%v): watching the endpoints given", err))
+		why := err.Error()
+		if errors.As(cerr, &ce) && ce.Reason == AuthRequired {
+			why = "etcd has authentication enabled and no --user was given"
+		}
+		d.Notes = append(d.Notes, fmt.Sprintf("could not list the members (%s): watching the endpoints given", why))
 		for _, ep := range up {
 			d.Members = append(d.Members, Member{Name: ep.raw, ClientURL: ep.url(o.TLSConfigured()), MetricsURL: MetricsURL(ep.url(o.TLSConfigured()))})
 		}
@@ -109,6 +114,7 @@ func Discover(ctx context.Context, o ConnOptions) (*Discovery, error) {
 // others), and marks the leader.
 func (d *Discovery) status(ctx context.Context, c *Client) {
 	leaders := make([]uint64, len(d.Members))
+	errs := make([]error, len(d.Members))
 	var wg sync.WaitGroup
 	for i := range d.Members {
 		m := &d.Members[i]
@@ -120,17 +126,22 @@ func (d *Discovery) status(ctx context.Context, c *Client) {
 			defer wg.Done()
 			sctx, cancel := context.WithTimeout(ctx, c.opts.dialTimeout())
 			defer cancel()
-			if st, err := c.Status(sctx, m.ClientURL); err == nil {
-				m.Version = st.Version
-				leaders[i] = st.Leader
-				if m.ID == 0 && st.Header != nil {
-					m.ID = st.Header.MemberId
-				}
+			st, err := c.Status(sctx, m.ClientURL)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			m.Version = st.Version
+			leaders[i] = st.Leader
+			if m.ID == 0 && st.Header != nil {
+				m.ID = st.Header.MemberId
 			}
 		}()
 	}
 	wg.Wait()
 	var leader uint64
+	var firstErr error
+	answered := 0
 	for i, l := range leaders {
 		if d.Version == "" {
 			d.Version = d.Members[i].Version
@@ -138,8 +149,17 @@ func (d *Discovery) status(ctx context.Context, c *Client) {
 		if leader == 0 {
 			leader = l
 		}
+		if errs[i] == nil {
+			answered++
+		} else if firstErr == nil {
+			firstErr = errs[i]
+		}
 	}
-	if leader == 0 {
+	switch {
+	case answered == 0 && firstErr != nil:
+		d.Notes = append(d.Notes, fmt.Sprintf("no member told its status (%v)", firstErr))
+		return
+	case leader == 0:
 		d.Notes = append(d.Notes, "no member reported a leader")
 		return
 	}

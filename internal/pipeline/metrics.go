@@ -227,6 +227,9 @@ func (w *watcher) round(ctx context.Context, n int) {
 			continue
 		}
 		cur := s.snap.EtcdSignals()
+		if n == 0 {
+			w.learn(i, cur)
+		}
 		var span float64
 		if st.prev != nil {
 			span = roundMs(at.Sub(st.prevAt))
@@ -238,6 +241,22 @@ func (w *watcher) round(ctx context.Context, n int) {
 			st.add(sig, deltas)
 		}
 		m.Overall = st.overall()
+	}
+}
+
+// learn completes what the cluster told of member i with its first
+// scrape: its version and whether it leads (all that is known when the
+// member list could not be read).
+func (w *watcher) learn(i int, e promscrape.Etcd) {
+	m, tm := &w.sec.Members[i], &w.res.Target.Members[i]
+	if m.Version == "" {
+		m.Version, tm.Version = e.Version, e.Version
+	}
+	if w.res.Target.Version == "" {
+		w.res.Target.Version, w.res.Env.EtcdVersion = e.Version, e.Version
+	}
+	if v, ok := e.Values["is_leader"]; ok {
+		m.Leader, tm.Leader = v == 1, v == 1
 	}
 }
 
