@@ -125,11 +125,16 @@ func breachWord(b result.PromBreach) string {
 func windowText(w result.PromWindow, instance, unit string, step, window time.Duration) string {
 	from, to := w.From.UTC(), w.To.UTC()
 	span := to.Sub(from) + step
-	toFmt := time.RFC3339
-	if from.YearDay() == to.YearDay() && from.Year() == to.Year() {
-		toFmt = "15:04:05Z"
+	// Steps under a second (etcdperf metrics --interval 500ms) need the
+	// milliseconds.
+	fromFmt, toFmt, precision := time.RFC3339, "15:04:05Z", time.Second
+	if step < time.Second {
+		fromFmt, toFmt, precision = "2006-01-02T15:04:05.000Z07:00", "15:04:05.000Z", time.Millisecond
 	}
-	s := fmt.Sprintf("%s: %s to %s (%s, %d points), worst %s (%s)", instance, from.Format(time.RFC3339), to.Format(toFmt), span.Round(time.Second), w.Points, valueIn(w.Worst, unit), w.Status)
+	if from.YearDay() != to.YearDay() || from.Year() != to.Year() {
+		toFmt = fromFmt
+	}
+	s := fmt.Sprintf("%s: %s to %s (%s, %d points), worst %s (%s)", instance, from.Format(fromFmt), to.Format(toFmt), span.Round(precision), w.Points, valueIn(w.Worst, unit), w.Status)
 	if window > 0 {
 		s += fmt.Sprintf("; each point covers the %s before it", window)
 	}
