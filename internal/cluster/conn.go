@@ -31,17 +31,7 @@ type Client struct {
 // unreachable, timeout, TLS mismatch, untrusted server certificate,
 // rejected client certificate, failed or missing authentication.
 func Connect(ctx context.Context, o ConnOptions) (*Client, error) {
-	QuietGRPC()
-	if err := o.Validate(); err != nil {
-		return nil, err
-	}
-	eps := make([]endpoint, len(o.Endpoints))
-	needTLS := false
-	for i, raw := range o.Endpoints {
-		eps[i], _ = parseEndpoint(raw)
-		needTLS = needTLS || eps[i].scheme == "https"
-	}
-	tc, err := tlsConfig(o, needTLS)
+	eps, tc, err := prepare(o)
 	if err != nil {
 		return nil, err
 	}
@@ -90,6 +80,26 @@ func Connect(ctx context.Context, o ConnOptions) (*Client, error) {
 		}
 	}
 	return c, nil
+}
+
+// prepare validates the options and returns the endpoints and the TLS
+// configuration they need (nil for plain connections).
+func prepare(o ConnOptions) ([]endpoint, *tls.Config, error) {
+	QuietGRPC()
+	if err := o.Validate(); err != nil {
+		return nil, nil, err
+	}
+	eps := make([]endpoint, len(o.Endpoints))
+	needTLS := false
+	for i, raw := range o.Endpoints {
+		eps[i], _ = parseEndpoint(raw)
+		needTLS = needTLS || eps[i].scheme == "https"
+	}
+	tc, err := tlsConfig(o, needTLS)
+	if err != nil {
+		return nil, nil, err
+	}
+	return eps, tc, nil
 }
 
 // newClient opens one etcd client (one gRPC connection) to endpoints.

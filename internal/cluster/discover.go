@@ -36,17 +36,7 @@ type Discovery struct {
 // given are the members. It fails when no endpoint answers, or when a user
 // is given and etcd rejects it.
 func Discover(ctx context.Context, o ConnOptions) (*Discovery, error) {
-	QuietGRPC()
-	if err := o.Validate(); err != nil {
-		return nil, err
-	}
-	eps := make([]endpoint, len(o.Endpoints))
-	needTLS := false
-	for i, raw := range o.Endpoints {
-		eps[i], _ = parseEndpoint(raw)
-		needTLS = needTLS || eps[i].scheme == "https"
-	}
-	tc, err := tlsConfig(o, needTLS)
+	eps, tc, err := prepare(o)
 	if err != nil {
 		return nil, err
 	}

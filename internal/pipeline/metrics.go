@@ -498,15 +498,6 @@ func metricsSummary(res *result.Result) string {
 	if len(down) > 0 {
 		fmt.Fprintf(&b, "; %s", strings.Join(down, ", "))
 	}
-	var over []string
-	for _, c := range res.Checks {
-		if c.Status == result.StatusFail {
-			over = append(over, c.Title+" over its limit")
-		}
-	}
-	if len(over) > 0 {
-		fmt.Fprintf(&b, "; %s", strings.Join(over, ", "))
-	}
-	b.WriteString(".")
+	b.WriteString(overLimits(res.Checks) + ".")
 	return b.String()
 }

@@ -209,21 +209,23 @@ func TestMetricsUnderLoad(t *testing.T) {
 
 	// Interrupted: the Result holds the intervals until then. With a
 	// duration that is an error...
-	cctx, cancel := context.WithCancel(ctx)
-	o = MetricsOptions{Conn: cluster.ConnOptions{Endpoints: []string{ep}}, Interval: 200 * time.Millisecond, Duration: time.Minute, Criteria: check.Table}
-	o.Sampled = func(r *result.Result) {
-		if r.Metrics.Intervals == 2 {
-			cancel()
+	interrupted := func(d time.Duration) (*result.Result, error) {
+		cctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		o := MetricsOptions{Conn: cluster.ConnOptions{Endpoints: []string{ep}}, Interval: 200 * time.Millisecond, Duration: d, Criteria: check.Table}
+		o.Sampled = func(r *result.Result) {
+			if r.Metrics.Intervals == 2 {
+				cancel()
+			}
 		}
+		return Metrics(cctx, o)
 	}
-	res, err = Metrics(cctx, o)
+	res, err = interrupted(time.Minute)
 	if !errors.Is(err, context.Canceled) || res == nil || res.Metrics.Intervals != 2 || !strings.HasPrefix(res.Error, "interrupted after 400ms of the 1m0s") || res.Verdict == "" {
 		t.Errorf("interrupted run: %v %+v", err, res)
 	}
 	// ...without one, it is how the run ends.
-	cctx, cancel = context.WithCancel(ctx)
-	o.Duration = 0
-	res, err = Metrics(cctx, o)
+	res, err = interrupted(0)
 	if err != nil || res.Metrics.Intervals != 2 || res.Error != "" || res.Metrics.Duration != 0 {
 		t.Errorf("run until interrupted: %v %+v", err, res)
 	}
