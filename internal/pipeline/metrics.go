@@ -158,6 +158,7 @@ type memberState struct {
 func (w *watcher) run(ctx context.Context, o MetricsOptions) error {
 	w.state = make([]memberState, len(w.members))
 	start := time.Now()
+	w.sec.Start = start.UTC().Truncate(time.Millisecond)
 	w.round(ctx, 0)
 	if ctx.Err() != nil {
 		return w.ended(ctx, o)
@@ -410,7 +411,7 @@ func judgeMetrics(res *result.Result, criteria []check.Criterion) {
 			crits = append(crits, c)
 		}
 	}
-	t0 := float64(res.Started.UnixMilli()) / 1000
+	t0 := float64(sec.Start.UnixMilli()) / 1000
 	for _, c := range append(crits, promexport.HasLeader) {
 		counted := c.Unit == check.Count
 		for _, m := range sec.Members {

@@ -118,6 +118,9 @@ func TestMetricsUnderLoad(t *testing.T) {
 	if res.Kind != KindMetrics || m.Intervals != 6 || sampled != 6 || len(m.Members) != 1 || m.Seconds != 1.5 || m.Interval != 0.25 {
 		t.Fatalf("metrics section %+v after %d callbacks", m, sampled)
 	}
+	if m.Start.Before(res.Started) || m.Start.After(res.Finished) {
+		t.Errorf("first scrape at %v, run from %v to %v", m.Start, res.Started, res.Finished)
+	}
 	mm := m.Members[0]
 	if !mm.Leader || mm.Version == "" || mm.Unreachable != 0 || len(mm.Series) != 6 || mm.ID == "" {
 		t.Errorf("member %+v", mm)
@@ -203,7 +206,8 @@ func TestMetricsUnderLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows, err := csv.NewReader(&tab).ReadAll()
-	if err != nil || len(rows) != 7 || rows[0][2] != "member" || rows[1][2] != "etcdperf-0" || rows[6][0] != "1.5" || rows[6][3] != "true" {
+	if err != nil || len(rows) != 7 || rows[0][2] != "member" || rows[1][2] != "etcdperf-0" || rows[6][0] != "1.5" || rows[6][3] != "true" ||
+		rows[6][1] != m.Start.Add(1500*time.Millisecond).Format(time.RFC3339Nano) {
 		t.Errorf("CSV %v %v", rows, err)
 	}
 

@@ -209,7 +209,7 @@ func MetricsCSV(w io.Writer, r *result.Result) error {
 				continue
 			}
 			s := mm.Series[i]
-			at := r.Started.Add(time.Duration(s.T * float64(time.Second))).UTC()
+			at := m.Start.Add(time.Duration(s.T * float64(time.Second))).UTC()
 			rec := []string{exact(s.T), at.Format(time.RFC3339Nano), mm.Name, strconv.FormatBool(s.Up()), s.Error}
 			if sg := s.MetricsSignals; sg != nil {
 				rec = append(rec, signalRecord(sg)...)

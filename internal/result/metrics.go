@@ -1,10 +1,15 @@
 package result
 
+import "time"
+
 // Metrics is what `etcdperf metrics` saw of a running cluster: every
 // member's /metrics scraped at each interval, each member's health signals
 // per interval (histogram and counter deltas, gauges) and over the whole
 // run, and when a limit was passed.
 type Metrics struct {
+	// Start is the time of the first scrape, from which the samples' T
+	// counts.
+	Start time.Time `json:"start"`
 	// Interval is the time between two scrapes, in seconds.
 	Interval float64 `json:"interval"`
 	// Duration is the length of run asked for, in seconds (0: until
@@ -46,7 +51,7 @@ type MetricsMember struct {
 
 // MetricsSample is one member over one interval.
 type MetricsSample struct {
-	// T is the end of the interval, in seconds since the first scrape.
+	// T is the end of the interval, in seconds since Start.
 	T float64 `json:"t"`
 	// Error says why the member did not answer; the signals are absent
 	// then.
