@@ -50,9 +50,8 @@ func TestMetricsUsageErrors(t *testing.T) {
 }
 
 // TestMetricsAgainstLoadedEtcd watches an etcd (etcdperf server) while the
-// test loads it:
-// as JSON and CSV with relaxed limits (exit 0), then as streamed text with
-// a limit no fsync can meet (exit 1).
+// test loads it: as JSON and CSV with relaxed limits (exit 0), then as
+// streamed text with a limit no fsync can meet (exit 1).
 func TestMetricsAgainstLoadedEtcd(t *testing.T) {
 	// etcd in a process of its own: an embedded one would add the test's
 	// puts to this process's metrics, which other tests read.
