@@ -452,15 +452,21 @@ func benchSummary(res *result.Result) string {
 	if srv := res.Server; srv != nil && srv.WALFsync != nil && srv.WALFsync.Count > 0 {
 		fmt.Fprintf(&s, "; etcd's WAL fsync p99 %s", render.LatencyValue(*srv.WALFsync, srv.WALFsync.P99))
 	}
+	s.WriteString(overLimits(res.Checks) + ".")
+	return s.String()
+}
+
+// overLimits lists the failed checks for a summary ("; X over its limit,
+// Y over its limit"), "" when none failed.
+func overLimits(checks []result.Check) string {
 	var over []string
-	for _, c := range res.Checks {
+	for _, c := range checks {
 		if c.Status == result.StatusFail {
 			over = append(over, c.Title+" over its limit")
 		}
 	}
-	if len(over) > 0 {
-		fmt.Fprintf(&s, "; %s", strings.Join(over, ", "))
+	if len(over) == 0 {
+		return ""
 	}
-	s.WriteString(".")
-	return s.String()
+	return "; " + strings.Join(over, ", ")
 }
