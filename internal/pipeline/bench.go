@@ -83,9 +83,12 @@ func Bench(ctx context.Context, o BenchOptions) (res *result.Result, err error) 
 
 	// The prefix must be ours alone.
 	if n, err := countKeys(ctx, cli, o.Load.Prefix); err != nil {
-		return nil, fmt.Errorf("look for keys under the prefix %q: %w", o.Load.Prefix, err)
+		return nil, explainPrefixErr(o.Load.Prefix, o.Target.Conn.User, err)
 	} else if n > 0 {
 		return nil, fmt.Errorf("%w: %q already holds %d keys; choose another --prefix, or delete them (etcdctl del --prefix %s)", ErrPrefixInUse, o.Load.Prefix, n, o.Load.Prefix)
+	}
+	if err := checkWritable(ctx, cli, o); err != nil {
+		return nil, err
 	}
 
 	conns, err := openConns(ctx, t, o)
@@ -103,16 +106,24 @@ func Bench(ctx context.Context, o BenchOptions) (res *result.Result, err error) 
 	var ru0 syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 
+	if o.Load.StallTimeout == 0 {
+		o.Load.StallTimeout = cli.CommandTimeout()
+	}
 	st, runErr := load.Run(ctx, conns, o.Load)
 
 	var ru1 syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
-	// The end of the run is measured and cleaned up even after Ctrl-C.
-	after := scrapeMembers(context.WithoutCancel(ctx), httpc, members)
+	// The end of the run is measured and cleaned up even after Ctrl-C; after
+	// etcd stopped answering, within one more command timeout.
+	endCtx, endCancel := endContext(ctx, runErr, cli.CommandTimeout())
+	defer endCancel()
+	after := scrapeMembers(endCtx, httpc, members)
 	var notes []string
-	if !o.KeepKeys {
-		if n, err := deleteKeys(context.WithoutCancel(ctx), cli, o.Load.Prefix, o.Compact); err != nil {
-			runErr = errors.Join(runErr, err)
+	if !o.KeepKeys && allRefused(runErr, after) {
+		runErr = joinCleanupErr(runErr, errors.New("every member refuses connections"), o.Load.Prefix)
+	} else if !o.KeepKeys {
+		if n, err := deleteKeys(endCtx, cli, o.Load.Prefix, o.Compact); err != nil {
+			runErr = joinCleanupErr(runErr, err, o.Load.Prefix)
 		} else if n > 0 && t.Kind() == cluster.External {
 			notes = append(notes, fmt.Sprintf("deleted the run's %d keys under %s", n, o.Load.Prefix))
 		}
@@ -132,6 +143,7 @@ func Bench(ctx context.Context, o BenchOptions) (res *result.Result, err error) 
 	if o.Target.KeepData && t.RunDir() != "" {
 		res.Bench.Notes = append(res.Bench.Notes, "kept the embedded etcd's data and logs in "+t.RunDir()+" (--keep-data)")
 	}
+	runErr = explainStall(runErr, t, res.Bench)
 	if runErr != nil {
 		res.Error = runErr.Error()
 		if errors.Is(runErr, context.Canceled) {
