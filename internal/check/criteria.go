@@ -5,6 +5,7 @@ package check
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -193,7 +194,17 @@ func IDs(table []Criterion) []string {
 	return ids
 }
 
+// parseValue reads a limit in unit u; it must be a finite number, not
+// negative.
 func parseValue(u Unit, s string) (float64, error) {
+	v, err := parseNumber(u, s)
+	if err == nil && (math.IsNaN(v) || math.IsInf(v, 0) || v < 0) {
+		return 0, fmt.Errorf("%q is not a limit: use a finite value of 0 or more", strings.TrimSpace(s))
+	}
+	return v, err
+}
+
+func parseNumber(u Unit, s string) (float64, error) {
 	s = strings.TrimSpace(s)
 	switch u {
 	case Seconds:

@@ -36,6 +36,7 @@ the run could not be carried out.`,
 	root.AddCommand(newK8sCmd())
 	root.AddCommand(newBenchCmd(), newServerCmd())
 	root.AddCommand(newCheckCmd(), newDoctorCmd())
+	root.AddCommand(newMetricsCmd())
 	return root
 }
 

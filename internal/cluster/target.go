@@ -179,9 +179,12 @@ func startEmbedded(ctx context.Context, o TargetOptions) (*Target, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("--data-dir %s is not a directory", abs)
 	}
+	if err := checkDataDirSpace(abs, n); err != nil {
+		return nil, err
+	}
 	runDir := filepath.Join(abs, "etcdperf-"+o.RunID)
 	if err := os.Mkdir(runDir, 0o700); err != nil {
-		return nil, fmt.Errorf("create the embedded etcd's folder in --data-dir: %w", err)
+		return nil, explainDataDirErr(abs, err)
 	}
 	t := &Target{kind: Embedded, runDir: runDir, keep: o.KeepData}
 	fail := func(err error) (*Target, error) {

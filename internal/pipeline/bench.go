@@ -88,9 +88,12 @@ func Bench(ctx context.Context, o BenchOptions) (res *result.Result, err error) 
 
 	// The prefix must be ours alone.
 	if n, err := countKeys(ctx, cli, o.Load.Prefix); err != nil {
-		return nil, fmt.Errorf("look for keys under the prefix %q: %w", o.Load.Prefix, err)
+		return nil, explainPrefixErr(o.Load.Prefix, o.Target.Conn.User, err)
 	} else if n > 0 {
 		return nil, fmt.Errorf("%w: %q already holds %d keys; choose another --prefix, or delete them (etcdctl del --prefix %s)", ErrPrefixInUse, o.Load.Prefix, n, o.Load.Prefix)
+	}
+	if err := checkWritable(ctx, cli, o); err != nil {
+		return nil, err
 	}
 
 	conns, err := openConns(ctx, t, o)
@@ -112,17 +115,25 @@ func Bench(ctx context.Context, o BenchOptions) (res *result.Result, err error) 
 	if o.Observe != nil {
 		stopObserving = o.Observe(t)
 	}
+	if o.Load.StallTimeout == 0 {
+		o.Load.StallTimeout = cli.CommandTimeout()
+	}
 	st, runErr := load.Run(ctx, conns, o.Load)
 	stopObserving()
 
 	var ru1 syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
-	// The end of the run is measured and cleaned up even after Ctrl-C.
-	after := scrapeMembers(context.WithoutCancel(ctx), httpc, members)
+	// The end of the run is measured and cleaned up even after Ctrl-C; after
+	// etcd stopped answering, within one more command timeout.
+	endCtx, endCancel := endContext(ctx, runErr, cli.CommandTimeout())
+	defer endCancel()
+	after := scrapeMembers(endCtx, httpc, members)
 	var notes []string
-	if !o.KeepKeys {
-		if n, err := deleteKeys(context.WithoutCancel(ctx), cli, o.Load.Prefix, o.Compact); err != nil {
-			runErr = errors.Join(runErr, err)
+	if !o.KeepKeys && allRefused(runErr, after) {
+		runErr = joinCleanupErr(runErr, errors.New("every member refuses connections"), o.Load.Prefix)
+	} else if !o.KeepKeys {
+		if n, err := deleteKeys(endCtx, cli, o.Load.Prefix, o.Compact); err != nil {
+			runErr = joinCleanupErr(runErr, err, o.Load.Prefix)
 		} else if n > 0 && t.Kind() == cluster.External {
 			notes = append(notes, fmt.Sprintf("deleted the run's %d keys under %s", n, o.Load.Prefix))
 		}
@@ -142,6 +153,7 @@ func Bench(ctx context.Context, o BenchOptions) (res *result.Result, err error) 
 	if o.Target.KeepData && t.RunDir() != "" {
 		res.Bench.Notes = append(res.Bench.Notes, "kept the embedded etcd's data and logs in "+t.RunDir()+" (--keep-data)")
 	}
+	runErr = explainStall(runErr, t, res.Bench)
 	if runErr != nil {
 		res.Error = runErr.Error()
 		if errors.Is(runErr, context.Canceled) {
@@ -413,7 +425,6 @@ func JudgeBench(res *result.Result, criteria []check.Criterion) {
 				res.Checks = append(res.Checks, ch)
 			}
 		}
-		atFloor := func(l *result.Latency) bool { return l.Bucketed && l.Resolution > 0 && l.P99 <= l.Resolution }
 		if s.WALFsync != nil && s.WALFsync.Count > 0 {
 			add(check.WALFsyncP99, s.WALFsync.P99, atFloor(s.WALFsync))
 		}
@@ -450,15 +461,21 @@ func benchSummary(res *result.Result) string {
 	if srv := res.Server; srv != nil && srv.WALFsync != nil && srv.WALFsync.Count > 0 {
 		fmt.Fprintf(&s, "; etcd's WAL fsync p99 %s", render.LatencyValue(*srv.WALFsync, srv.WALFsync.P99))
 	}
+	s.WriteString(overLimits(res.Checks) + ".")
+	return s.String()
+}
+
+// overLimits lists the failed checks for a summary ("; X over its limit,
+// Y over its limit"), "" when none failed.
+func overLimits(checks []result.Check) string {
 	var over []string
-	for _, c := range res.Checks {
+	for _, c := range checks {
 		if c.Status == result.StatusFail {
 			over = append(over, c.Title+" over its limit")
 		}
 	}
-	if len(over) > 0 {
-		fmt.Fprintf(&s, "; %s", strings.Join(over, ", "))
+	if len(over) == 0 {
+		return ""
 	}
-	s.WriteString(".")
-	return s.String()
+	return "; " + strings.Join(over, ", ")
 }
