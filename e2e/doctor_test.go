@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -290,6 +291,9 @@ func TestCheckAndDoctorUsageErrors(t *testing.T) {
 		r := runIn(t, dir, 30*time.Second, args...)
 		if r.Code != 2 || r.Stderr == "" || strings.Count(strings.TrimSpace(r.Stderr), "\n") > 0 {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line", args, r.Code, r.Stderr)
+		}
+		if slices.Contains(args, "/nonexistent-etcdperf") && !strings.Contains(r.Stderr, "mkdir -p /nonexistent-etcdperf") {
+			t.Errorf("%v: stderr %q does not say how to create the directory", args, r.Stderr)
 		}
 	}
 	if left, _ := os.ReadDir(dir); len(left) != 1 {

@@ -213,6 +213,9 @@ func checkDir(flag, dir string) error {
 	if errors.As(err, &pe) {
 		err = pe.Err
 	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return usageError("%s %s does not exist: create it on the storage to test (mkdir -p %s)", flag, dir, dir)
+	}
 	if err != nil {
 		return usageError("%s %s: %v", flag, dir, err)
 	}
