@@ -61,6 +61,7 @@ const (
 	LeaderChanges    = "leader_changes"
 	ProposalsFailed  = "proposals_failed"
 	ApplyDuration    = "apply_duration"
+	RequestErrors    = "request_errors"
 )
 
 // Table holds every limit etcdperf judges by. Throughput's limit is a
@@ -88,6 +89,8 @@ var Table = []Criterion{
 		Source: "etcd metrics guide: etcd_server_proposals_failed_total should not grow"},
 	{ID: ApplyDuration, Title: "apply duration", Unit: Seconds, Op: Below, Limit: 0.1,
 		Source: "etcd --warning-apply-duration default 100ms"},
+	{ID: RequestErrors, Title: "failed requests", Unit: Count, Op: AtMost, Limit: 0,
+		Source: "etcdctl check perf: any failed request fails the check"},
 }
 
 // Lookup returns the criterion with the given ID from table.

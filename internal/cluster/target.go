@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -173,8 +174,11 @@ func startEmbedded(ctx context.Context, o TargetOptions) (*Target, error) {
 		return nil, err
 	}
 	st, err := os.Stat(abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("--data-dir %s does not exist: create it on the storage to test (mkdir -p %s) (%w)", abs, abs, err)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("--data-dir: %w", err)
+		return nil, fmt.Errorf("--data-dir %s: %w", abs, err)
 	}
 	if !st.IsDir() {
 		return nil, fmt.Errorf("--data-dir %s is not a directory", abs)

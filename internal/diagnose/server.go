@@ -17,9 +17,12 @@ func init() {
 // histograms (WAL fsync, backend commit) are over or close to their
 // limits: the storage under etcd's data dir is what etcd waited for. It
 // reads the checks of a Result with a server section (etcd's metrics over
-// a run); a Prometheus history has rules of its own.
+// a run); a Prometheus history has rules of its own, and so have check and
+// doctor (their Perf section), which tell a slow disk from starved CPUs.
+// Storage in memory, or CPUs saturated while the device kept up, is not
+// the disk: the host rules speak then.
 func serverDiskSlow(r *result.Result) []result.Finding {
-	if r.Server == nil {
+	if r.Server == nil || r.Perf != nil {
 		return nil
 	}
 	var over []result.Check
@@ -34,7 +37,7 @@ func serverDiskSlow(r *result.Result) []result.Finding {
 			severity = result.Critical
 		}
 	}
-	if len(over) == 0 {
+	if len(over) == 0 || cpuStarved(r, over[0].Observed) {
 		return nil
 	}
 	var parts []string

@@ -32,6 +32,22 @@ func TestServerDiskSlow(t *testing.T) {
 		{"slow WAL", benchResult(0.031, 0.012), result.Critical, []string{"point to the disk", "31ms", "/data/etcdperf-x (ext4 on vda)"}},
 		{"slow commit only", benchResult(0.004, 0.060), result.Critical, []string{"backend commit p99 is 60ms"}},
 		{"close", benchResult(0.009, 0.005), result.Warning, []string{"little headroom"}},
+		// check and doctor judge their loads with rules that tell the
+		// disk from the CPUs; this rule stays out of them.
+		{"a check perf load", func() *result.Result { r := benchResult(0.031, 0.012); r.Perf = &result.Perf{}; return r }(), "", nil},
+		// tmpfs: an fsync does no I/O, a slow one waited for a CPU.
+		{"in memory", func() *result.Result {
+			r := benchResult(0.031, 0.012)
+			r.Env.Volatile, r.Host = true, &result.Host{}
+			return r
+		}(), "", nil},
+		// saturated CPUs while the device flushed in a tenth of the p99
+		{"starved CPUs", func() *result.Result {
+			r := benchResult(0.031, 0.012)
+			r.Host = &result.Host{Device: "vda"}
+			r.Host.Summary.CPUBusy, r.Host.Summary.FlushIOPS, r.Host.Summary.FlushAwait = 0.99, 100, 0.001
+			return r
+		}(), "", nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

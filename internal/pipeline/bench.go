@@ -38,6 +38,11 @@ type BenchOptions struct {
 	Criteria []check.Criterion
 	// Started, when set, is called once etcd is up and the load begins.
 	Started func()
+	// Observe, when set, is called with the open target right before the
+	// load starts; the function it returns is called as soon as the load
+	// ends, before the keys are deleted (check and doctor measure the
+	// members' CPU and the host's disk over the load with it).
+	Observe func(t *cluster.Target) (stop func())
 }
 
 // ErrPrefixInUse is returned when the key prefix already holds keys.
@@ -106,10 +111,15 @@ func Bench(ctx context.Context, o BenchOptions) (res *result.Result, err error) 
 	var ru0 syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 
+	stopObserving := func() {}
+	if o.Observe != nil {
+		stopObserving = o.Observe(t)
+	}
 	if o.Load.StallTimeout == 0 {
 		o.Load.StallTimeout = cli.CommandTimeout()
 	}
 	st, runErr := load.Run(ctx, conns, o.Load)
+	stopObserving()
 
 	var ru1 syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
@@ -415,7 +425,6 @@ func JudgeBench(res *result.Result, criteria []check.Criterion) {
 				res.Checks = append(res.Checks, ch)
 			}
 		}
-		atFloor := func(l *result.Latency) bool { return l.Bucketed && l.Resolution > 0 && l.P99 <= l.Resolution }
 		if s.WALFsync != nil && s.WALFsync.Count > 0 {
 			add(check.WALFsyncP99, s.WALFsync.P99, atFloor(s.WALFsync))
 		}

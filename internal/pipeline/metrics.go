@@ -364,11 +364,6 @@ func (st *memberState) overall() *result.MetricsSignals {
 	return &o
 }
 
-// atFloor reports whether l's p99 is only "at most the lowest bucket".
-func atFloor(l *result.Latency) bool {
-	return l != nil && l.Bucketed && l.Resolution > 0 && l.P99 <= l.Resolution
-}
-
 // metricValue is a criterion's value in a member's signals; false when
 // there is none (nothing observed, no deltas yet).
 func metricValue(id string, s *result.MetricsSignals) (float64, bool) {

@@ -25,23 +25,6 @@ import (
 	"github.com/etcdperf/etcdperf/internal/testutil"
 )
 
-// memberEnv makes the test binary act as `etcdperf server`, so that the
-// 3-member tests run real member processes without building etcdperf. An
-// init function (not TestMain) serves, so that it adds to whatever the
-// package's tests set up.
-const memberEnv = "ETCDPERF_PIPELINE_TEST_MEMBER"
-
-func init() {
-	if os.Getenv(memberEnv) != "1" {
-		return
-	}
-	if err := cluster.ServeArgs(os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	os.Exit(0)
-}
-
 // putsUntil writes keys under /metrics-test/ with a few clients, each at most
 // every 5ms, until stop is closed or max puts are done; wait returns how
 // many succeeded.
@@ -254,8 +237,7 @@ func TestMetricsUnderLoad(t *testing.T) {
 // go on, and the verdict fails.
 func TestMetricsThreeMembersOneKilled(t *testing.T) {
 	ctx := context.Background()
-	t.Setenv(memberEnv, "1")
-	tg, err := cluster.Open(ctx, cluster.TargetOptions{DataDir: t.TempDir(), RunID: "metrics-three", Members: 3, ServerCommand: []string{os.Args[0]}})
+	tg, err := cluster.Open(ctx, cluster.TargetOptions{DataDir: t.TempDir(), RunID: "metrics-three", Members: 3, ServerCommand: serverCommand(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -82,6 +82,10 @@ type Result struct {
 	// measured until then.
 	Error string   `json:"error,omitempty"`
 	Runs  []Result `json:"runs,omitempty"`
+	// The sections of check, check datascale and doctor.
+	Perf      *Perf      `json:"perf,omitempty"`
+	Datascale *Datascale `json:"datascale,omitempty"`
+	Doctor    *Doctor    `json:"doctor,omitempty"`
 }
 
 // Tool names the program that wrote the Result.
