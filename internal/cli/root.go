@@ -35,6 +35,7 @@ the run could not be carried out.`,
 	root.AddCommand(newLogsCmd())
 	root.AddCommand(newK8sCmd())
 	root.AddCommand(newBenchCmd(), newServerCmd())
+	root.AddCommand(newScaleCmd())
 	return root
 }
 
