@@ -217,11 +217,12 @@ func ScaleCSV(w io.Writer, r *result.Result) error {
 		return fmt.Errorf("the result has no scale section")
 	}
 	cw := csv.NewWriter(w)
+	exact := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	lat := func(l *result.Latency, q func(result.Latency) float64) string {
 		if l == nil || l.Count == 0 {
 			return ""
 		}
-		return ff(q(*l))
+		return exact(q(*l))
 	}
 	p50 := func(l result.Latency) float64 { return l.P50 }
 	p99 := func(l result.Latency) float64 { return l.P99 }
@@ -247,30 +248,30 @@ func ScaleCSV(w io.Writer, r *result.Result) error {
 		return err
 	}
 	for _, st := range sc.Steps {
-		row := []string{strconv.Itoa(st.Step), ff(st.T), ff(st.Seconds), strconv.FormatInt(st.Objects, 10)}
+		row := []string{strconv.Itoa(st.Step), exact(st.T), exact(st.Seconds), strconv.FormatInt(st.Objects, 10)}
 		for _, k := range sc.Kinds {
 			row = append(row, strconv.FormatInt(st.Kinds[k.Name], 10))
 		}
 		row = append(row, strconv.FormatInt(st.Written, 10), strconv.FormatInt(st.Updates, 10),
-			ff(st.DBSize), ff(st.DBSizeInUse), ff(st.RSS),
+			exact(st.DBSize), exact(st.DBSizeInUse), exact(st.RSS),
 			lat(st.WALFsync, p99), lat(st.BackendCommit, p99), lat(st.Put, p50), lat(st.Put, p99), lat(st.Update, p99))
 		for _, k := range sc.Kinds {
 			var l *result.Latency
 			slowest := ""
 			for _, sl := range st.Lists {
 				if sl.Kind == k.Name {
-					l, slowest = sl.Latency, ff(sl.SlowestPage)
+					l, slowest = sl.Latency, exact(sl.SlowestPage)
 				}
 			}
 			row = append(row, lat(l, p50), lat(l, maxOf), slowest)
 		}
 		row = append(row, lat(st.WatchLag, p50), lat(st.WatchLag, p99), strconv.FormatInt(st.WatchEvents, 10),
-			ff(st.ProposalsPending), ff(st.SlowApplies), strconv.FormatInt(sum(st.LogWarnings), 10), strconv.FormatInt(sum(st.Errors), 10))
+			exact(st.ProposalsPending), exact(st.SlowApplies), strconv.FormatInt(sum(st.LogWarnings), 10), strconv.FormatInt(sum(st.Errors), 10))
 		for _, name := range members {
 			rss, db := "", ""
 			for _, m := range st.Members {
 				if m.Name == name {
-					rss, db = ff(m.RSS), ff(m.DBSize)
+					rss, db = exact(m.RSS), exact(m.DBSize)
 				}
 			}
 			row = append(row, rss, db)
