@@ -99,9 +99,12 @@ func TestValues(t *testing.T) {
 	if sum[0]/1000 < 2500 || sum[0]/1000 > 5000 || sum[1]/1000 > 1500 || sum[1] >= sum[0] {
 		t.Errorf("mean sizes: pods %.0f, services %.0f", sum[0]/1000, sum[1]/1000)
 	}
-	// An object keeps its size; another run's seed changes it.
-	if o.Size(0, 7) != o.Size(0, 7) {
-		t.Error("size not stable")
+	// The same seed makes the same objects; another seed other sizes.
+	again := NewObjects("/etcdperf/run/", o.Counts(), 100, 42)
+	for idx := range int64(100) {
+		if again.Size(0, idx) != o.Size(0, idx) || string(again.Value(nil, 0, idx, now)) != string(o.Value(nil, 0, idx, now)) {
+			t.Fatalf("object %d differs under the same seed", idx)
+		}
 	}
 	other := NewObjects("/p/", o.Counts(), 100, 43)
 	same := 0
