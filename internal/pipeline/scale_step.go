@@ -128,175 +128,41 @@ func (r *scaleRun) run(ctx context.Context) (*result.Scale, *result.Server, erro
 func (r *scaleRun) step(ctx context.Context, s int, runStart time.Time, before []memberScrape, watches *scale.Watches, logs *scale.LogTail) (*result.ScaleStep, []memberScrape, error) {
 	o := r.o
 	t0 := time.Now()
-	batch := scale.NewBatch(o.Counts, o.Steps, s)
-	leased := false
-	for _, c := range o.Counts {
-		leased = leased || c.Kind.Leased
-	}
+	errs := &errCounts{m: map[string]int64{}}
 	var lease atomic.Int64
-	if leased {
+	if r.leased() {
 		id, err := r.grant(ctx)
 		if err != nil {
 			return nil, before, fmt.Errorf("grant a lease for step %d's events: %w", s, err)
 		}
 		lease.Store(int64(id))
 	}
-	errs := map[string]int64{}
-	var mu sync.Mutex
-	fail := func(key string) {
-		mu.Lock()
-		errs[key]++
-		mu.Unlock()
-	}
-
-	// The background traffic, until the step's lists are done. The
-	// updates end gracefully: a cancelled put would count as a failed
-	// proposal in etcd's metrics.
-	bg, cancelBg := context.WithCancel(ctx)
-	endUpdates := make(chan struct{})
-	var stopOnce sync.Once
-	stopBg := func() {
-		stopOnce.Do(func() {
-			close(endUpdates)
-			cancelBg()
-		})
-	}
-	defer stopBg()
-	var wg sync.WaitGroup
-	var updates *load.Stats
-	if upd := scale.NewUpdates(o.Counts, o.Steps, s, o.Seed); o.UpdateRate > 0 && upd.Len() > 0 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			updates, _ = load.Run(ctx, r.conns, load.Options{Workload: load.Put, Prefix: o.Prefix, Stop: endUpdates,
-				Clients: min(16, max(2, int(o.UpdateRate/50))), Rate: o.UpdateRate, Duration: 24 * time.Hour,
-				CommandTimeout: r.cli.CommandTimeout(), Objects: func(i int64, req *pb.PutRequest) {
-					k, idx := upd.At(i)
-					req.Key = r.objs.Key(req.Key[:0], k, idx)
-					req.Value = r.objs.Value(req.Value[:0], k, idx, time.Now())
-					req.Lease = 0
-				}})
-		}()
-	}
-	var pending float64
-	memberPending := map[string]float64{}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		tick := time.NewTicker(pendingInterval)
-		defer tick.Stop()
-		for {
-			select {
-			case <-bg.Done():
-				return
-			case <-tick.C:
-				for _, m := range scrapeMembers(bg, r.httpc, r.members) {
-					if m.err != nil {
-						continue
-					}
-					v := m.snap.EtcdSignals().Values["proposals_pending"]
-					mu.Lock()
-					pending = max(pending, v)
-					memberPending[m.member.Name] = max(memberPending[m.member.Name], v)
-					mu.Unlock()
-				}
-			}
-		}
-	}()
-	if leased {
-		// A new lease every quarter TTL, as the API server reuses one for a
-		// short while: an event lives from 3/4 of the TTL to the TTL, and
-		// no put goes out with a lease that has expired.
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			tick := time.NewTicker(o.EventTTL / 4)
-			defer tick.Stop()
-			for {
-				select {
-				case <-bg.Done():
-					return
-				case <-tick.C:
-					id, err := r.grant(bg)
-					if err != nil {
-						if bg.Err() == nil {
-							fail("lease grant: " + load.ErrorKey(err))
-						}
-						continue
-					}
-					lease.Store(int64(id))
-				}
-			}
-		}()
-	}
-	if o.ListInterval > 0 {
-		for k := range o.Counts {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for bg.Err() == nil {
-					if _, err := scale.ListAll(bg, r.cli.Client, r.objs.KindPrefix(k), o.PageLimit, r.cli.CommandTimeout()); err != nil && bg.Err() == nil {
-						fail("background list: " + listErrorKey(err))
-					}
-					select {
-					case <-bg.Done():
-					case <-time.After(o.ListInterval):
-					}
-				}
-			}()
-		}
-	}
+	bg := r.startBackground(ctx, s, &lease, errs)
+	defer bg.stop()
 
 	// The step's objects.
+	batch := scale.NewBatch(o.Counts, o.Steps, s)
 	lo := load.Options{Workload: load.Put, Prefix: o.Prefix, Clients: o.Clients, Total: batch.Len(), Rate: o.Rate,
 		CommandTimeout: r.cli.CommandTimeout(), Objects: func(i int64, req *pb.PutRequest) {
 			k, idx := batch.At(i)
-			req.Key = r.objs.Key(req.Key[:0], k, idx)
-			req.Value = r.objs.Value(req.Value[:0], k, idx, time.Now())
-			req.Lease = 0
+			var l int64
 			if o.Counts[k].Kind.Leased {
-				req.Lease = lease.Load()
+				l = lease.Load()
 			}
+			r.objs.Put(req, k, idx, l)
 		}}
 	if o.Progress != nil {
 		lo.Progress = &o.Progress.Puts
 	}
 	grown, err := load.Run(ctx, r.conns, lo)
 	if err != nil {
-		stopBg()
-		wg.Wait()
 		return nil, before, err
 	}
-
-	// Every resource listed whole, as a controller's relist or kubectl get
-	// --all-namespaces does, with the updates going on.
-	lists := make([]result.ScaleList, len(o.Counts))
-	for k, c := range o.Counts {
-		h := hist.New()
-		sl := result.ScaleList{Kind: c.Kind.Name}
-		for range o.Lists {
-			l, err := scale.ListAll(ctx, r.cli.Client, r.objs.KindPrefix(k), o.PageLimit, r.cli.CommandTimeout())
-			if ctx.Err() != nil {
-				stopBg()
-				wg.Wait()
-				return nil, before, ctx.Err()
-			}
-			if err != nil {
-				fail("list: " + listErrorKey(err))
-				continue
-			}
-			h.Record(l.Took)
-			sl.SlowestPage = max(sl.SlowestPage, l.SlowestPage.Seconds())
-			sl.Pages, sl.Keys, sl.Bytes = l.Pages, l.Keys, l.Bytes
-		}
-		if h.Count() > 0 {
-			lat := h.Latency(false)
-			sl.Latency = &lat
-		}
-		lists[k] = sl
+	lists, err := r.lists(ctx, errs)
+	if err != nil {
+		return nil, before, err
 	}
-	stopBg()
-	wg.Wait()
+	updates, pending := bg.stop()
 
 	// The watches have seen everything written by now.
 	rev, err := r.revision(ctx)
@@ -304,7 +170,7 @@ func (r *scaleRun) step(ctx context.Context, s int, runStart time.Time, before [
 		return nil, before, err
 	}
 	if !watches.CatchUp(ctx, rev, o.CatchUpTimeout) && ctx.Err() == nil {
-		fail(fmt.Sprintf("watch: the events up to revision %d did not arrive within %s", rev, o.CatchUpTimeout))
+		errs.add(fmt.Sprintf("watch: the events up to revision %d did not arrive within %s", rev, o.CatchUpTimeout), 1)
 	}
 	if ctx.Err() != nil {
 		return nil, before, ctx.Err()
@@ -322,41 +188,202 @@ func (r *scaleRun) step(ctx context.Context, s int, runStart time.Time, before [
 		st.Kinds[c.Kind.Name] = n
 		st.Objects += n
 	}
-	if grown.Latency != nil && grown.Latency.Count() > 0 {
-		l := grown.Latency.Latency(false)
-		st.Put = &l
-	}
-	if updates != nil && updates.Latency != nil && updates.Latency.Count() > 0 {
-		st.Updates = updates.Ops
-		l := updates.Latency.Latency(false)
-		st.Update = &l
-	}
-	if lag.Count() > 0 {
-		l := lag.Latency(false)
-		st.WatchLag = &l
-	}
-	for k, v := range grown.Errors {
-		errs["put: "+k] += v
-	}
+	st.Put = latencyOf(grown.Latency)
+	errs.merge("put: ", grown.Errors)
 	if updates != nil {
-		for k, v := range updates.Errors {
-			errs["update: "+k] += v
-		}
+		st.Updates, st.Update = updates.Ops, latencyOf(updates.Latency)
+		errs.merge("update: ", updates.Errors)
 	}
-	for k, v := range werrs {
-		errs[k] += v
+	st.WatchLag = latencyOf(lag)
+	errs.merge("", werrs)
+	if len(errs.m) > 0 {
+		st.Errors = errs.m
 	}
-	if len(errs) > 0 {
-		st.Errors = errs
-	}
-	st.ProposalsPending = pending
-	r.serverFigures(st, before, after, memberPending)
+	st.ProposalsPending = pending.most
+	r.serverFigures(st, before, after, pending.byMember)
 	if w, err := logs.Count(); err != nil {
 		return st, after, err
 	} else if len(w) > 0 {
 		st.LogWarnings = w
 	}
 	return st, after, nil
+}
+
+func latencyOf(h *hist.Histogram) *result.Latency {
+	if h == nil || h.Count() == 0 {
+		return nil
+	}
+	l := h.Latency(false)
+	return &l
+}
+
+// errCounts counts a step's failures by reason, from several goroutines.
+type errCounts struct {
+	mu sync.Mutex
+	m  map[string]int64
+}
+
+func (e *errCounts) add(key string, n int64) {
+	e.mu.Lock()
+	e.m[key] += n
+	e.mu.Unlock()
+}
+
+func (e *errCounts) merge(prefix string, m map[string]int64) {
+	for k, v := range m {
+		e.add(prefix+k, v)
+	}
+}
+
+func (r *scaleRun) leased() bool {
+	for _, c := range r.o.Counts {
+		if c.Kind.Leased {
+			return true
+		}
+	}
+	return false
+}
+
+// pendingMax is the most proposals pending seen, over the members and per
+// member.
+type pendingMax struct {
+	most     float64
+	byMember map[string]float64
+}
+
+// background is the traffic a control plane makes besides the step's
+// creations: status updates, proposals pending read, event leases
+// renewed, and lists of each resource, until stop.
+type background struct {
+	cancel  context.CancelFunc
+	end     chan struct{}
+	once    sync.Once
+	wg      sync.WaitGroup
+	updates *load.Stats
+	mu      sync.Mutex
+	pending pendingMax
+}
+
+func (r *scaleRun) startBackground(ctx context.Context, s int, lease *atomic.Int64, errs *errCounts) *background {
+	o := r.o
+	bgctx, cancel := context.WithCancel(ctx)
+	b := &background{cancel: cancel, end: make(chan struct{}), pending: pendingMax{byMember: map[string]float64{}}}
+	// The updates end gracefully (Stop): a cancelled put would count as a
+	// failed proposal in etcd's metrics.
+	if upd := scale.NewUpdates(o.Counts, o.Steps, s, o.Seed); o.UpdateRate > 0 && upd.Len() > 0 {
+		b.wg.Add(1)
+		go func() {
+			defer b.wg.Done()
+			b.updates, _ = load.Run(ctx, r.conns, load.Options{Workload: load.Put, Prefix: o.Prefix, Stop: b.end,
+				Clients: min(16, max(2, int(o.UpdateRate/50))), Rate: o.UpdateRate, Duration: 24 * time.Hour,
+				CommandTimeout: r.cli.CommandTimeout(), Objects: func(i int64, req *pb.PutRequest) {
+					k, idx := upd.At(i)
+					r.objs.Put(req, k, idx, 0)
+				}})
+		}()
+	}
+	every(bgctx, &b.wg, pendingInterval, func() {
+		for _, m := range scrapeMembers(bgctx, r.httpc, r.members) {
+			if m.err != nil {
+				continue
+			}
+			v := m.snap.EtcdSignals().Values["proposals_pending"]
+			b.mu.Lock()
+			b.pending.most = max(b.pending.most, v)
+			b.pending.byMember[m.member.Name] = max(b.pending.byMember[m.member.Name], v)
+			b.mu.Unlock()
+		}
+	})
+	if r.leased() {
+		// A new lease every quarter TTL, as the API server reuses one for a
+		// short while: an event lives from 3/4 of the TTL to the TTL, and
+		// no put goes out with a lease that has expired.
+		every(bgctx, &b.wg, o.EventTTL/4, func() {
+			id, err := r.grant(bgctx)
+			if err != nil {
+				if bgctx.Err() == nil {
+					errs.add("lease grant: "+load.ErrorKey(err), 1)
+				}
+				return
+			}
+			lease.Store(int64(id))
+		})
+	}
+	if o.ListInterval > 0 {
+		for k := range o.Counts {
+			b.wg.Add(1)
+			go func() {
+				defer b.wg.Done()
+				for bgctx.Err() == nil {
+					if _, err := scale.ListAll(bgctx, r.cli.Client, r.objs.KindPrefix(k), o.PageLimit, r.cli.CommandTimeout()); err != nil && bgctx.Err() == nil {
+						errs.add("background list: "+listErrorKey(err), 1)
+					}
+					select {
+					case <-bgctx.Done():
+					case <-time.After(o.ListInterval):
+					}
+				}
+			}()
+		}
+	}
+	return b
+}
+
+// stop ends the background traffic and returns the updates' figures and
+// the proposals pending seen; it may be called again.
+func (b *background) stop() (*load.Stats, pendingMax) {
+	b.once.Do(func() {
+		close(b.end)
+		b.cancel()
+		b.wg.Wait()
+	})
+	return b.updates, b.pending
+}
+
+// lists lists every resource whole Lists times, as a controller's relist
+// or kubectl get --all-namespaces does, with the updates going on.
+func (r *scaleRun) lists(ctx context.Context, errs *errCounts) ([]result.ScaleList, error) {
+	o := r.o
+	out := make([]result.ScaleList, len(o.Counts))
+	for k, c := range o.Counts {
+		h := hist.New()
+		sl := result.ScaleList{Kind: c.Kind.Name}
+		for range o.Lists {
+			l, err := scale.ListAll(ctx, r.cli.Client, r.objs.KindPrefix(k), o.PageLimit, r.cli.CommandTimeout())
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			if err != nil {
+				errs.add("list: "+listErrorKey(err), 1)
+				continue
+			}
+			h.Record(l.Took)
+			sl.SlowestPage = max(sl.SlowestPage, l.SlowestPage.Seconds())
+			sl.Pages, sl.Keys, sl.Bytes = l.Pages, l.Keys, l.Bytes
+		}
+		sl.Latency = latencyOf(h)
+		out[k] = sl
+	}
+	return out, nil
+}
+
+// every calls f every interval until ctx ends, from a goroutine that wg
+// counts.
+func every(ctx context.Context, wg *sync.WaitGroup, interval time.Duration, f func()) {
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				f()
+			}
+		}
+	}()
 }
 
 // grant grants a lease of the events' TTL and keeps it to revoke it at the

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"time"
+
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 )
 
 // A value starts with the magic kube-apiserver puts before its protobuf
@@ -173,6 +175,14 @@ func (o *Objects) Value(dst []byte, k int, idx int64, now time.Time) []byte {
 	dst = binary.BigEndian.AppendUint64(dst, uint64(now.UnixNano()))
 	off := int(mix(uint64(idx)^o.seed) % uint64(len(o.pool)-n))
 	return append(dst, o.pool[off:off+n-headerLen]...)
+}
+
+// Put makes req the put of object idx of kind k, sent now, with lease (0:
+// none); it reuses req's buffers.
+func (o *Objects) Put(req *pb.PutRequest, k int, idx int64, lease int64) {
+	req.Key = o.Key(req.Key[:0], k, idx)
+	req.Value = o.Value(req.Value[:0], k, idx, time.Now())
+	req.Lease = lease
 }
 
 // PutTime reads the time of the put from a value that etcdperf scale

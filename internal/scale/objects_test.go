@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 )
 
 func objectsFor(t *testing.T, spec string) *Objects {
@@ -115,6 +117,14 @@ func TestValues(t *testing.T) {
 	}
 	if same > 10 {
 		t.Errorf("%d of 100 sizes equal under another seed", same)
+	}
+	// Put fills a request with the same key and value, now, and the lease.
+	req := &pb.PutRequest{Key: []byte("old key"), Value: make([]byte, 10), Lease: 9}
+	before := time.Now()
+	o.Put(req, 1, 5, 77)
+	at, ok := PutTime(req.Value)
+	if string(req.Key) != string(o.Key(nil, 1, 5)) || len(req.Value) != o.Size(1, 5) || req.Lease != 77 || !ok || at.Before(before) || time.Since(at) > time.Second {
+		t.Errorf("put %q, %d bytes at %v, lease %d", req.Key, len(req.Value), at, req.Lease)
 	}
 	for _, v := range [][]byte{nil, []byte("k8s\x00short"), []byte("xyz\x00012345678901234")} {
 		if _, ok := PutTime(v); ok {
