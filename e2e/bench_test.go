@@ -218,38 +218,20 @@ func TestBenchInterruptCleansUp(t *testing.T) {
 		} else {
 			args = append(args, "--endpoints", ep)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		cmd := exec.CommandContext(ctx, testutil.Binary(t), args...)
-		done := make(chan testutil.Run, 1)
-		go func() { done <- testutil.Wait(t, cmd, ctx) }()
 		// Interrupt once the load is on: keys appear (external), or the
 		// members' folder exists (embedded) and a moment has passed.
-		deadline := time.Now().Add(30 * time.Second)
-		for time.Now().Before(deadline) {
+		var settle time.Duration
+		if embedded {
+			settle = time.Second
+		}
+		res := interruptRun(t, out, func() bool {
 			if embedded {
-				if membersReady(dir, 3) {
-					time.Sleep(time.Second)
-					break
-				}
-			} else if keysUnder(t, cli, "/etcdperf/") > 0 {
-				break
+				return membersReady(dir, 3)
 			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-			t.Fatal(err)
-		}
-		r := <-done
-		cancel()
-		if r.Code != 2 || !strings.Contains(r.Stderr, "interrupted") {
-			t.Errorf("embedded %v: exit %d, stderr %q", embedded, r.Code, r.Stderr)
-		}
-		res, err := result.ReadFile(out)
-		if err != nil {
-			t.Fatalf("embedded %v: no partial result: %v", embedded, err)
-		}
-		if res.Error != "interrupted" || res.Bench == nil || res.Bench.Ops == 0 {
-			t.Errorf("embedded %v: partial result error %q bench %+v", embedded, res.Error, res.Bench)
+			return keysUnder(t, cli, "/etcdperf/") > 0
+		}, settle, args...)
+		if res.Bench == nil || res.Bench.Ops == 0 {
+			t.Errorf("embedded %v: partial result bench %+v", embedded, res.Bench)
 		}
 		assertEmptyDir(t, dir)
 		if n := keysUnder(t, cli, "/etcdperf/"); n != 0 {

@@ -96,35 +96,18 @@ func TestScaleInterruptCleansUp(t *testing.T) {
 		} else {
 			args = append(args, "--endpoints", ep)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		cmd := exec.CommandContext(ctx, testutil.Binary(t), args...)
-		done := make(chan testutil.Run, 1)
-		go func() { done <- testutil.Wait(t, cmd, ctx) }()
 		// Interrupt once objects are being written.
-		deadline := time.Now().Add(30 * time.Second)
-		for time.Now().Before(deadline) {
-			if embedded && membersReady(dir, 1) {
-				time.Sleep(1500 * time.Millisecond)
-				break
+		var settle time.Duration
+		if embedded {
+			settle = 1500 * time.Millisecond
+		}
+		res := interruptRun(t, out, func() bool {
+			if embedded {
+				return membersReady(dir, 1)
 			}
-			if !embedded && keysUnder(t, cli, "/etcdperf/") > 500 {
-				break
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-			t.Fatal(err)
-		}
-		r := <-done
-		cancel()
-		if r.Code != 2 || !strings.Contains(r.Stderr, "interrupted") {
-			t.Errorf("embedded %v: exit %d, stderr %q", embedded, r.Code, r.Stderr)
-		}
-		res, err := result.ReadFile(out)
-		if err != nil {
-			t.Fatalf("embedded %v: no partial result: %v", embedded, err)
-		}
-		if res.Error != "interrupted" || res.Scale == nil || res.Scale.Planned != 2 {
+			return keysUnder(t, cli, "/etcdperf/") > 500
+		}, settle, args...)
+		if res.Scale == nil || res.Scale.Planned != 2 {
 			t.Errorf("embedded %v: partial result error %q scale %+v", embedded, res.Error, res.Scale)
 		}
 		assertEmptyDir(t, dir)
@@ -171,4 +154,35 @@ func TestScaleUsageErrors(t *testing.T) {
 	if r.Code != 0 || !strings.Contains(r.Stdout, "Examples:") || !strings.Contains(r.Stdout, "registry/pods/<namespace>/<name>") {
 		t.Errorf("scale --help: exit %d\n%s", r.Code, r.Stdout)
 	}
+}
+
+// interruptRun runs etcdperf with args, sends it SIGINT once ready says so
+// and settle has passed, checks that it ends with exit 2 and says it was
+// interrupted, and returns the partial Result it wrote to out.
+func interruptRun(t *testing.T, out string, ready func() bool, settle time.Duration, args ...string) *result.Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, testutil.Binary(t), args...)
+	done := make(chan testutil.Run, 1)
+	go func() { done <- testutil.Wait(t, cmd, ctx) }()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && !ready(); {
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(settle)
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.Code != 2 || !strings.Contains(r.Stderr, "interrupted") {
+		t.Errorf("%v: exit %d, stderr %q", args, r.Code, r.Stderr)
+	}
+	res, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatalf("%v: no partial result: %v", args, err)
+	}
+	if res.Error != "interrupted" {
+		t.Errorf("%v: partial result error %q", args, res.Error)
+	}
+	return res
 }

@@ -69,23 +69,14 @@ func Bench(ctx context.Context, o BenchOptions) (res *result.Result, err error) 
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if cerr := t.Close(); cerr != nil {
-			err = errors.Join(err, cerr)
-			if res != nil {
-				res.Error = joinErr(res.Error, cerr.Error())
-			}
-		}
-	}()
+	defer closeTarget(t, &res, &err)
 	res.Env = benchEnv(t, o)
 	res.Target = targetSection(t)
 	cli := t.Client()
 
 	// The prefix must be ours alone.
-	if n, err := countKeys(ctx, cli, o.Load.Prefix); err != nil {
-		return nil, fmt.Errorf("look for keys under the prefix %q: %w", o.Load.Prefix, err)
-	} else if n > 0 {
-		return nil, fmt.Errorf("%w: %q already holds %d keys; choose another --prefix, or delete them (etcdctl del --prefix %s)", ErrPrefixInUse, o.Load.Prefix, n, o.Load.Prefix)
+	if err := prefixFree(ctx, cli, o.Load.Prefix); err != nil {
+		return nil, err
 	}
 
 	conns, err := openConns(ctx, t, o)
@@ -141,6 +132,28 @@ func Bench(ctx context.Context, o BenchOptions) (res *result.Result, err error) 
 	JudgeBench(res, o.Criteria)
 	res.Finish()
 	return res, runErr
+}
+
+// closeTarget closes t when a command ends; a failure joins the command's
+// error and its Result's.
+func closeTarget(t *cluster.Target, res **result.Result, err *error) {
+	if cerr := t.Close(); cerr != nil {
+		*err = errors.Join(*err, cerr)
+		if *res != nil {
+			(*res).Error = joinErr((*res).Error, cerr.Error())
+		}
+	}
+}
+
+// prefixFree checks that no key is under prefix: the run's keys must be
+// its own.
+func prefixFree(ctx context.Context, c *cluster.Client, prefix string) error {
+	if n, err := countKeys(ctx, c, prefix); err != nil {
+		return fmt.Errorf("look for keys under the prefix %q: %w", prefix, err)
+	} else if n > 0 {
+		return fmt.Errorf("%w: %q already holds %d keys; choose another --prefix, or delete them (etcdctl del --prefix %s)", ErrPrefixInUse, prefix, n, prefix)
+	}
+	return nil
 }
 
 func joinErr(a, b string) string {

@@ -164,21 +164,11 @@ func Scale(ctx context.Context, o ScaleOptions) (res *result.Result, err error) 
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if cerr := t.Close(); cerr != nil {
-			err = errors.Join(err, cerr)
-			if res != nil {
-				res.Error = joinErr(res.Error, cerr.Error())
-			}
-		}
-	}()
+	defer closeTarget(t, &res, &err)
 	res.Env = benchEnv(t, BenchOptions{})
 	res.Target = targetSection(t)
-	cli := t.Client()
-	if n, err := countKeys(ctx, cli, o.Prefix); err != nil {
-		return nil, fmt.Errorf("look for keys under the prefix %q: %w", o.Prefix, err)
-	} else if n > 0 {
-		return nil, fmt.Errorf("%w: %q already holds %d keys; choose another --prefix, or delete them (etcdctl del --prefix %s)", ErrPrefixInUse, o.Prefix, n, o.Prefix)
+	if err := prefixFree(ctx, t.Client(), o.Prefix); err != nil {
+		return nil, err
 	}
 	conns, err := openConns(ctx, t, BenchOptions{Conns: max(o.Conns, 1), Load: load.Options{Workload: load.Put}})
 	defer closeConns(conns)
