@@ -358,19 +358,7 @@ func benchParams(o BenchOptions) map[string]any {
 	if l.CommandTimeout > 0 {
 		p["command_timeout"] = l.CommandTimeout.Seconds()
 	}
-	if len(o.Target.Conn.Endpoints) > 0 {
-		p["endpoints"] = o.Target.Conn.Endpoints
-		if o.Target.Conn.User != "" {
-			p["user"] = o.Target.Conn.User // never the password
-		}
-		if o.Target.Conn.TLSConfigured() {
-			p["tls"] = true
-		}
-	} else {
-		p["data_dir"] = o.Target.DataDir
-		p["members"] = max(o.Target.Members, 1)
-		p["keep_data"] = o.Target.KeepData
-	}
+	targetParams(p, o.Target)
 	switch l.Workload {
 	case load.Put, load.TxnPut, load.TxnMixed:
 		p["key_size"], p["val_size"], p["key_space_size"] = l.KeySize, l.ValSize, l.KeySpaceSize
@@ -396,6 +384,24 @@ func benchParams(o BenchOptions) map[string]any {
 		p["lease_ttl"] = l.LeaseTTL
 	}
 	return p
+}
+
+// targetParams adds the options of the target to a Result's params: the
+// endpoints (and user, never the password), or the embedded members.
+func targetParams(p map[string]any, t cluster.TargetOptions) {
+	if len(t.Conn.Endpoints) > 0 {
+		p["endpoints"] = t.Conn.Endpoints
+		if t.Conn.User != "" {
+			p["user"] = t.Conn.User // never the password
+		}
+		if t.Conn.TLSConfigured() {
+			p["tls"] = true
+		}
+	} else {
+		p["data_dir"] = t.DataDir
+		p["members"] = max(t.Members, 1)
+		p["keep_data"] = t.KeepData
+	}
 }
 
 func consistency(serializable bool) string {

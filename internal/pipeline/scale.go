@@ -284,19 +284,7 @@ func scaleParams(o ScaleOptions) map[string]any {
 	if o.Rate > 0 {
 		p["rate"] = o.Rate
 	}
-	if len(o.Target.Conn.Endpoints) > 0 {
-		p["endpoints"] = o.Target.Conn.Endpoints
-		if o.Target.Conn.User != "" {
-			p["user"] = o.Target.Conn.User // never the password
-		}
-		if o.Target.Conn.TLSConfigured() {
-			p["tls"] = true
-		}
-	} else {
-		p["data_dir"] = o.Target.DataDir
-		p["members"] = max(o.Target.Members, 1)
-		p["keep_data"] = o.Target.KeepData
-	}
+	targetParams(p, o.Target)
 	return p
 }
 
