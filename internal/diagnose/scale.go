@@ -222,16 +222,17 @@ func scaleRSSGrowth(r *result.Result) []result.Finding {
 	}
 	mean := meanValueSize(r.Scale)
 	last := ys[len(ys)-1]
-	at := 10 * xs[len(xs)-1]
 	f := result.Finding{ID: "scale_rss_growth", Severity: result.Info,
-		Title: fmt.Sprintf("etcd's memory grows by %s per 10,000 objects (%s per object): about %s at %s objects",
-			units.Bytes(slope*1e4), units.Bytes(slope), units.Bytes(last+slope*(at-xs[len(xs)-1])), roundCount(at)),
+		Title: fmt.Sprintf("etcd's memory grew by %s per 10,000 objects between %s and %s objects (%s per object)",
+			units.Bytes(slope*1e4), roundCount(xs[0]), roundCount(xs[len(xs)-1]), units.Bytes(slope)),
 		Evidence: []result.Evidence{
 			{What: "RSS growth per 10,000 objects (least squares over the steps)", Observed: slope * 1e4, Unit: "bytes", Source: "process_resident_memory_bytes"},
 			{What: "largest member RSS after the last step", Observed: last, Unit: "bytes", Source: "process_resident_memory_bytes"},
 		},
 		Recommendation: "Size the members' memory (and any container limit) for the objects you expect: etcd keeps every key in its in-memory index, " +
-			"the recent raft entries in memory until a snapshot (--snapshot-count), and maps the database file, which the kernel keeps resident when it can."}
+			"maps the database file (which the kernel keeps resident when it can), and holds the raft entries since its last snapshot in memory " +
+			"(--snapshot-count, 10,000 by default), which makes the first 10,000 writes cost more memory each than the later ones: " +
+			"grow past that before projecting."}
 	if mean > 0 {
 		f.Evidence = append(f.Evidence, result.Evidence{What: "mean value size of the objects", Observed: mean, Unit: "bytes", Source: scaleSource})
 		if slope > rssPerValueWarn*mean {

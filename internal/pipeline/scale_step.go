@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,9 +35,11 @@ type scaleRun struct {
 }
 
 func newScaleRun(o ScaleOptions, t *cluster.Target, conns []load.Conn) *scaleRun {
+	members := t.Members()
+	sort.Slice(members, func(i, j int) bool { return members[i].Name < members[j].Name })
 	return &scaleRun{o: o, t: t, cli: t.Client(), conns: conns,
 		objs:  scale.NewObjects(o.Prefix, o.Counts, o.Namespaces, o.Seed),
-		httpc: t.Client().HTTPClient(), members: t.Members()}
+		httpc: t.Client().HTTPClient(), members: members}
 }
 
 // pendingInterval is how often etcd's proposals pending is read while a
