@@ -89,7 +89,7 @@ its keys and revokes its leases at the end, also on Ctrl-C.`,
 	fl.Float64Var(&o.UpdateRate, "update-rate", 100, "status updates per second of existing objects during each step (0: none)")
 	fl.Int64Var(&o.PageLimit, "page-limit", scale.DefaultPageLimit, "keys per page of a list (the API server's limit)")
 	fl.IntVar(&o.Lists, "lists", pipeline.DefaultScaleLists, "lists of every resource, whole, after each step's writes")
-	fl.DurationVar(&o.ListInterval, "list-interval", 2*time.Second, "pause between the background lists of each resource while a step writes (0: none)")
+	fl.DurationVar(&o.ListInterval, "list-interval", 5*time.Second, "pause between the background lists of each resource while a step writes (0: none)")
 	fl.DurationVar(&o.EventTTL, "event-ttl", pipeline.DefaultEventTTL, "TTL of the leases events are written with (kube-apiserver --event-ttl; 1h there, short here so that they expire during the run)")
 	fl.StringVar(&o.Prefix, "prefix", "", "key prefix of the run (default /etcdperf/<run id>/); it must hold no key")
 	fl.StringVar(&o.Target.DataDir, "data-dir", ".", "embedded etcd: directory on the storage under test that receives its data")

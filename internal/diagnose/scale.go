@@ -69,6 +69,13 @@ func lastStep(sc *result.Scale) (result.ScaleStep, bool) {
 	return sc.Steps[len(sc.Steps)-1], true
 }
 
+func quotaSource(sc *result.Scale) string {
+	if sc.Quota > 0 {
+		return "etcd_server_quota_backend_bytes"
+	}
+	return "etcd's default --quota-backend-bytes (the members do not report theirs)"
+}
+
 func quotaOf(sc *result.Scale) float64 {
 	if sc.Quota > 0 {
 		return sc.Quota
@@ -170,7 +177,7 @@ func scaleDBQuota(r *result.Result) []result.Finding {
 			units.Bytes(st.DBSize), st.Objects, units.Bytes(perObject), units.Bytes(quota), roundCount(fit)),
 		Evidence: []result.Evidence{
 			{What: "database size", Observed: st.DBSize, Unit: "bytes", Source: "etcd_mvcc_db_total_size_in_bytes"},
-			{What: "backend quota", Observed: quota, Unit: "bytes", Source: "etcd_server_quota_backend_bytes (etcd's default 2 GiB when not reported)"},
+			{What: "backend quota", Observed: quota, Unit: "bytes", Source: quotaSource(r.Scale)},
 			{What: "share of the quota used", Observed: st.DBSize / quota, Unit: "ratio", Source: scaleSource},
 		},
 		Recommendation: "etcd keeps every revision until it is compacted, so updates grow the database beyond the objects' own size; " + quotaAdvice}
