@@ -189,9 +189,6 @@ func Scale(ctx context.Context, o ScaleOptions) (res *result.Result, err error) 
 	sc, srv, runErr := run.run(ctx)
 	res.Scale = sc
 	res.Server = srv
-	if srv != nil && len(srv.Members) == 1 {
-		srv.Members = nil
-	}
 	if o.Target.KeepData && t.RunDir() != "" {
 		sc.Notes = append(sc.Notes, "kept the embedded etcd's data and logs in "+t.RunDir()+" (--keep-data)")
 	}
