@@ -303,34 +303,42 @@ func scaleListSuperlinear(r *result.Result) []result.Finding {
 }
 
 // scaleSlowApplies reports the slow applies etcd counted or logged during
-// the steps, with the step where they began.
+// the steps, with the step where they began, and whether the logs blame
+// writes or read-only ranges (the lists).
 func scaleSlowApplies(r *result.Result) []result.Finding {
 	if r.Scale == nil {
 		return nil
 	}
 	var counted float64
-	var logged int64
+	var writes, reads int64
 	first := 0
 	var firstObjects int64
 	for _, st := range r.Scale.Steps {
-		n := st.LogWarnings["slow_apply"] + st.LogWarnings["slow_read_only_range"] + st.LogWarnings["slow_read_only_txn"]
-		if (st.SlowApplies > 0 || n > 0) && first == 0 {
+		w := st.LogWarnings["slow_apply"]
+		rd := st.LogWarnings["slow_read_only_range"] + st.LogWarnings["slow_read_only_txn"]
+		if (st.SlowApplies > 0 || w+rd > 0) && first == 0 {
 			first, firstObjects = st.Step, st.Objects
 		}
 		counted += st.SlowApplies
-		logged += n
+		writes += w
+		reads += rd
 	}
 	if first == 0 {
 		return nil
 	}
-	return []result.Finding{{ID: "scale_slow_applies", Severity: result.Warning,
+	f := result.Finding{ID: "scale_slow_applies", Severity: result.Warning,
 		Title: fmt.Sprintf("etcd took too long to apply requests from step %d (%d objects) on", first, firstObjects),
 		Evidence: []result.Evidence{
 			{What: "slow applies counted by etcd", Observed: counted, Unit: "count", Source: "etcd_server_slow_apply_total"},
-			{What: "\"apply request took too long\" lines in the members' logs", Observed: float64(logged), Unit: "count", Source: "etcd logs"},
+			{What: "\"apply request took too long\" lines for writes", Observed: float64(writes), Unit: "count", Source: "etcd logs"},
+			{What: "\"apply request took too long\" lines for read-only ranges and txns", Observed: float64(reads), Unit: "count", Source: "etcd logs"},
 		},
 		Recommendation: "Applies over --warning-apply-duration (100ms) are what the field saw first as the pods grew (seed 003: \"apply entries took too long\"). " +
-			"They come from large ranges and deletes, large transactions, or a slow backend commit (the disk): " + largeRangeAdvice}}
+			"They come from large ranges and deletes, large transactions, or a slow backend commit (the disk): " + largeRangeAdvice}
+	if reads > writes {
+		f.Title += ", mostly read-only ranges: the lists' pages"
+	}
+	return []result.Finding{f}
 }
 
 // scaleWatchLag warns when watch events arrive a second or more after

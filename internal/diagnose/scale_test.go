@@ -126,7 +126,8 @@ func TestScaleStoppedErrorsSlowAppliesWatchLag(t *testing.T) {
 		t.Errorf("errors %+v", f)
 	}
 	f, ok := finding(t, fs, "scale_slow_applies")
-	if !ok || !strings.Contains(f.Title, "from step 2 (20000 objects)") || f.Evidence[0].Observed != 2 || f.Evidence[1].Observed != 5 {
+	if !ok || !strings.Contains(f.Title, "from step 2 (20000 objects) on, mostly read-only ranges") || f.Evidence[0].Observed != 2 ||
+		f.Evidence[1].Observed != 1 || f.Evidence[2].Observed != 4 {
 		t.Errorf("slow applies %+v", f)
 	}
 	if f, ok := finding(t, fs, "scale_watch_lag"); !ok || !strings.Contains(f.Title, "2.5s after their puts") {
