@@ -22,11 +22,20 @@ import (
 // returns its endpoint and a client of the test's own.
 func startServer(t *testing.T) (string, *clientv3.Client) {
 	t.Helper()
+	ep, cli, _ := startServerLogged(t)
+	return ep, cli
+}
+
+// startServerLogged is startServer that also returns the path of the
+// member's log.
+func startServerLogged(t *testing.T) (string, *clientv3.Client, string) {
+	t.Helper()
 	dir := t.TempDir()
 	ep := fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(t))
+	logPath := filepath.Join(dir, "etcd.log")
 	cmd := exec.Command(testutil.Binary(t), "server", "--data-dir", filepath.Join(dir, "data"),
 		"--listen-client-url", "http://"+ep, "--listen-peer-url", fmt.Sprintf("http://127.0.0.1:%d", testutil.FreePort(t)),
-		"--log-file", filepath.Join(dir, "etcd.log"))
+		"--log-file", logPath)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +73,7 @@ func startServer(t *testing.T) (string, *clientv3.Client) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cli.Close() })
-	return ep, cli
+	return ep, cli, logPath
 }
 
 func keysUnder(t *testing.T, cli *clientv3.Client, p string) int64 {
@@ -207,42 +216,7 @@ func TestBenchUnreachableEndpoint(t *testing.T) {
 	}
 }
 
-func TestBenchInterruptCleansUp(t *testing.T) {
-	ep, cli := startServer(t)
-	for _, embedded := range []bool{true, false} {
-		dir := t.TempDir()
-		out := filepath.Join(t.TempDir(), "partial.json")
-		args := []string{"bench", "put", "--duration", "30s", "--clients", "4", "--key-space-size", "100", "-o", out}
-		if embedded {
-			args = append(args, "--members", "3", "--data-dir", dir)
-		} else {
-			args = append(args, "--endpoints", ep)
-		}
-		// Interrupt once the load is on: keys appear (external), or the
-		// members' folder exists (embedded) and a moment has passed.
-		var settle time.Duration
-		if embedded {
-			settle = time.Second
-		}
-		res := interruptRun(t, out, func() bool {
-			if embedded {
-				return membersReady(dir, 3)
-			}
-			return keysUnder(t, cli, "/etcdperf/") > 0
-		}, settle, args...)
-		if res.Bench == nil || res.Bench.Ops == 0 {
-			t.Errorf("embedded %v: partial result bench %+v", embedded, res.Bench)
-		}
-		assertEmptyDir(t, dir)
-		if n := keysUnder(t, cli, "/etcdperf/"); n != 0 {
-			t.Errorf("embedded %v: %d keys left in the external etcd", embedded, n)
-		}
-		// No member process outlives the run.
-		if left := membersIn(t, dir); embedded && len(left) > 0 {
-			t.Errorf("member processes left: %v", left)
-		}
-	}
-}
+// SIGINT during a run: TestInterruptCleansUp (interrupt_test.go).
 
 // membersReady reports whether n embedded members under dir have logged
 // that they serve clients.

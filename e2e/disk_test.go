@@ -2,12 +2,10 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -193,47 +191,7 @@ func TestDiskReadOnlyAndFull(t *testing.T) {
 	assertEmptyDir(t, full)
 }
 
-func TestDiskInterruptCleansUpAndWritesPartialResult(t *testing.T) {
-	dir := t.TempDir()
-	out := filepath.Join(t.TempDir(), "partial.json")
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, testutil.Binary(t), "disk", "--dir", dir, "--runtime", "20s", "-o", out)
-	done := make(chan testutil.Run, 1)
-	go func() { done <- testutil.Wait(t, cmd, ctx) }()
-	// Wait until the probe is writing, then interrupt it.
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if m, _ := filepath.Glob(filepath.Join(dir, ".etcdperf-probe-*")); len(m) > 0 {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	time.Sleep(200 * time.Millisecond)
-	start := time.Now()
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	r := <-done
-	if el := time.Since(start); el > 5*time.Second {
-		t.Errorf("took %v to stop after SIGINT", el)
-	}
-	if r.Code != 2 || !strings.Contains(r.Stderr, "interrupted") {
-		t.Errorf("exit %d, stderr %q; want 2 and 'interrupted'", r.Code, r.Stderr)
-	}
-	assertEmptyDir(t, dir)
-	raw, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatalf("no partial result: %v", err)
-	}
-	var res result.Result
-	if err := json.Unmarshal(raw, &res); err != nil {
-		t.Fatal(err)
-	}
-	if res.Error == "" || res.Disk == nil || res.Disk.Ops == 0 {
-		t.Errorf("partial result lacks the error or the measurements: error %q disk %+v", res.Error, res.Disk)
-	}
-}
+// SIGINT during a run: TestInterruptCleansUp (interrupt_test.go).
 
 func TestVersionAndHelp(t *testing.T) {
 	r := testutil.RunBinary(t, 30*time.Second, "version")

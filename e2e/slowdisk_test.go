@@ -4,13 +4,10 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/testutil"
 )
 
@@ -50,39 +47,8 @@ func startSlowdisk(t *testing.T, src, mnt string, args ...string) func() testuti
 	return stop
 }
 
-func TestSlowdiskMakesDiskFail(t *testing.T) {
-	src := t.TempDir()
-	mnt := filepath.Join(t.TempDir(), "slow") // created by slowdisk
-	stop := startSlowdisk(t, src, mnt, "--fsync-delay", "15ms")
-
-	r := testutil.RunBinary(t, time.Minute, "disk", "--dir", mnt, "--size", "64k", "-o", "json")
-	if r.Code != 1 {
-		t.Fatalf("disk on a 15ms-fsync mount: exit %d, want 1\n%s", r.Code, r.Stderr)
-	}
-	res := decodeResult(t, r.Stdout)
-	if res.Verdict != result.Fail || res.Disk.SyncLatency.P50 < 0.015 {
-		t.Errorf("verdict %s, sync p50 %v; want fail and at least 15ms", res.Verdict, res.Disk.SyncLatency.P50)
-	}
-	found := false
-	for _, f := range res.Findings {
-		found = found || f.ID == "disk_too_slow"
-	}
-	if !found {
-		t.Errorf("no disk_too_slow finding: %+v", res.Findings)
-	}
-
-	out := stop()
-	if out.Code != 0 || !strings.Contains(out.Stderr, "unmounted") {
-		t.Errorf("slowdisk exit %d:\n%s", out.Code, out.Stderr)
-	}
-	if testutil.IsMounted(mnt) {
-		t.Errorf("%s is still mounted", mnt)
-	}
-	if _, err := os.Stat(mnt); !os.IsNotExist(err) {
-		t.Errorf("the mount point slowdisk created was not removed: %v", err)
-	}
-	assertEmptyDir(t, src)
-}
+// The slow disk's effect on disk and bench, and its unmount, are in the
+// verdict suite (verdict_test.go).
 
 func TestSlowdiskUsage(t *testing.T) {
 	for _, args := range [][]string{

@@ -5,6 +5,7 @@ package check
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -63,6 +64,7 @@ const (
 	PutP99           = "put_p99"
 	ListAllP99       = "list_all_p99"
 	DBQuotaUsed      = "db_quota_used"
+	RequestErrors    = "request_errors"
 )
 
 // Table holds every limit etcdperf judges by. Throughput's limit is a
@@ -96,6 +98,8 @@ var Table = []Criterion{
 		Source: "Kubernetes API call latency SLO (sig-scalability): LIST of a namespace or the cluster p99 <= 30s, the API server's own work included; warn at 5s"},
 	{ID: DBQuotaUsed, Title: "database size / backend quota", Unit: Fraction, Op: Below, Limit: 0.8, Warn: f(0.5),
 		Source: "etcd --quota-backend-bytes (default 2 GiB): at the quota etcd raises the NOSPACE alarm and accepts only reads and deletes"},
+	{ID: RequestErrors, Title: "failed requests", Unit: Count, Op: AtMost, Limit: 0,
+		Source: "etcdctl check perf: any failed request fails the check"},
 }
 
 // Lookup returns the criterion with the given ID from table.
@@ -199,7 +203,17 @@ func IDs(table []Criterion) []string {
 	return ids
 }
 
+// parseValue reads a limit in unit u; it must be a finite number, not
+// negative.
 func parseValue(u Unit, s string) (float64, error) {
+	v, err := parseNumber(u, s)
+	if err == nil && (math.IsNaN(v) || math.IsInf(v, 0) || v < 0) {
+		return 0, fmt.Errorf("%q is not a limit: use a finite value of 0 or more", strings.TrimSpace(s))
+	}
+	return v, err
+}
+
+func parseNumber(u Unit, s string) (float64, error) {
 	s = strings.TrimSpace(s)
 	switch u {
 	case Seconds:

@@ -18,7 +18,11 @@ verdict with the evidence and what to change.
 
 Exit codes: 0 pass (or warn), 1 a check or the verdict failed, 2 bad usage or
 the run could not be carried out.`,
-		Example: `  # Is the disk under /var/lib/etcd fast enough for etcd's WAL?
+		Example: `  # The main job: is the storage under the current directory fast enough for
+  # etcd, and if not, is it the disk, the CPUs or the client? (about 65s)
+  etcdperf doctor
+
+  # Is the disk under /var/lib/etcd fast enough for etcd's WAL?
   etcdperf disk --dir /var/lib/etcd
 
   # The same with the real fio, to compare
@@ -36,6 +40,8 @@ the run could not be carried out.`,
 	root.AddCommand(newK8sCmd())
 	root.AddCommand(newBenchCmd(), newServerCmd())
 	root.AddCommand(newScaleCmd())
+	root.AddCommand(newCheckCmd(), newDoctorCmd())
+	root.AddCommand(newMetricsCmd())
 	return root
 }
 

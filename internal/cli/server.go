@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"time"
+
 	"github.com/spf13/cobra"
 
 	"github.com/etcdperf/etcdperf/internal/cluster"
@@ -22,16 +24,38 @@ etcd's log goes to --log-file, never to the terminal. The data dir is left in
 place: remove it when done.
 
 etcdperf bench --members N runs N of these as child processes, each with
---exit-with-parent so that none outlives etcdperf.`,
+--exit-with-parent so that none outlives etcdperf.
+
+--slow-fsync 15ms runs etcd on a slow disk on purpose, to reproduce what a
+slow disk does to etcd and to the controllers that use it: etcd's files live
+in DATA-DIR/real, and etcd's data dir is DATA-DIR/slow, a view of them mounted
+by 'etcdperf slowdisk' (a child process: FUSE served from inside etcd's process
+can deadlock on bbolt's memory map) in which every fsync and fdatasync takes
+that much longer. The view is unmounted when the member stops, also when it is
+killed. It needs root and /dev/fuse. About 15ms fails etcd's WAL fsync limit
+(10ms); about 100ms and more with 3 members gives "apply request took too
+long" and "failed to send out heartbeat on time".`,
 		Example: `  # A throw-away single-member etcd on tmpfs, for comparisons
   etcdperf server --data-dir /dev/shm/etcd --listen-client-url http://127.0.0.1:2379 \
-    --listen-peer-url http://127.0.0.1:2380 --log-file /dev/shm/etcd.log`,
+    --listen-peer-url http://127.0.0.1:2380 --log-file /dev/shm/etcd.log
+
+  # An etcd on a disk whose fsyncs take 15ms more: point your controller at it
+  etcdperf server --data-dir /tmp/slow-etcd --slow-fsync 15ms \
+    --listen-client-url http://127.0.0.1:2379 --listen-peer-url http://127.0.0.1:2380`,
 		Args: noArgs,
 	}
 	cluster.BindMemberFlags(cmd.Flags(), &cfg)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if cfg.DataDir == "" {
 			return usageError("--data-dir is required")
+		}
+		if cfg.SlowFsync < 0 || cfg.SlowFsync > time.Minute {
+			return usageError("--slow-fsync must be between 0 and 1m, got %s", cfg.SlowFsync)
+		}
+		if cfg.SlowFsync > 0 {
+			if err := cluster.SlowDiskSupported(); err != nil {
+				return usageError("--slow-fsync: %v", err)
+			}
 		}
 		cluster.QuietGRPC()
 		return cluster.ServeMember(cmd.Context(), cfg, cmd.OutOrStdout())

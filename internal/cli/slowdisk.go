@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -26,7 +28,8 @@ MNT to see what a slow disk does to etcd and to the controllers that use it:
 time" with 3 members, "etcdserver: request timed out" with enough delay.
 
 It runs in the foreground until Ctrl-C or SIGTERM, then unmounts (retrying
-while files are open, and detaching lazily as a last resort). It needs root
+while files are open, and detaching lazily as a last resort); further signals
+do not interrupt the unmount. It needs root
 and /dev/fuse. The files live in SRC; nothing is left in MNT. Keep the FUSE
 server in its own process, as this command does: serving it from inside the
 etcd process can deadlock on bbolt's memory map.
@@ -70,6 +73,13 @@ that message.`,
 			}
 			created = true
 		}
+		// Signals after the first one must not kill the process before it
+		// has unmounted: a mount whose server is gone breaks every process
+		// that uses it. A member that dies sends several (Pdeathsig fires
+		// as each of its threads exits); the unmount itself is bounded.
+		sigs := make(chan os.Signal, 1)
+		signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+		defer signal.Stop(sigs)
 		m, err := slowfs.Start(src, mnt, cfg)
 		if err != nil {
 			if created {

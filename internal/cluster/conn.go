@@ -31,33 +31,13 @@ type Client struct {
 // unreachable, timeout, TLS mismatch, untrusted server certificate,
 // rejected client certificate, failed or missing authentication.
 func Connect(ctx context.Context, o ConnOptions) (*Client, error) {
-	QuietGRPC()
-	if err := o.Validate(); err != nil {
-		return nil, err
-	}
-	eps := make([]endpoint, len(o.Endpoints))
-	needTLS := false
-	for i, raw := range o.Endpoints {
-		eps[i], _ = parseEndpoint(raw)
-		needTLS = needTLS || eps[i].scheme == "https"
-	}
-	tc, err := tlsConfig(o, needTLS)
+	eps, tc, err := prepare(o)
 	if err != nil {
 		return nil, err
 	}
 	c := &Client{opts: o, tls: tc, endpoints: eps}
 
-	// The transport checks run in parallel, each bounded by the dial timeout.
-	errs := make([]error, len(eps))
-	var wg sync.WaitGroup
-	for i, ep := range eps {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = probe(ctx, ep, o, tc)
-		}()
-	}
-	wg.Wait()
+	errs := probeAll(ctx, eps, o, tc)
 	if err := errors.Join(errs...); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -100,6 +80,26 @@ func Connect(ctx context.Context, o ConnOptions) (*Client, error) {
 		}
 	}
 	return c, nil
+}
+
+// prepare validates the options and returns the endpoints and the TLS
+// configuration they need (nil for plain connections).
+func prepare(o ConnOptions) ([]endpoint, *tls.Config, error) {
+	QuietGRPC()
+	if err := o.Validate(); err != nil {
+		return nil, nil, err
+	}
+	eps := make([]endpoint, len(o.Endpoints))
+	needTLS := false
+	for i, raw := range o.Endpoints {
+		eps[i], _ = parseEndpoint(raw)
+		needTLS = needTLS || eps[i].scheme == "https"
+	}
+	tc, err := tlsConfig(o, needTLS)
+	if err != nil {
+		return nil, nil, err
+	}
+	return eps, tc, nil
 }
 
 // newClient opens one etcd client (one gRPC connection) to endpoints.
@@ -163,6 +163,22 @@ func (c *Client) CommandTimeout() time.Duration { return c.opts.commandTimeout()
 func (c *Client) HTTPClient() *http.Client {
 	tr := &http.Transport{TLSClientConfig: c.tls, Proxy: nil, MaxIdleConnsPerHost: 4}
 	return &http.Client{Transport: tr, Timeout: c.opts.commandTimeout()}
+}
+
+// probeAll checks the endpoints' transport in parallel, each bounded by
+// the dial timeout; errs[i] is endpoint i's failure, nil when it passed.
+func probeAll(ctx context.Context, eps []endpoint, o ConnOptions, tc *tls.Config) []error {
+	errs := make([]error, len(eps))
+	var wg sync.WaitGroup
+	for i, ep := range eps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = probe(ctx, ep, o, tc)
+		}()
+	}
+	wg.Wait()
+	return errs
 }
 
 // probe checks that ep accepts a TCP connection and, when it is reached

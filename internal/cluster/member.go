@@ -38,6 +38,10 @@ type MemberConfig struct {
 	// ExitWithParent makes a member process (ServeMember) stop when the
 	// process that started it is gone.
 	ExitWithParent bool
+	// SlowFsync, when positive, makes a member process (ServeMember) run
+	// on a slow view of its data dir: every fsync and fdatasync is delayed
+	// this long (see StartSlowDisk).
+	SlowFsync time.Duration
 }
 
 // ServerTLS is the client-side TLS of an embedded member (etcd's
@@ -63,9 +67,9 @@ func StartMember(ctx context.Context, cfg MemberConfig) (*EmbeddedMember, error)
 	if err != nil {
 		return nil, err
 	}
-	e, err := embed.StartEtcd(ec)
+	e, err := startEtcd(ec)
 	if err != nil {
-		return nil, fmt.Errorf("start embedded etcd %s in %s: %w", cfg.Name, cfg.DataDir, err)
+		return nil, fmt.Errorf("start embedded etcd %s in %s: %w%s", cfg.Name, cfg.DataDir, err, logTail(cfg.LogFile))
 	}
 	m := &EmbeddedMember{cfg: cfg, etcd: e}
 	timeout := cfg.StartTimeout
@@ -87,6 +91,18 @@ func StartMember(ctx context.Context, cfg MemberConfig) (*EmbeddedMember, error)
 		m.Close()
 		return nil, ctx.Err()
 	}
+}
+
+// startEtcd starts etcd, turning a panic while it starts (etcd panics
+// when it cannot create its WAL, e.g. on a full disk) into an error; the
+// log says why.
+func startEtcd(ec *embed.Config) (e *embed.Etcd, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("etcd panicked while starting: %v", p)
+		}
+	}()
+	return embed.StartEtcd(ec)
 }
 
 // Err reports a fatal error of the running member.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
 )
 
 // Member is one etcd member as the cluster reports it, completed with what
@@ -44,13 +46,8 @@ func (c *Client) Members(ctx context.Context) ([]Member, error) {
 	var leader uint64
 	var out []Member
 	for _, m := range resp.Members {
-		mm := Member{ID: m.ID, Name: m.Name}
-		if len(m.PeerURLs) > 0 {
-			mm.PeerURL = m.PeerURLs[0]
-		}
-		if len(m.ClientURLs) > 0 {
-			mm.ClientURL = c.withScheme(m.ClientURLs[0])
-			mm.MetricsURL = MetricsURL(mm.ClientURL)
+		mm := c.memberOf(m)
+		if mm.ClientURL != "" {
 			if st, err := c.Status(ctx, mm.ClientURL); err == nil {
 				mm.Version = st.Version
 				if leader == 0 {
@@ -67,6 +64,20 @@ func (c *Client) Members(ctx context.Context) ([]Member, error) {
 		out[i].Leader = out[i].ID == leader
 	}
 	return out, nil
+}
+
+// memberOf is what the member list says of a member: its name and first
+// peer and client URLs.
+func (c *Client) memberOf(m *etcdserverpb.Member) Member {
+	mm := Member{ID: m.ID, Name: m.Name}
+	if len(m.PeerURLs) > 0 {
+		mm.PeerURL = m.PeerURLs[0]
+	}
+	if len(m.ClientURLs) > 0 {
+		mm.ClientURL = c.withScheme(m.ClientURLs[0])
+		mm.MetricsURL = MetricsURL(mm.ClientURL)
+	}
+	return mm
 }
 
 // Leader returns the leader among the members.

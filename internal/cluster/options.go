@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -111,6 +112,9 @@ func parseEndpoint(ep string) (endpoint, error) {
 	host, port, err := net.SplitHostPort(s)
 	if err != nil || port == "" {
 		return e, fmt.Errorf("endpoint %q: want host:port, e.g. 127.0.0.1:2379", ep)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return e, fmt.Errorf("endpoint %q: port %q is not a number from 1 to 65535", ep, port)
 	}
 	e.host, e.addr = host, s
 	return e, nil

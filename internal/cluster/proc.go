@@ -76,18 +76,24 @@ func (p *memberProc) waitReady(out io.Reader, ready chan<- error) {
 
 // stop asks the member to stop (SIGTERM) and kills it after grace.
 func (p *memberProc) stop(grace time.Duration) {
+	terminate(p.cmd, p.done, grace)
+	p.log.Close()
+}
+
+// terminate asks a child process to stop (SIGTERM), kills it after grace,
+// and returns once it has exited (done is closed by whoever waits for it).
+func terminate(cmd *exec.Cmd, done <-chan struct{}, grace time.Duration) {
 	select {
-	case <-p.done:
+	case <-done:
 	default:
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
-		case <-p.done:
+		case <-done:
 		case <-time.After(grace):
-			_ = p.cmd.Process.Kill()
-			<-p.done
+			_ = cmd.Process.Kill()
+			<-done
 		}
 	}
-	p.log.Close()
 }
 
 // exited reports whether the member process has ended.

@@ -29,6 +29,7 @@ func BindMemberFlags(fs *pflag.FlagSet, cfg *MemberConfig) {
 	fs.StringVar(&cfg.LogFile, "log-file", "", "file for etcd's log (default: dropped)")
 	fs.DurationVar(&cfg.StartTimeout, "start-timeout", DefaultStartTimeout, "give up when the member is not ready by then")
 	fs.BoolVar(&cfg.ExitWithParent, "exit-with-parent", false, "stop when the process that started this one goes away (set by etcdperf for its members)")
+	fs.DurationVar(&cfg.SlowFsync, "slow-fsync", 0, "run etcd on a slow view of --data-dir in which every fsync/fdatasync takes this much longer (etcdperf slowdisk in a child process; needs root and /dev/fuse)")
 }
 
 // Args returns the command line of `etcdperf server` for c.
@@ -49,6 +50,9 @@ func (c MemberConfig) Args() []string {
 	if c.ExitWithParent {
 		a = append(a, "--exit-with-parent")
 	}
+	if c.SlowFsync > 0 {
+		a = append(a, "--slow-fsync", c.SlowFsync.String())
+	}
 	return a
 }
 
@@ -56,8 +60,10 @@ func (c MemberConfig) Args() []string {
 // cfg.ExitWithParent until the parent process goes away (a member started
 // by etcdperf must not outlive it). It
 // writes ReadyLine and the client URL to ready once etcd serves clients.
-// The member's data stays; the parent removes it.
-func ServeMember(ctx context.Context, cfg MemberConfig, ready io.Writer) error {
+// The member's data stays; the parent removes it. With cfg.SlowFsync the
+// data dir holds the files in real/ and etcd runs on the slow view of
+// them mounted on slow/, which is unmounted after etcd stops.
+func ServeMember(ctx context.Context, cfg MemberConfig, ready io.Writer) (err error) {
 	parent := os.Getppid()
 	if cfg.LogFile != "" {
 		f, err := os.OpenFile(cfg.LogFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
@@ -73,6 +79,19 @@ func ServeMember(ctx context.Context, cfg MemberConfig, ready io.Writer) error {
 	defer cancel()
 	if cfg.ExitWithParent {
 		go watchParent(ctx, parent, cancel)
+	}
+	if cfg.SlowFsync > 0 {
+		// The member stops (deferred below) before its disk does.
+		sd, err := StartSlowDisk(ctx, nil, cfg.DataDir, cfg.SlowFsync)
+		if err != nil {
+			return fmt.Errorf("member %s: %w", cfg.Name, err)
+		}
+		defer func() {
+			if serr := sd.Stop(); serr != nil && err == nil {
+				err = serr
+			}
+		}()
+		cfg.DataDir = sd.View
 	}
 	m, err := StartMember(ctx, cfg)
 	if err != nil {

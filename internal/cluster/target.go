@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -173,15 +174,21 @@ func startEmbedded(ctx context.Context, o TargetOptions) (*Target, error) {
 		return nil, err
 	}
 	st, err := os.Stat(abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("--data-dir %s does not exist: create it on the storage to test (mkdir -p %s) (%w)", abs, abs, err)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("--data-dir: %w", err)
+		return nil, fmt.Errorf("--data-dir %s: %w", abs, err)
 	}
 	if !st.IsDir() {
 		return nil, fmt.Errorf("--data-dir %s is not a directory", abs)
 	}
+	if err := checkDataDirSpace(abs, n); err != nil {
+		return nil, err
+	}
 	runDir := filepath.Join(abs, "etcdperf-"+o.RunID)
 	if err := os.Mkdir(runDir, 0o700); err != nil {
-		return nil, fmt.Errorf("create the embedded etcd's folder in --data-dir: %w", err)
+		return nil, explainDataDirErr(abs, err)
 	}
 	t := &Target{kind: Embedded, runDir: runDir, keep: o.KeepData}
 	fail := func(err error) (*Target, error) {

@@ -2,10 +2,11 @@ package cluster
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"os"
+
+	"github.com/etcdperf/etcdperf/internal/tlsutil"
 )
 
 // tlsConfig builds the client TLS configuration of o, or nil when no TLS
@@ -16,13 +17,9 @@ func tlsConfig(o ConnOptions, needed bool) (*tls.Config, error) {
 	}
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: o.InsecureSkipTLSVerify}
 	if o.CACert != "" {
-		pem, err := os.ReadFile(o.CACert)
+		pool, err := tlsutil.CAPool(o.CACert)
 		if err != nil {
-			return nil, fmt.Errorf("--cacert: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("--cacert %s holds no PEM certificate", o.CACert)
+			return nil, err
 		}
 		cfg.RootCAs = pool
 	}

@@ -49,14 +49,21 @@ var historyAdvices = map[string]historyAdvice{
 // when the criterion's check failed over the whole period or a member lost
 // its leader; otherwise the breaches were transient and it warns.
 func historyBreaches(r *result.Result) []result.Finding {
-	if r.Prom == nil || len(r.Prom.Breaches) == 0 {
+	if r.Prom == nil {
 		return nil
 	}
-	step := time.Duration(r.Prom.Step * float64(time.Second))
-	window := time.Duration(r.Prom.Window * float64(time.Second))
+	return breachFindings(r, r.Prom.Breaches, "history_", seconds(r.Prom.Step), seconds(r.Prom.Window))
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// breachFindings gives one finding per criterion in breaches, named
+// prefix+criterion, its severity from r's check of that criterion. step is
+// the time between two points, window the span each point judges.
+func breachFindings(r *result.Result, breaches []result.PromBreach, prefix string, step, window time.Duration) []result.Finding {
 	var order []string
 	by := map[string][]result.PromBreach{}
-	for _, b := range r.Prom.Breaches {
+	for _, b := range breaches {
 		if _, ok := by[b.Check]; !ok {
 			order = append(order, b.Check)
 		}
@@ -74,7 +81,7 @@ func historyBreaches(r *result.Result) []result.Finding {
 			failed = true
 		}
 		var members []string
-		f := result.Finding{ID: "history_" + id, Severity: result.Warning, Recommendation: adv.advice}
+		f := result.Finding{ID: prefix + id, Severity: result.Warning, Recommendation: adv.advice}
 		if failed {
 			f.Severity = result.Critical
 		}
@@ -118,11 +125,16 @@ func breachWord(b result.PromBreach) string {
 func windowText(w result.PromWindow, instance, unit string, step, window time.Duration) string {
 	from, to := w.From.UTC(), w.To.UTC()
 	span := to.Sub(from) + step
-	toFmt := time.RFC3339
-	if from.YearDay() == to.YearDay() && from.Year() == to.Year() {
-		toFmt = "15:04:05Z"
+	// Steps under a second (etcdperf metrics --interval 500ms) need the
+	// milliseconds.
+	fromFmt, toFmt, precision := time.RFC3339, "15:04:05Z", time.Second
+	if step < time.Second {
+		fromFmt, toFmt, precision = "2006-01-02T15:04:05.000Z07:00", "15:04:05.000Z", time.Millisecond
 	}
-	s := fmt.Sprintf("%s: %s to %s (%s, %d points), worst %s (%s)", instance, from.Format(time.RFC3339), to.Format(toFmt), span.Round(time.Second), w.Points, valueIn(w.Worst, unit), w.Status)
+	if from.YearDay() != to.YearDay() || from.Year() != to.Year() {
+		toFmt = fromFmt
+	}
+	s := fmt.Sprintf("%s: %s to %s (%s, %d points), worst %s (%s)", instance, from.Format(fromFmt), to.Format(toFmt), span.Round(precision), w.Points, valueIn(w.Worst, unit), w.Status)
 	if window > 0 {
 		s += fmt.Sprintf("; each point covers the %s before it", window)
 	}
@@ -136,11 +148,8 @@ func valueIn(v float64, unit string) string {
 	return fmt.Sprintf("%g", v)
 }
 
-func memberTotals(r *result.Result, key string) (total float64, who []string) {
-	if r.Prom == nil {
-		return 0, nil
-	}
-	for _, m := range r.Prom.Members {
+func memberTotals(ms []result.PromMember, key string) (total float64, who []string) {
+	for _, m := range ms {
 		if v := m.Observed[key]; v > 0 {
 			total += v
 			who = append(who, fmt.Sprintf("%s: %g", m.Instance, v))
@@ -153,13 +162,20 @@ func memberTotals(r *result.Result, key string) (total float64, who []string) {
 // --warning-apply-duration: each is an "apply request took too long" line
 // in etcd's log.
 func historySlowApplies(r *result.Result) []result.Finding {
-	total, who := memberTotals(r, "slow_applies")
+	if r.Prom == nil {
+		return nil
+	}
+	return slowApplies(r.Prom.Members, "history_slow_applies")
+}
+
+func slowApplies(ms []result.PromMember, id string) []result.Finding {
+	total, who := memberTotals(ms, "slow_applies")
 	if total == 0 {
 		return nil
 	}
 	c, _ := check.Lookup(check.Table, check.ApplyDuration)
 	return []result.Finding{{
-		ID:       "history_slow_applies",
+		ID:       id,
 		Severity: result.Warning,
 		Title:    fmt.Sprintf("%g applies took longer than %s in this period (etcd logged \"apply request took too long\")", total, units.Seconds(c.Limit)),
 		Evidence: []result.Evidence{{What: "increase of etcd_server_slow_apply_total over the period (" + strings.Join(who, ", ") + ")", Observed: total, Unit: "count", Source: c.Source}},
@@ -171,12 +187,19 @@ func historySlowApplies(r *result.Result) []result.Finding {
 // historyHeartbeatFailures warns about heartbeats the leader could not
 // send on time ("failed to send out heartbeat on time").
 func historyHeartbeatFailures(r *result.Result) []result.Finding {
-	total, who := memberTotals(r, "heartbeat_failures")
+	if r.Prom == nil {
+		return nil
+	}
+	return heartbeatFailures(r.Prom.Members, "history_heartbeat_failures")
+}
+
+func heartbeatFailures(ms []result.PromMember, id string) []result.Finding {
+	total, who := memberTotals(ms, "heartbeat_failures")
 	if total == 0 {
 		return nil
 	}
 	return []result.Finding{{
-		ID:       "history_heartbeat_failures",
+		ID:       id,
 		Severity: result.Warning,
 		Title:    fmt.Sprintf("The leader failed to send %g heartbeats on time in this period (etcd logged \"failed to send out heartbeat on time\")", total),
 		Evidence: []result.Evidence{{What: "increase of etcd_server_heartbeat_send_failures_total over the period (" + strings.Join(who, ", ") + ")", Observed: total, Unit: "count"}},

@@ -161,12 +161,29 @@ func checkDir(o Options) error {
 	if err := unix.Statfs(o.Dir, &fs); err != nil {
 		return &Error{Op: "probe directory", Path: o.Dir, Err: err}
 	}
+	if name, pseudo := pseudoFS[int64(fs.Type)]; pseudo {
+		return &Error{Op: "probe directory", Path: o.Dir, Err: fmt.Errorf("%s is a kernel pseudo file system, not storage (choose a directory on the disk etcd uses)", name)}
+	}
 	need := o.Size * int64(o.Jobs)
 	free := int64(fs.Bavail) * int64(fs.Bsize)
 	if free < need {
 		return &Error{Op: "probe directory", Path: o.Dir, Err: fmt.Errorf("needs %d bytes for %d probe file(s) but only %d are free: %w", need, o.Jobs, free, syscall.ENOSPC)}
 	}
 	return nil
+}
+
+// pseudoFS are the statfs magic numbers of file systems that hold no
+// storage at all.
+var pseudoFS = map[int64]string{
+	unix.PROC_SUPER_MAGIC:    "proc",
+	unix.SYSFS_MAGIC:         "sysfs",
+	unix.DEVPTS_SUPER_MAGIC:  "devpts",
+	unix.CGROUP_SUPER_MAGIC:  "cgroup",
+	unix.CGROUP2_SUPER_MAGIC: "cgroup2",
+	unix.DEBUGFS_MAGIC:       "debugfs",
+	unix.TRACEFS_MAGIC:       "tracefs",
+	unix.SECURITYFS_MAGIC:    "securityfs",
+	unix.BPF_FS_MAGIC:        "bpf",
 }
 
 // job is one writer: it owns its files and histograms.

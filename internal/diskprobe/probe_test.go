@@ -3,6 +3,7 @@ package diskprobe
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -238,4 +239,23 @@ func TestNoSpaceWhileAllocating(t *testing.T) {
 		t.Errorf("err = %v, want ENOSPC", err)
 	}
 	assertEmpty(t, dir)
+}
+
+func TestPseudoFileSystemIsNotStorage(t *testing.T) {
+	_, err := Run(context.Background(), opts("/proc"), nil)
+	if err == nil || !strings.Contains(err.Error(), "pseudo file system") {
+		t.Errorf("/proc: %v", err)
+	}
+}
+
+func TestExplainKeepsDetail(t *testing.T) {
+	e := fmt.Errorf("needs 100 bytes but only 10 are free: %w", syscall.ENOSPC)
+	got := Explain(e)
+	if !strings.Contains(got, "only 10 are free") || !strings.Contains(got, "no space left on device") || !strings.Contains(got, "lower --size") {
+		t.Errorf("Explain lost detail or hint: %q", got)
+	}
+	_, perr := os.Stat("/nonexistent-etcdperf")
+	if got := Explain(perr); strings.Contains(got, "stat ") || !strings.HasPrefix(got, "no such file or directory") {
+		t.Errorf("Explain of a path error: %q", got)
+	}
 }

@@ -53,6 +53,10 @@ type Options struct {
 	// CommandTimeout bounds one request; a slower one is counted as an
 	// error (DeadlineExceeded). 0 means no bound.
 	CommandTimeout time.Duration
+	// StallTimeout ends the run with a *StallError when no request has
+	// succeeded for this long while some failed: etcd stopped answering,
+	// and going on would only count timeouts. 0 never ends it.
+	StallTimeout time.Duration
 
 	// Prefix holds every key the run writes; range and txn-mixed read it.
 	Prefix string

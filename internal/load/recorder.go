@@ -18,12 +18,19 @@ import (
 // Progress counts completed requests while a run goes on; it is safe to
 // read from another goroutine.
 type Progress struct {
-	done  atomic.Int64
-	total atomic.Int64
+	ok     atomic.Int64
+	failed atomic.Int64
+	total  atomic.Int64
 }
 
 // Done returns how many requests have completed (errors included).
-func (p *Progress) Done() int64 { return p.done.Load() }
+func (p *Progress) Done() int64 { return p.ok.Load() + p.failed.Load() }
+
+// Succeeded returns how many of the completed requests succeeded.
+func (p *Progress) Succeeded() int64 { return p.ok.Load() }
+
+// Failed returns how many of the completed requests failed.
+func (p *Progress) Failed() int64 { return p.failed.Load() }
 
 // Total returns the number of requests the run will make, 0 when it runs
 // for a duration.
@@ -79,7 +86,7 @@ func (r *recorder) ok(lat, svc int64, part int) {
 	_ = r.iv.RecordValue(v)
 	r.mu.Unlock()
 	if r.progress != nil {
-		r.progress.done.Add(1)
+		r.progress.ok.Add(1)
 	}
 }
 
@@ -93,7 +100,7 @@ func (r *recorder) fail(key string) {
 	r.ivErrs++
 	r.mu.Unlock()
 	if r.progress != nil {
-		r.progress.done.Add(1)
+		r.progress.failed.Add(1)
 	}
 }
 

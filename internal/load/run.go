@@ -31,15 +31,24 @@ func Run(ctx context.Context, conns []Conn, o Options) (*Stats, error) {
 			return nil, fmt.Errorf("connection %d has no etcd client", i)
 		}
 	}
-	if o.Workload == WatchLatency {
-		return runWatch(ctx, conns, o)
-	}
 	if o.Workload == Range && o.Prefill > 0 {
 		if err := prefill(ctx, conns[0].Client, o); err != nil {
 			return nil, err
 		}
 	}
-	return runUnary(ctx, conns, o)
+	if o.StallTimeout > 0 {
+		var stop func()
+		ctx, stop = watchStall(ctx, o.Progress, o.StallTimeout)
+		defer stop()
+	}
+	var st *Stats
+	var err error
+	if o.Workload == WatchLatency {
+		st, err = runWatch(ctx, conns, o)
+	} else {
+		st, err = runUnary(ctx, conns, o)
+	}
+	return st, stallCause(ctx, err)
 }
 
 // shared is what every worker reads; only next is written, once per

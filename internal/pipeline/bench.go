@@ -38,6 +38,11 @@ type BenchOptions struct {
 	Criteria []check.Criterion
 	// Started, when set, is called once etcd is up and the load begins.
 	Started func()
+	// Observe, when set, is called with the open target right before the
+	// load starts; the function it returns is called as soon as the load
+	// ends, before the keys are deleted (check and doctor measure the
+	// members' CPU and the host's disk over the load with it).
+	Observe func(t *cluster.Target) (stop func())
 }
 
 // ErrPrefixInUse is returned when the key prefix already holds keys.
@@ -75,7 +80,10 @@ func Bench(ctx context.Context, o BenchOptions) (res *result.Result, err error) 
 	cli := t.Client()
 
 	// The prefix must be ours alone.
-	if err := prefixFree(ctx, cli, o.Load.Prefix); err != nil {
+	if err := prefixFree(ctx, cli, o.Load.Prefix, o.Target.Conn.User); err != nil {
+		return nil, err
+	}
+	if err := checkWritable(ctx, cli, o); err != nil {
 		return nil, err
 	}
 
@@ -94,16 +102,29 @@ func Bench(ctx context.Context, o BenchOptions) (res *result.Result, err error) 
 	var ru0 syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 
+	stopObserving := func() {}
+	if o.Observe != nil {
+		stopObserving = o.Observe(t)
+	}
+	if o.Load.StallTimeout == 0 {
+		o.Load.StallTimeout = cli.CommandTimeout()
+	}
 	st, runErr := load.Run(ctx, conns, o.Load)
+	stopObserving()
 
 	var ru1 syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
-	// The end of the run is measured and cleaned up even after Ctrl-C.
-	after := scrapeMembers(context.WithoutCancel(ctx), httpc, members)
+	// The end of the run is measured and cleaned up even after Ctrl-C; after
+	// etcd stopped answering, within one more command timeout.
+	endCtx, endCancel := endContext(ctx, runErr, cli.CommandTimeout())
+	defer endCancel()
+	after := scrapeMembers(endCtx, httpc, members)
 	var notes []string
-	if !o.KeepKeys {
-		if n, err := deleteKeys(context.WithoutCancel(ctx), cli, o.Load.Prefix, o.Compact); err != nil {
-			runErr = errors.Join(runErr, err)
+	if !o.KeepKeys && allRefused(runErr, after) {
+		runErr = joinCleanupErr(runErr, errors.New("every member refuses connections"), o.Load.Prefix)
+	} else if !o.KeepKeys {
+		if n, err := deleteKeys(endCtx, cli, o.Load.Prefix, o.Compact); err != nil {
+			runErr = joinCleanupErr(runErr, err, o.Load.Prefix)
 		} else if n > 0 && t.Kind() == cluster.External {
 			notes = append(notes, fmt.Sprintf("deleted the run's %d keys under %s", n, o.Load.Prefix))
 		}
@@ -123,6 +144,7 @@ func Bench(ctx context.Context, o BenchOptions) (res *result.Result, err error) 
 	if o.Target.KeepData && t.RunDir() != "" {
 		res.Bench.Notes = append(res.Bench.Notes, "kept the embedded etcd's data and logs in "+t.RunDir()+" (--keep-data)")
 	}
+	runErr = explainStall(runErr, t, res.Bench)
 	if runErr != nil {
 		res.Error = runErr.Error()
 		if errors.Is(runErr, context.Canceled) {
@@ -147,9 +169,9 @@ func closeTarget(t *cluster.Target, res **result.Result, err *error) {
 
 // prefixFree checks that no key is under prefix: the run's keys must be
 // its own.
-func prefixFree(ctx context.Context, c *cluster.Client, prefix string) error {
+func prefixFree(ctx context.Context, c *cluster.Client, prefix, user string) error {
 	if n, err := countKeys(ctx, c, prefix); err != nil {
-		return fmt.Errorf("look for keys under the prefix %q: %w", prefix, err)
+		return explainPrefixErr(prefix, user, err)
 	} else if n > 0 {
 		return fmt.Errorf("%w: %q already holds %d keys; choose another --prefix, or delete them (etcdctl del --prefix %s)", ErrPrefixInUse, prefix, n, prefix)
 	}
@@ -422,7 +444,6 @@ func JudgeBench(res *result.Result, criteria []check.Criterion) {
 				res.Checks = append(res.Checks, ch)
 			}
 		}
-		atFloor := func(l *result.Latency) bool { return l.Bucketed && l.Resolution > 0 && l.P99 <= l.Resolution }
 		if s.WALFsync != nil && s.WALFsync.Count > 0 {
 			add(check.WALFsyncP99, s.WALFsync.P99, atFloor(s.WALFsync))
 		}
@@ -459,15 +480,21 @@ func benchSummary(res *result.Result) string {
 	if srv := res.Server; srv != nil && srv.WALFsync != nil && srv.WALFsync.Count > 0 {
 		fmt.Fprintf(&s, "; etcd's WAL fsync p99 %s", render.LatencyValue(*srv.WALFsync, srv.WALFsync.P99))
 	}
+	s.WriteString(overLimits(res.Checks) + ".")
+	return s.String()
+}
+
+// overLimits lists the failed checks for a summary ("; X over its limit,
+// Y over its limit"), "" when none failed.
+func overLimits(checks []result.Check) string {
 	var over []string
-	for _, c := range res.Checks {
+	for _, c := range checks {
 		if c.Status == result.StatusFail {
 			over = append(over, c.Title+" over its limit")
 		}
 	}
-	if len(over) > 0 {
-		fmt.Fprintf(&s, "; %s", strings.Join(over, ", "))
+	if len(over) == 0 {
+		return ""
 	}
-	s.WriteString(".")
-	return s.String()
+	return "; " + strings.Join(over, ", ")
 }

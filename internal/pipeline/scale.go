@@ -167,7 +167,7 @@ func Scale(ctx context.Context, o ScaleOptions) (res *result.Result, err error) 
 	defer closeTarget(t, &res, &err)
 	res.Env = benchEnv(t, BenchOptions{})
 	res.Target = targetSection(t)
-	if err := prefixFree(ctx, t.Client(), o.Prefix); err != nil {
+	if err := prefixFree(ctx, t.Client(), o.Prefix, o.Target.Conn.User); err != nil {
 		return nil, err
 	}
 	conns, err := openConns(ctx, t, BenchOptions{Conns: max(o.Conns, 1), Load: load.Options{Workload: load.Put}})

@@ -191,13 +191,13 @@ func (r *scaleRun) step(ctx context.Context, s int, runStart time.Time, before [
 		st.Kinds[c.Kind.Name] = n
 		st.Objects += n
 	}
-	st.Put = latencyOf(grown.Latency)
+	st.Put = histLatency(grown.Latency)
 	errs.merge("put: ", grown.Errors)
 	if updates != nil {
-		st.Updates, st.Update = updates.Ops, latencyOf(updates.Latency)
+		st.Updates, st.Update = updates.Ops, histLatency(updates.Latency)
 		errs.merge("update: ", updates.Errors)
 	}
-	st.WatchLag = latencyOf(lag)
+	st.WatchLag = histLatency(lag)
 	errs.merge("", werrs)
 	if len(errs.m) > 0 {
 		st.Errors = errs.m
@@ -212,7 +212,7 @@ func (r *scaleRun) step(ctx context.Context, s int, runStart time.Time, before [
 	return st, after, nil
 }
 
-func latencyOf(h *hist.Histogram) *result.Latency {
+func histLatency(h *hist.Histogram) *result.Latency {
 	if h == nil || h.Count() == 0 {
 		return nil
 	}
@@ -364,7 +364,7 @@ func (r *scaleRun) lists(ctx context.Context, errs *errCounts) ([]result.ScaleLi
 			sl.SlowestPage = max(sl.SlowestPage, l.SlowestPage.Seconds())
 			sl.Pages, sl.Keys, sl.Bytes = l.Pages, l.Keys, l.Bytes
 		}
-		sl.Latency = latencyOf(h)
+		sl.Latency = histLatency(h)
 		out[k] = sl
 	}
 	return out, nil

@@ -7,7 +7,6 @@ package promexport
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -18,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/etcdperf/etcdperf/internal/tlsutil"
 	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
@@ -89,13 +89,9 @@ func New(o Options) (*Client, error) {
 	if u.Scheme == "https" {
 		tc := &tls.Config{InsecureSkipVerify: o.InsecureSkipVerify}
 		if o.CACert != "" {
-			pem, err := os.ReadFile(o.CACert)
+			pool, err := tlsutil.CAPool(o.CACert)
 			if err != nil {
-				return nil, fmt.Errorf("--cacert: %w", err)
-			}
-			pool := x509.NewCertPool()
-			if !pool.AppendCertsFromPEM(pem) {
-				return nil, fmt.Errorf("--cacert %s: no PEM certificate in it", o.CACert)
+				return nil, err
 			}
 			tc.RootCAs = pool
 		}

@@ -17,7 +17,7 @@ var EtcdNames = struct {
 	WALFsync, BackendCommit, SnapshotSave, PeerRTT, ApplyDuration []string
 	// Counters.
 	LeaderChanges, ProposalsCommitted, ProposalsApplied, ProposalsFailed, Puts,
-	SlowApplies, HeartbeatFailures, PeerSent, PeerReceived, GRPCHandled []string
+	SlowApplies, SlowReadIndexes, HeartbeatFailures, PeerSent, PeerReceived, GRPCHandled []string
 	// Gauges.
 	HasLeader, IsLeader, ProposalsPending, DBSize, DBSizeInUse, Keys, Quota, RSS []string
 }{
@@ -32,6 +32,7 @@ var EtcdNames = struct {
 	ProposalsFailed:    []string{"etcd_server_proposals_failed_total"},
 	Puts:               []string{"etcd_mvcc_put_total", "etcd_debugging_mvcc_put_total"},
 	SlowApplies:        []string{"etcd_server_slow_apply_total"},
+	SlowReadIndexes:    []string{"etcd_server_slow_read_indexes_total"},
 	HeartbeatFailures:  []string{"etcd_server_heartbeat_send_failures_total"},
 	PeerSent:           []string{"etcd_network_peer_sent_bytes_total"},
 	PeerReceived:       []string{"etcd_network_peer_received_bytes_total"},
@@ -58,9 +59,10 @@ type Etcd struct {
 	Histograms map[string]Histogram
 	// Values by signal (counters and gauges): leader_changes, has_leader,
 	// is_leader, proposals_committed, proposals_applied, proposals_pending,
-	// proposals_failed, puts, slow_applies, heartbeat_failures,
-	// failed_requests (gRPC codes other than OK and Canceled), peer_sent,
-	// peer_received, db_size, db_size_in_use, keys, quota, rss.
+	// proposals_failed, puts, slow_applies, slow_read_indexes,
+	// heartbeat_failures, failed_requests (gRPC codes other than OK and
+	// Canceled), peer_sent, peer_received, db_size, db_size_in_use, keys,
+	// quota, rss.
 	Values map[string]float64
 	// Source names the metric each signal was read from.
 	Source map[string]string
@@ -95,6 +97,7 @@ func etcdValues() []etcdSignal {
 		{id: "proposals_failed", names: n.ProposalsFailed},
 		{id: "puts", names: n.Puts},
 		{id: "slow_applies", names: n.SlowApplies},
+		{id: "slow_read_indexes", names: n.SlowReadIndexes},
 		{id: "heartbeat_failures", names: n.HeartbeatFailures},
 		{id: "failed_requests", names: n.GRPCHandled, keep: failedGRPC},
 		{id: "peer_sent", names: n.PeerSent},

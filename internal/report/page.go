@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -293,19 +292,7 @@ func where(r *result.Result) string {
 	return strings.Join(parts, ", ")
 }
 
-func formatRatio(r float64) string {
-	switch {
-	case r >= 100:
-		return fmt.Sprintf("%.0fx", r)
-	case r >= 10:
-		return fmt.Sprintf("%.1fx", r)
-	case r >= 0.01:
-		return fmt.Sprintf("%.2fx", r)
-	}
-	// Two significant digits, never in exponent notation: 0.00007x.
-	v, _ := strconv.ParseFloat(strconv.FormatFloat(r, 'g', 2, 64), 64)
-	return strconv.FormatFloat(v, 'f', -1, 64) + "x"
-}
+func formatRatio(r float64) string { return render.Ratio(r) }
 
 // bestText names the best run of a row and by how much it beats the worst.
 func bestText(row Row, runs []Run) string {

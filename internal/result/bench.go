@@ -20,6 +20,8 @@ type BenchDetail struct {
 	Parts []BenchPart `json:"parts,omitempty"`
 	// Notes are facts the reader needs to trust the numbers.
 	Notes []string `json:"notes,omitempty"`
+	// Stalled is set when the run ended early because etcd stopped answering.
+	Stalled *Stall `json:"stalled,omitempty"`
 }
 
 // HistogramBucket counts the requests in (previous bound, LE].

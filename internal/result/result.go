@@ -75,6 +75,7 @@ type Result struct {
 	Prom     *Prom          `json:"prom,omitempty"`
 	Logs     *Logs          `json:"logs,omitempty"`
 	Scale    *Scale         `json:"scale,omitempty"`
+	Metrics  *Metrics       `json:"metrics,omitempty"`
 	Checks   []Check        `json:"checks,omitempty"`
 	Findings []Finding      `json:"findings,omitempty"`
 	Verdict  Verdict        `json:"verdict,omitempty"`
@@ -82,6 +83,10 @@ type Result struct {
 	// measured until then.
 	Error string   `json:"error,omitempty"`
 	Runs  []Result `json:"runs,omitempty"`
+	// The sections of check, check datascale and doctor.
+	Perf      *Perf      `json:"perf,omitempty"`
+	Datascale *Datascale `json:"datascale,omitempty"`
+	Doctor    *Doctor    `json:"doctor,omitempty"`
 }
 
 // Tool names the program that wrote the Result.

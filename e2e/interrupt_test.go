@@ -1,0 +1,122 @@
+package e2e
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/etcdperf/etcdperf/internal/result"
+	"github.com/etcdperf/etcdperf/internal/testutil"
+)
+
+// interruptCase is one command interrupted with SIGINT (Ctrl-C) once it
+// is measuring. A command that lands later (check, doctor, scale) is one
+// row of interruptCases.
+type interruptCase struct {
+	name string
+	// args runs the command on the storage dir, or against the external
+	// etcd at ep.
+	args func(dir, ep string) []string
+	// started reports that the command is measuring.
+	started func(t *testing.T, dir string, cli *clientv3.Client) bool
+	// measured reports that the partial Result holds the measurements.
+	measured func(*result.Result) bool
+	// stopWithin bounds the time from SIGINT to the exit.
+	stopWithin time.Duration
+}
+
+var interruptCases = []interruptCase{
+	{
+		name: "disk",
+		args: func(dir, _ string) []string { return []string{"disk", "--dir", dir, "--runtime", "20s"} },
+		started: func(_ *testing.T, dir string, _ *clientv3.Client) bool {
+			m, _ := filepath.Glob(filepath.Join(dir, ".etcdperf-probe-*"))
+			return len(m) > 0
+		},
+		measured:   func(r *result.Result) bool { return r.Disk != nil && r.Disk.Ops > 0 },
+		stopWithin: 5 * time.Second,
+	},
+	{
+		name: "bench external",
+		args: func(_, ep string) []string {
+			return []string{"bench", "put", "--endpoints", ep, "--duration", "30s", "--clients", "4", "--key-space-size", "100"}
+		},
+		started: func(t *testing.T, _ string, cli *clientv3.Client) bool {
+			return keysUnder(t, cli, "/etcdperf/") > 0
+		},
+		measured:   func(r *result.Result) bool { return r.Bench != nil && r.Bench.Ops > 0 },
+		stopWithin: 10 * time.Second,
+	},
+	{
+		name: "bench 3 embedded members",
+		args: func(dir, _ string) []string {
+			return []string{"bench", "put", "--members", "3", "--data-dir", dir, "--duration", "30s", "--clients", "4", "--key-space-size", "100"}
+		},
+		started: func(_ *testing.T, dir string, _ *clientv3.Client) bool {
+			if !membersReady(dir, 3) {
+				return false
+			}
+			time.Sleep(time.Second) // the load starts once all serve
+			return true
+		},
+		measured:   func(r *result.Result) bool { return r.Bench != nil && r.Bench.Ops > 0 },
+		stopWithin: 20 * time.Second,
+	},
+	// check, doctor, scale: one row each when they land.
+}
+
+// SIGINT during a run: the command stops, removes its files, data dirs and
+// keys, writes its partial Result to the file -o names, and exits 2.
+func TestInterruptCleansUp(t *testing.T) {
+	ep, cli := startServer(t)
+	for _, c := range interruptCases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			out := filepath.Join(t.TempDir(), "partial.json")
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, testutil.Binary(t), append(c.args(dir, ep), "-o", out)...)
+			done := make(chan testutil.Run, 1)
+			go func() { done <- testutil.Wait(t, cmd, ctx) }()
+			deadline := time.Now().Add(30 * time.Second)
+			for !c.started(t, dir, cli) {
+				if time.Now().After(deadline) {
+					t.Fatal("the command did not start measuring within 30s")
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			time.Sleep(200 * time.Millisecond)
+			start := time.Now()
+			if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+				t.Fatal(err)
+			}
+			r := <-done
+			if el := time.Since(start); el > c.stopWithin {
+				t.Errorf("took %v to stop after SIGINT, want at most %v", el, c.stopWithin)
+			}
+			if r.Code != 2 || !strings.Contains(r.Stderr, "interrupted") {
+				t.Errorf("exit %d, stderr %q; want 2 and 'interrupted'", r.Code, r.Stderr)
+			}
+			res, err := result.ReadFile(out)
+			if err != nil {
+				t.Fatalf("no partial Result: %v", err)
+			}
+			if res.Error == "" || !c.measured(res) {
+				t.Errorf("the partial Result lacks the error or the measurements: error %q", res.Error)
+			}
+			assertEmptyDir(t, dir)
+			if n := keysUnder(t, cli, "/etcdperf/"); n != 0 {
+				t.Errorf("%d keys left in etcd", n)
+			}
+			if left := membersIn(t, dir); len(left) > 0 {
+				t.Errorf("member processes left: %v", left)
+			}
+		})
+	}
+}

@@ -1,0 +1,226 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/diskprobe"
+	"github.com/etcdperf/etcdperf/internal/pipeline"
+	"github.com/etcdperf/etcdperf/internal/result"
+	"github.com/etcdperf/etcdperf/internal/slowfs"
+)
+
+// defaultReport is where doctor writes its Result unless told otherwise.
+const defaultReport = "etcdperf-report.json"
+
+func newDoctorCmd() *cobra.Command {
+	var (
+		dataDirs    []string
+		loadName    string
+		duration    time.Duration
+		diskRuntime time.Duration
+		diskSize    = int64(diskprobe.DefaultSize)
+		noiseOn     bool
+		slowDelay   time.Duration
+		limits      []string
+		reportPath  string
+		noReport    bool
+	)
+	cmd := &cobra.Command{
+		Use:   "doctor",
+		Short: "Is this storage fast enough for etcd, and if not why? The one-command verdict",
+		Long: `Judge the storage under the current directory (or each --data-dir) for etcd,
+in about 75 seconds per location:
+
+ 1. the disk probe: etcd's WAL pattern (2300-byte writes, fdatasync after
+    each) for up to --disk-runtime;
+ 2. an embedded etcd, in a process of its own, with its data on that storage,
+    under etcdctl check perf's load (--load, default s: 50 clients, 150 puts/s
+    of 1 KiB) for --duration;
+ 3. etcd's own metrics of the run (WAL fsync, backend commit, leader changes,
+    CPU), the device's utilisation and latency (/proc/diskstats) and the CPUs
+    (/proc/stat), and etcdperf's own CPU (the client's);
+
+then a verdict per location: is it fast enough, with how much headroom (fsync
+p99 against 10ms, throughput against the rate, how busy the device was), and
+what limits etcd there: the disk, the CPU, or the load generator itself.
+Findings carry their evidence and what to change.
+
+Several --data-dir are measured one after the other and shown side by side
+with the ratios between them (a RAM disk against a disk in one command); a
+tmpfs is flagged as fast but not durable. --noise measures again while a
+neighbour writes bulk data on the same device (as image pulls and builds do).
+--simulate-fsync-delay 15ms runs everything on a slow view of the directory
+(etcdperf slowdisk; root and /dev/fuse) to show what a slow disk does.
+--endpoints judges an existing cluster instead (the disk probe runs only on a
+--data-dir given with it); keys stay under /etcdperf/<run id>/ and are
+deleted at the end.
+
+The Result is written to etcdperf-report.json in the current directory
+(--report FILE, --no-report); -o and --html as every command. Everything the
+run creates (keys, etcd's data, probe and noise files, mounts) is removed,
+also on Ctrl-C, and an interrupted run still writes its partial Result.
+Exit codes: 0 pass or warn, 1 a location failed, 2 the run could not be done.`,
+		Example: `  # Is the storage under the current directory fast enough for etcd?
+  etcdperf doctor
+
+  # A disk against a RAM disk, side by side
+  etcdperf doctor --data-dir /var/lib/etcd-test --data-dir /dev/shm/etcd-test
+
+  # The same disk while a neighbour writes bulk data on it
+  etcdperf doctor --data-dir /var/lib/etcd-test --noise
+
+  # What a disk 15ms slower per fsync does to etcd (root, /dev/fuse)
+  etcdperf doctor --simulate-fsync-delay 15ms
+
+  # An existing cluster, profile m, with its disk on this host probed too
+  etcdperf doctor --endpoints=10.0.0.1:2379 --load m --data-dir /var/lib/etcd`,
+		Args: noArgs,
+	}
+	conn := addConnFlags(cmd)
+	out := addOutputFlag(cmd)
+	fl := cmd.Flags()
+	fl.StringArrayVar(&dataDirs, "data-dir", nil, "storage location to judge (repeatable; default the current directory); with --endpoints, the disk to probe")
+	fl.StringVar(&loadName, "load", "s", "etcdctl check perf's workload model: s, m, l or xl")
+	fl.DurationVar(&duration, "duration", pipeline.DefaultDoctorDuration, "how long etcd is loaded, per location")
+	fl.DurationVar(&diskRuntime, "disk-runtime", pipeline.DefaultDoctorDiskRuntime, "longest time of the disk probe (0 skips it)")
+	fl.Var(sizeValue{&diskSize}, "disk-size", "bytes the disk probe writes at most (as fio's --size)")
+	fl.BoolVar(&noiseOn, "noise", false, "measure each location again while a background writer writes bulk data on its device")
+	fl.DurationVar(&slowDelay, "simulate-fsync-delay", 0, "run on a slow view of each location whose fsyncs wait this long more (needs root and /dev/fuse)")
+	fl.StringArrayVar(&limits, "limit", nil, "override a limit: NAME=VALUE[,WARN], e.g. wal_fsync_p99=5ms (repeatable)")
+	fl.StringVar(&reportPath, "report", defaultReport, "write the Result (JSON) to this file")
+	fl.BoolVar(&noReport, "no-report", false, "do not write the Result file")
+
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		sinks, err := out.sinks()
+		if err != nil {
+			return err
+		}
+		prof, err := check.LookupProfile(loadName)
+		if err != nil {
+			return usageError("%v", err)
+		}
+		if duration <= 0 {
+			return usageError("--duration must be positive, got %s", duration)
+		}
+		if diskRuntime < 0 {
+			return usageError("--disk-runtime cannot be negative")
+		}
+		co, err := conn.options(cmd)
+		if err != nil {
+			return err
+		}
+		external := len(co.Endpoints) > 0
+		if external && len(dataDirs) > 1 {
+			return usageError("with --endpoints, give at most one --data-dir: the disk of the cluster on this host, to probe")
+		}
+		if external && slowDelay > 0 {
+			return usageError("--simulate-fsync-delay slows the embedded etcd's disk; it cannot be used with --endpoints")
+		}
+		if external && noiseOn && len(dataDirs) == 0 {
+			return usageError("--noise writes on the storage under test: with --endpoints, give the cluster's --data-dir on this host")
+		}
+		for _, d := range dataDirs {
+			if err := checkDir("--data-dir", d); err != nil {
+				return err
+			}
+		}
+		if !external && len(dataDirs) == 0 {
+			dataDirs = []string{"."}
+		}
+		if slowDelay != 0 {
+			if err := (slowfs.Config{FsyncDelay: slowDelay}).Validate(); err != nil {
+				return usageError("--simulate-fsync-delay: %v", err)
+			}
+			if err := pipeline.CanMountFUSE(); err != nil {
+				return usageError("%v", err)
+			}
+		}
+		criteria, err := check.Override(check.Table, limits)
+		if err != nil {
+			return usageError("%v", err)
+		}
+		probe := diskprobe.Options{Dir: ".", BlockSize: diskprobe.DefaultBlockSize, Size: diskSize, Runtime: diskRuntime,
+			Prealloc: true, Sync: diskprobe.SyncFdatasync, RW: diskprobe.Sequential, Jobs: 1}
+		if diskRuntime > 0 {
+			if err := probe.Validate(); err != nil {
+				return usageError("%v", err)
+			}
+		}
+		if noReport {
+			reportPath = ""
+		}
+
+		o := pipeline.DoctorOptions{
+			DataDirs: dataDirs, Conn: co, Profile: prof, Duration: duration,
+			Disk: probe, SkipDisk: diskRuntime == 0, Noise: noiseOn, SimulateFsyncDelay: slowDelay,
+			Criteria: criteria, Progress: &pipeline.DoctorProgress{},
+		}
+		stop := startProgress(cmd.ErrOrStderr(), doctorProgressLine(o.Progress, duration))
+		res, runErr := pipeline.Doctor(cmd.Context(), o)
+		stop()
+		if res != nil && reportPath != "" {
+			if err := result.WriteFile(reportPath, res); err != nil {
+				if fl.Changed("report") {
+					runErr = errors.Join(runErr, &exitError{code: ExitError, err: err})
+				} else {
+					fmt.Fprintf(cmd.ErrOrStderr(), "etcdperf: note: %v (--report FILE writes it elsewhere, --no-report skips it)\n", err)
+				}
+			} else if isTerminal(cmd.ErrOrStderr()) {
+				fmt.Fprintf(cmd.ErrOrStderr(), "etcdperf: the Result is in %s (etcdperf report %s -o report.html draws it)\n", reportPath, reportPath)
+			}
+		}
+		return finish(cmd, sinks, res, runErr)
+	}
+	return cmd
+}
+
+// doctorProgressLine draws what a doctor run is doing.
+func doctorProgressLine(p *pipeline.DoctorProgress, duration time.Duration) func(time.Duration) string {
+	var (
+		last     string
+		doneBase int64
+	)
+	return func(time.Duration) string {
+		phase, since := p.Phase()
+		if phase != last {
+			last, doneBase = phase, p.Load.Done()
+		}
+		el := time.Since(since).Truncate(time.Second)
+		switch {
+		case strings.HasPrefix(phase, "loading"):
+			return phase + " " + countProgress(p.Load.Done()-doneBase, 0, time.Since(since), duration)
+		case strings.HasPrefix(phase, "probing"):
+			return fmt.Sprintf("%s: %.1f MiB in %s", phase, float64(p.Disk.Bytes())/(1<<20), el)
+		case phase == "":
+			return "starting..."
+		}
+		return fmt.Sprintf("%s... %s", phase, el)
+	}
+}
+
+// checkDir rejects a flag's directory that does not exist or is not one.
+func checkDir(flag, dir string) error {
+	st, err := os.Stat(dir)
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return usageError("%s %s does not exist: create it on the storage to test (mkdir -p %s)", flag, dir, dir)
+	}
+	if err != nil {
+		return usageError("%s %s: %v", flag, dir, err)
+	}
+	if !st.IsDir() {
+		return usageError("%s %s is not a directory", flag, dir)
+	}
+	return nil
+}

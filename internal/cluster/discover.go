@@ -1,0 +1,171 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// Discovery is what Discover learnt of a cluster: its members with their
+// /metrics URLs, and an HTTP client with the connection's TLS to scrape
+// them.
+type Discovery struct {
+	Members []Member
+	// Version is the etcd version of the first member that answered.
+	Version string
+	// HTTP reaches the members' /metrics with the TLS of the options; its
+	// timeout is the command timeout.
+	HTTP *http.Client
+	// Unreachable holds, for each endpoint given that did not answer, why
+	// (a *ConnError).
+	Unreachable []error
+	// Notes say what could not be learnt: the member list, the leader.
+	Notes []string
+}
+
+// Discover finds the members of the cluster at o.Endpoints to watch their
+// /metrics. Unlike Connect it needs one endpoint to answer, not all (a
+// member that is down is what one watches a cluster for), and no user:
+// /metrics needs none. When the member list cannot be read (etcd's auth is
+// on and no user is given, or the endpoint is not etcd's), the endpoints
+// given are the members. It fails when no endpoint answers, or when a user
+// is given and etcd rejects it.
+func Discover(ctx context.Context, o ConnOptions) (*Discovery, error) {
+	eps, tc, err := prepare(o)
+	if err != nil {
+		return nil, err
+	}
+	d := &Discovery{}
+	var up []endpoint
+	for i, err := range probeAll(ctx, eps, o, tc) {
+		if err != nil {
+			d.Unreachable = append(d.Unreachable, err)
+			continue
+		}
+		up = append(up, eps[i])
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if len(up) == 0 {
+		return nil, errors.Join(d.Unreachable...)
+	}
+	reachable := o
+	reachable.Endpoints = nil
+	for _, ep := range up {
+		reachable.Endpoints = append(reachable.Endpoints, ep.raw)
+	}
+	c := &Client{opts: reachable, tls: tc, endpoints: up}
+	d.HTTP = c.HTTPClient()
+	cli, err := c.newClient(ctx, reachable.Endpoints)
+	if err != nil {
+		return nil, err
+	}
+	defer cli.Close()
+	c.Client = cli
+
+	// A serializable list is the member's own view: it needs no quorum.
+	lctx, cancel := context.WithTimeout(ctx, o.commandTimeout())
+	resp, err := cli.MemberList(lctx, clientv3.WithSerializable())
+	cancel()
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		var ce *ConnError
+		cerr := c.explainRPC(ctx, up[0], err)
+		if errors.As(cerr, &ce) && ce.Reason == AuthFailed {
+			return nil, cerr
+		}
+		why := err.Error()
+		if errors.As(cerr, &ce) && ce.Reason == AuthRequired {
+			why = "etcd has authentication enabled and no --user was given"
+		}
+		d.Notes = append(d.Notes, fmt.Sprintf("could not list the members (%s): watching the endpoints given", why))
+		for _, ep := range up {
+			d.Members = append(d.Members, Member{Name: ep.raw, ClientURL: ep.url(o.TLSConfigured()), MetricsURL: MetricsURL(ep.url(o.TLSConfigured()))})
+		}
+	} else {
+		for _, m := range resp.Members {
+			d.Members = append(d.Members, c.memberOf(m))
+		}
+	}
+	d.status(ctx, c)
+	return d, nil
+}
+
+// status asks every member for its version and leader, in parallel, each
+// bounded by the dial timeout (a member that is down must not hold up the
+// others), and marks the leader.
+func (d *Discovery) status(ctx context.Context, c *Client) {
+	leaders := make([]uint64, len(d.Members))
+	errs := make([]error, len(d.Members))
+	var wg sync.WaitGroup
+	for i := range d.Members {
+		m := &d.Members[i]
+		if m.ClientURL == "" {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sctx, cancel := context.WithTimeout(ctx, c.opts.dialTimeout())
+			defer cancel()
+			st, err := c.Status(sctx, m.ClientURL)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			m.Version = st.Version
+			leaders[i] = st.Leader
+			if m.ID == 0 && st.Header != nil {
+				m.ID = st.Header.MemberId
+			}
+		}()
+	}
+	wg.Wait()
+	var leader uint64
+	var firstErr error
+	answered := 0
+	for i, l := range leaders {
+		if d.Version == "" {
+			d.Version = d.Members[i].Version
+		}
+		if leader == 0 {
+			leader = l
+		}
+		if errs[i] == nil {
+			answered++
+		} else if firstErr == nil {
+			firstErr = errs[i]
+		}
+	}
+	switch {
+	case answered == 0 && firstErr != nil:
+		d.Notes = append(d.Notes, fmt.Sprintf("no member told its status (%v)", firstErr))
+		return
+	case leader == 0:
+		d.Notes = append(d.Notes, "no member reported a leader")
+		return
+	}
+	for i := range d.Members {
+		d.Members[i].Leader = d.Members[i].ID == leader
+	}
+}
+
+// url is the endpoint as a URL: with its scheme, or https when TLS options
+// are given for a bare host:port (as etcdctl does).
+func (e endpoint) url(tlsConfigured bool) string {
+	if e.scheme != "" {
+		return strings.TrimRight(e.raw, "/")
+	}
+	if e.tls(tlsConfigured) {
+		return "https://" + e.addr
+	}
+	return "http://" + e.addr
+}

@@ -1,0 +1,373 @@
+package diagnose
+
+import (
+	"fmt"
+
+	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/result"
+	"github.com/etcdperf/etcdperf/internal/units"
+)
+
+// The rules over load checks (`etcdperf check` and each target of
+// `etcdperf doctor`). They read Results with a perf section only, so that
+// bench's findings stay its own.
+func init() {
+	Register(
+		Rule{ID: "client_saturated", Apply: clientSaturated},
+		Rule{ID: "etcd_too_slow_for_profile", Apply: etcdTooSlowForProfile},
+		Rule{ID: "etcd_wal_fsync_slow", Apply: etcdWALFsyncSlow},
+		Rule{ID: "etcd_backend_commit_slow", Apply: etcdBackendCommitSlow},
+		Rule{ID: "device_busy", Apply: deviceBusy},
+		Rule{ID: "etcd_cpu_saturated", Apply: etcdCPUSaturated},
+		Rule{ID: "leader_changes_under_load", Apply: leaderChangesUnderLoad},
+		Rule{ID: "peer_rtt_high", Apply: peerRTTSlow},
+		Rule{ID: "db_near_quota", Apply: dbNearQuota},
+		Rule{ID: "db_fragmented", Apply: dbFragmented},
+	)
+}
+
+// What kept a load check's throughput under its target.
+const (
+	LimitClient = "client" // the load generator could not send on time
+	LimitServer = "server" // every client was waiting for etcd
+)
+
+// Levels of the load-check rules.
+const (
+	// clientCPUHigh: etcdperf's own process used this share of the CPUs.
+	clientCPUHigh = 0.80
+	// clientsBusy: with this share of the clients waiting for etcd on
+	// average, etcd set the pace (Little's law: throughput x service time).
+	clientsBusy = 0.90
+	// etcdCPUHigh: etcd's members used this share of the machine's CPUs.
+	etcdCPUHigh = 0.80
+	// deviceBusyHigh: the device had I/O in flight this share of the time
+	// (iostat %util); beyond it, requests queue behind each other.
+	deviceBusyHigh = 0.80
+	// peerRTTHigh is half of etcd's default 100ms heartbeat interval: the
+	// tuning guide sets the heartbeat to about the peers' round trip.
+	peerRTTHigh = 0.050
+	// dbQuotaHigh: the database filled this share of its space quota.
+	dbQuotaHigh = 0.80
+	// dbFragmentedSize and dbInUseLow: a database of at least this size
+	// with less than this share in use is worth defragmenting.
+	dbFragmentedSize = 100 << 20
+	dbInUseLow       = 0.50
+)
+
+const metricsSrc = "etcd /metrics"
+
+// LoadLimitedBy says what kept a load check's throughput under its
+// target: LimitClient when the load generator could not send on time
+// (its own CPU near the machine's, or the pacer behind its schedule while
+// clients were free, or a saturated machine whose CPU went to the client
+// more than to etcd), LimitServer when every client was waiting for etcd,
+// "" when the target was reached.
+func LoadLimitedBy(r *result.Result) string {
+	pf := r.Perf
+	if pf == nil || r.Bench == nil || pf.TargetRate <= 0 {
+		return ""
+	}
+	if c, ok := FindCheck(r, check.Throughput); ok {
+		if c.Status != result.StatusFail {
+			return ""
+		}
+	} else if pf.Reached >= 0.9 {
+		return ""
+	}
+	if clientReasons(r) != nil {
+		return LimitClient
+	}
+	return LimitServer
+}
+
+// clientReasons returns the evidence that the client machine, not etcd,
+// limited the load; nil when there is none.
+func clientReasons(r *result.Result) []result.Evidence {
+	pf := r.Perf
+	cpus := float64(max(pf.CPUs, 1))
+	var ev []result.Evidence
+	if pf.ClientOnly && pf.ClientCPU >= clientCPUHigh*cpus {
+		ev = append(ev, result.Evidence{What: fmt.Sprintf("etcdperf's own CPU use (share of the machine's %d CPUs)", pf.CPUs),
+			Observed: pf.ClientCPU / cpus, Limit: clientCPUHigh, Unit: "ratio", Source: "getrusage"})
+	}
+	behind := pf.SentRate < 0.9*pf.TargetRate
+	if behind && pf.Clients > 0 && pf.InFlight < clientsBusy*float64(pf.Clients) {
+		ev = append(ev,
+			result.Evidence{What: "requests sent per second (the profile's rate is the limit)", Observed: pf.SentRate, Limit: pf.TargetRate, Unit: "ops/s", Source: "etcdperf pacer"},
+			result.Evidence{What: fmt.Sprintf("requests waiting for etcd on average, of %d clients", pf.Clients), Observed: pf.InFlight, Unit: "count", Source: "throughput x mean service time"},
+			result.Evidence{What: "mean delay of a send behind its schedule", Observed: pf.ScheduleLag, Unit: "s", Source: "etcdperf pacer"})
+	}
+	if h := r.Host; h != nil && h.Summary.CPUBusy >= cpuBusyHigh && pf.ServerCPU > 0 && pf.ClientCPU >= pf.ServerCPU {
+		ev = append(ev,
+			result.Evidence{What: "CPU busy (all CPUs)", Observed: h.Summary.CPUBusy, Limit: cpuBusyHigh, Unit: "ratio", Source: "/proc/stat"},
+			result.Evidence{What: "etcdperf's share of the CPUs (etcd's: " + fmt.Sprintf("%.0f%%", pf.ServerCPU/cpus*100) + ")", Observed: pf.ClientCPU / cpus, Unit: "ratio", Source: "getrusage, process_cpu_seconds_total"})
+	}
+	return ev
+}
+
+func clientSaturated(r *result.Result) []result.Finding {
+	if LoadLimitedBy(r) != LimitClient {
+		return nil
+	}
+	pf, b := r.Perf, r.Bench
+	return []result.Finding{{
+		ID:       "client_saturated",
+		Severity: result.Warning,
+		Title: fmt.Sprintf("The load generator's machine, not etcd, kept the throughput at %.0f of %.0f puts/s: it could not send the requests on time, so this run says nothing against etcd",
+			b.Throughput, pf.TargetRate),
+		Evidence: clientReasons(r),
+		Recommendation: "Run the check from a machine with free CPUs (etcdperf check --endpoints ... from another host than etcd's), " +
+			"or split the load over several machines (etcdperf k8s manifest, then etcdperf report --merge); a smaller --load fits one client machine.",
+	}}
+}
+
+func etcdTooSlowForProfile(r *result.Result) []result.Finding {
+	if LoadLimitedBy(r) != LimitServer {
+		return nil
+	}
+	pf, b := r.Perf, r.Bench
+	f := result.Finding{
+		ID:       "etcd_too_slow_for_profile",
+		Severity: result.Critical,
+		Title:    fmt.Sprintf("etcd could not sustain %.0f puts/s: it answered %.0f/s", pf.TargetRate, b.Throughput),
+		Evidence: []result.Evidence{{What: "throughput, as a share of the profile's rate", Observed: pf.Reached, Limit: 0.9, Unit: "ratio", Source: "etcdctl check perf"}},
+		Recommendation: "Find the resource that slows etcd down in the other findings (WAL fsync: the disk; etcd's CPU); " +
+			"give etcd a faster disk (SSD/NVMe, provisioned IOPS) and dedicated CPUs, or plan for a smaller load.",
+	}
+	if b.ServiceLatency != nil && b.ServiceLatency.Mean > 0 && pf.Clients > 0 {
+		f.Title += fmt.Sprintf("; all %d clients were waiting for it (a mean service time of %s allows at most %.0f/s)",
+			pf.Clients, units.Seconds(b.ServiceLatency.Mean), float64(pf.Clients)/b.ServiceLatency.Mean)
+		f.Evidence = append(f.Evidence, result.Evidence{What: fmt.Sprintf("requests waiting for etcd on average, of %d clients", pf.Clients),
+			Observed: pf.InFlight, Limit: float64(pf.Clients), Unit: "count", Source: "throughput x mean service time"})
+	}
+	if c, ok := FindCheck(r, check.WALFsyncP99); ok && c.Status != result.StatusPass {
+		f.Evidence = append(f.Evidence, EvidenceOf(c))
+		f.Recommendation = "etcd waits for its disk (WAL fsync over its limit): " + diskAdvice
+	}
+	return []result.Finding{f}
+}
+
+// diskEvidence is what the host saw of the device during the load.
+func diskEvidence(r *result.Result) []result.Evidence {
+	h := r.Host
+	if h == nil || h.Device == "" {
+		return nil
+	}
+	s := h.Summary
+	ev := []result.Evidence{{What: "device " + h.Device + " busy (iostat %util)", Observed: s.Util, Unit: "ratio", Source: "/proc/diskstats"}}
+	if s.WriteIOPS > 0 {
+		ev = append(ev,
+			result.Evidence{What: "mean write time on the device (w_await)", Observed: s.WriteAwait, Unit: "s", Source: "/proc/diskstats"},
+			result.Evidence{What: "mean write size", Observed: s.AvgWriteSize, Unit: "bytes", Source: "/proc/diskstats"})
+	}
+	if s.FlushIOPS > 0 {
+		ev = append(ev, result.Evidence{What: "mean cache flush time of the device", Observed: s.FlushAwait, Unit: "s", Source: "/proc/diskstats"})
+	}
+	return ev
+}
+
+func etcdWALFsyncSlow(r *result.Result) []result.Finding {
+	return serverDiskFinding(r, check.WALFsyncP99, "etcd_wal_fsync_slow", "WAL fsync",
+		"every write waits for the disk; expect \"apply request took too long\", missed heartbeats and leader elections",
+		"Give etcd's WAL a dedicated SSD/NVMe or provisioned-IOPS volume (etcd --wal-dir), keep image pulls, builds and logs of neighbouring workloads off it, and run etcd with I/O priority (ionice -c2 -n0).")
+}
+
+func etcdBackendCommitSlow(r *result.Result) []result.Finding {
+	return serverDiskFinding(r, check.BackendCommitP99, "etcd_backend_commit_slow", "backend commit",
+		"bbolt's commits wait for the disk", diskAdvice)
+}
+
+// serverDiskFinding reports etcd's own disk latency (the check id) near or
+// over its limit: the disk's doing, or, when the CPUs were saturated and
+// the device itself answered ten times faster, the CPU's.
+func serverDiskFinding(r *result.Result, id, findingID, what, consequence, advice string) []result.Finding {
+	if r.Perf == nil {
+		return nil
+	}
+	c, ok := FindCheck(r, id)
+	if !ok || c.Status == result.StatusPass {
+		return nil
+	}
+	f := result.Finding{ID: findingID, Severity: result.Critical,
+		Title:    fmt.Sprintf("etcd's %s p99 under this load is %s, over the %s limit", what, units.Seconds(c.Observed), units.Seconds(c.Limit)),
+		Evidence: append([]result.Evidence{EvidenceOf(c)}, diskEvidence(r)...), Recommendation: advice}
+	if c.Status == result.StatusWarn {
+		f.Severity = result.Warning
+		f.Title = fmt.Sprintf("etcd's %s p99 under this load is %s, close to the %s limit", what, units.Seconds(c.Observed), units.Seconds(c.Limit))
+	}
+	if cpuStarved(r, c.Observed) {
+		f.ID += "_cpu"
+		f.Title += fmt.Sprintf(", yet %s while the CPUs were %.0f%% busy: the time went to waiting for a CPU, not to a disk",
+			deviceTime(r), r.Host.Summary.CPUBusy*100)
+		f.Evidence = append(f.Evidence, result.Evidence{What: "CPU busy (all CPUs)", Observed: r.Host.Summary.CPUBusy, Limit: cpuBusyHigh, Unit: "ratio", Source: "/proc/stat"})
+		f.Recommendation = cpuAdvice
+	} else if c.Status == result.StatusFail {
+		f.Title += ": " + consequence
+	}
+	return []result.Finding{f}
+}
+
+const cpuAdvice = "Give etcd CPUs of its own: do not co-locate it with builds, workers or a load generator, and keep its process above batch work " +
+	"(nice, cgroup CPU weight); measure again on a quiet machine to judge the disk alone."
+
+// starvedFactor: a device that completes its flushes this many times
+// faster than etcd's fsync p99 is not what etcd waits for.
+const starvedFactor = 10
+
+// cpuStarved reports that a slow fsync or commit p99 came from waiting for
+// a CPU rather than for the device: the storage is in memory, where an
+// fsync does no I/O, or the machine's CPUs were saturated while the device
+// completed its flushes (or writes) in a tenth of that time.
+func cpuStarved(r *result.Result, p99 float64) bool {
+	if r.Env != nil && r.Env.Volatile {
+		return r.Host != nil
+	}
+	h := r.Host
+	if h == nil || h.Summary.CPUBusy < cpuBusyHigh {
+		return false
+	}
+	dev := deviceServiceTime(h)
+	return h.Device != "" && dev > 0 && dev*starvedFactor <= p99
+}
+
+// deviceServiceTime is the device's mean flush time, or its mean write
+// time on kernels that do not count flushes.
+func deviceServiceTime(h *result.Host) float64 {
+	if h.Summary.FlushIOPS > 0 {
+		return h.Summary.FlushAwait
+	}
+	return h.Summary.WriteAwait
+}
+
+// deviceTime says how fast the device itself was.
+func deviceTime(r *result.Result) string {
+	h := r.Host
+	if r.Env != nil && r.Env.Volatile {
+		return r.Env.Dir + " is in memory (" + r.Env.FSType + ")"
+	}
+	what := "flushed its cache"
+	if h.Summary.FlushIOPS == 0 {
+		what = "completed a write"
+	}
+	return fmt.Sprintf("the device %s in %s on average", what, units.Seconds(deviceServiceTime(h)))
+}
+
+func deviceBusy(r *result.Result) []result.Finding {
+	if r.Perf == nil || r.Host == nil || r.Host.Device == "" || r.Host.Summary.Util < deviceBusyHigh {
+		return nil
+	}
+	s := r.Host.Summary
+	return []result.Finding{{
+		ID:       "device_busy",
+		Severity: result.Warning,
+		Title: fmt.Sprintf("The device %s was busy %.0f%% of the load's time: etcd's writes queue behind each other, or behind another workload's",
+			r.Host.Device, s.Util*100),
+		Evidence: append([]result.Evidence{{What: "device busy (iostat %util)", Observed: s.Util, Limit: deviceBusyHigh, Unit: "ratio", Source: "/proc/diskstats"}},
+			diskEvidence(r)[1:]...),
+		Recommendation: "Give etcd a device of its own (at least for the WAL, etcd --wal-dir) with more IOPS, and move other writers off it; " +
+			"a device busy most of the time leaves no headroom for a burst.",
+	}}
+}
+
+func etcdCPUSaturated(r *result.Result) []result.Finding {
+	pf := r.Perf
+	if pf == nil || pf.ServerCPU <= 0 || pf.CPUs <= 0 {
+		return nil
+	}
+	share := pf.ServerCPU / float64(pf.CPUs)
+	if share < etcdCPUHigh {
+		return nil
+	}
+	return []result.Finding{{
+		ID:       "etcd_cpu_saturated",
+		Severity: result.Warning,
+		Title:    fmt.Sprintf("etcd used %.0f%% of the machine's %d CPUs: its CPU, not only its disk, limits it", share*100, pf.CPUs),
+		Evidence: []result.Evidence{{What: "etcd's CPU use (share of the machine's CPUs)", Observed: share, Limit: etcdCPUHigh, Unit: "ratio", Source: "process_cpu_seconds_total"}},
+		Recommendation: "Give etcd more and dedicated CPUs (etcd's hardware guide: 2-4 cores for a small cluster, 8+ for a large one); " +
+			"do not co-locate etcd with workers, builds or the load generator.",
+	}}
+}
+
+func leaderChangesUnderLoad(r *result.Result) []result.Finding {
+	if r.Perf == nil {
+		return nil
+	}
+	c, ok := FindCheck(r, check.LeaderChanges)
+	if !ok || c.Status != result.StatusFail {
+		return nil
+	}
+	return []result.Finding{{
+		ID:       "leader_changes_under_load",
+		Severity: result.Critical,
+		Title:    fmt.Sprintf("The leader changed %.0f times during the load: followers missed its heartbeats, and writes stalled during each election", c.Observed),
+		Evidence: []result.Evidence{EvidenceOf(c)},
+		Recommendation: "A leader misses heartbeats when its raft loop waits for the disk (WAL fsync) or the CPU, or when the network drops them; " +
+			"if the members are far apart, raise --heartbeat-interval to about the round-trip time and --election-timeout to 10x it (etcd tuning guide).",
+	}}
+}
+
+func peerRTTSlow(r *result.Result) []result.Finding {
+	if r.Perf == nil {
+		return nil
+	}
+	var worst result.PerfMember
+	for _, m := range r.Perf.Members {
+		if m.PeerRTT > worst.PeerRTT {
+			worst = m
+		}
+	}
+	if worst.PeerRTT < peerRTTHigh {
+		return nil
+	}
+	return []result.Finding{{
+		ID:       "peer_rtt_high",
+		Severity: result.Warning,
+		Title:    fmt.Sprintf("Round trips between the members reach %s (p99 at %s): heartbeats every 100ms leave little margin", units.Seconds(worst.PeerRTT), worst.Name),
+		Evidence: []result.Evidence{{What: "peer round-trip time p99 of " + worst.Name, Observed: worst.PeerRTT, Limit: peerRTTHigh, Unit: "s", Source: metricsSrc}},
+		Recommendation: "For slow or distant networks set etcd's --heartbeat-interval to about the round-trip time and --election-timeout to 10x it, " +
+			"the same on every member; better, keep the members in one region on a low-latency network.",
+	}}
+}
+
+func dbNearQuota(r *result.Result) []result.Finding {
+	if r.Perf == nil {
+		return nil
+	}
+	for _, m := range r.Perf.Members {
+		if m.Quota <= 0 || m.DBSize < dbQuotaHigh*m.Quota {
+			continue
+		}
+		return []result.Finding{{
+			ID:       "db_near_quota",
+			Severity: result.Warning,
+			Title:    fmt.Sprintf("%s's database is %s, %.0f%% of its %s quota: at the quota etcd refuses writes (mvcc: database space exceeded)", m.Name, units.Bytes(m.DBSize), m.DBSize/m.Quota*100, units.Bytes(m.Quota)),
+			Evidence: []result.Evidence{{What: "database size of " + m.Name, Observed: m.DBSize, Limit: m.Quota, Unit: "bytes", Source: metricsSrc}},
+			Recommendation: "Compact the history (etcd --auto-compaction-retention, or etcdctl compact) and defragment each member in turn (etcdctl defrag); " +
+				"raise --quota-backend-bytes (up to 8 GiB is the recommended maximum) if the data itself is that large.",
+		}}
+	}
+	return nil
+}
+
+func dbFragmented(r *result.Result) []result.Finding {
+	if r.Perf == nil {
+		return nil
+	}
+	for _, m := range r.Perf.Members {
+		if m.DBSize < dbFragmentedSize || m.DBSizeInUse <= 0 || m.DBSizeInUse >= dbInUseLow*m.DBSize {
+			continue
+		}
+		return []result.Finding{{
+			ID:       "db_fragmented",
+			Severity: result.Info,
+			Title:    fmt.Sprintf("%s's database file is %s but only %s of it is in use", m.Name, units.Bytes(m.DBSize), units.Bytes(m.DBSizeInUse)),
+			Evidence: []result.Evidence{
+				{What: "database size of " + m.Name, Observed: m.DBSize, Unit: "bytes", Source: metricsSrc},
+				{What: "database size in use", Observed: m.DBSizeInUse, Unit: "bytes", Source: metricsSrc},
+			},
+			Recommendation: "Defragment the members one at a time (etcdctl defrag --endpoints ONE), outside peak hours: a defragmentation blocks the member while it runs.",
+		}}
+	}
+	return nil
+}

@@ -1,0 +1,283 @@
+package diagnose
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/result"
+)
+
+// loadResult is a check's Result at profile s (50 clients, 150/s) that
+// delivered the given rate: the client's and the server's view, the
+// checks as JudgeCheck makes them.
+type loadCase struct {
+	reached, sent  float64 // share of the rate answered, sent per second
+	inFlight       float64 // mean requests waiting for etcd
+	serviceMean    float64
+	clientCPU      float64 // cores of etcdperf
+	clientOnly     bool
+	serverCPU      float64 // cores of etcd
+	cpuBusy        float64
+	util, flush    float64 // device busy share, mean flush time
+	volatile       bool
+	wal, commit    float64 // etcd's p99s
+	leaderChanges  float64
+	peerRTT        float64
+	dbSize, dbUsed float64
+	quota          float64
+}
+
+func loadResult(c loadCase) *result.Result {
+	r := result.New("check")
+	r.Env = &result.Env{Dir: "/d", FSType: "ext4", Device: "vda"}
+	if c.volatile {
+		r.Env = &result.Env{Dir: "/dev/shm/x", FSType: "tmpfs", Volatile: true}
+	}
+	rate := 150.0
+	r.Bench = &result.Bench{Ops: int64(c.reached * rate * 60), Seconds: 60, Throughput: c.reached * rate,
+		Latency:        &result.Latency{Count: 1, P99: 0.01, Max: 0.05, Stddev: 0.002, Mean: c.serviceMean + 0.001},
+		ServiceLatency: &result.Latency{Count: 1, Mean: c.serviceMean}}
+	r.Perf = &result.Perf{Profile: "s", Clients: 50, TargetRate: rate, SentRate: c.sent, Reached: c.reached, InFlight: c.inFlight,
+		ScheduleLag: 0.001, CPUs: 2, ClientCPU: c.clientCPU, ClientOnly: c.clientOnly, ServerCPU: c.serverCPU,
+		Members: []result.PerfMember{{Name: "m0", PeerRTT: c.peerRTT, DBSize: c.dbSize, DBSizeInUse: c.dbUsed, Quota: c.quota}}}
+	r.Host = &result.Host{Device: r.Env.Device, Summary: result.HostSample{CPUBusy: c.cpuBusy, Util: c.util, FlushIOPS: 100, FlushAwait: c.flush, WriteIOPS: 200, WriteAwait: c.flush}}
+	r.Server = &result.Server{LeaderChanges: c.leaderChanges}
+	eval := func(id string, v float64) {
+		cr, _ := check.Lookup(check.Table, id)
+		r.Checks = append(r.Checks, check.Evaluate(cr, v))
+	}
+	eval(check.Throughput, c.reached)
+	eval(check.WALFsyncP99, c.wal)
+	eval(check.BackendCommitP99, c.commit)
+	eval(check.LeaderChanges, c.leaderChanges)
+	return r
+}
+
+// healthy is a run where nothing is near a limit.
+var healthy = loadCase{reached: 1, sent: 150, inFlight: 0.3, serviceMean: 0.002, clientCPU: 0.1, clientOnly: true, serverCPU: 0.2,
+	cpuBusy: 0.2, util: 0.1, flush: 0.0002, wal: 0.003, commit: 0.005}
+
+func with(f func(c *loadCase)) loadCase {
+	c := healthy
+	f(&c)
+	return c
+}
+
+func TestLoadAndDoctorLimits(t *testing.T) {
+	cases := []struct {
+		name       string
+		c          loadCase
+		load       string // LoadLimitedBy
+		doctor     string // DoctorLimitedBy
+		findings   map[string]result.Severity
+		notFinding []string
+	}{
+		{name: "healthy", c: healthy, load: "", doctor: LimitNone, findings: map[string]result.Severity{}},
+		{name: "etcd set the pace: all clients waiting, slow WAL",
+			c: with(func(c *loadCase) {
+				c.reached, c.sent, c.inFlight, c.serviceMean, c.wal, c.util, c.flush = 0.5, 76, 49.5, 0.65, 0.04, 0.95, 0.03
+			}),
+			load: LimitServer, doctor: LimitDisk,
+			findings: map[string]result.Severity{"etcd_too_slow_for_profile": result.Critical, "etcd_wal_fsync_slow": result.Critical, "device_busy": result.Warning}},
+		{name: "client process on all its cores",
+			c:    with(func(c *loadCase) { c.reached, c.sent, c.inFlight, c.clientCPU = 0.6, 140, 45, 1.9 }),
+			load: LimitClient, doctor: LimitClient,
+			findings:   map[string]result.Severity{"client_saturated": result.Warning},
+			notFinding: []string{"etcd_too_slow_for_profile"}},
+		{name: "pacer behind its schedule with free clients",
+			c:    with(func(c *loadCase) { c.reached, c.sent, c.inFlight = 0.5, 75, 3 }),
+			load: LimitClient, doctor: LimitClient,
+			findings: map[string]result.Severity{"client_saturated": result.Warning}},
+		{name: "failed requests, not a slow pacer: sent the rate, answered half",
+			c:    with(func(c *loadCase) { c.reached, c.sent, c.inFlight = 0.5, 150, 3 }),
+			load: LimitServer, doctor: LimitEtcd,
+			findings: map[string]result.Severity{"etcd_too_slow_for_profile": result.Critical}},
+		{name: "saturated machine whose CPU went to the client",
+			c: with(func(c *loadCase) {
+				c.reached, c.sent, c.inFlight, c.cpuBusy, c.clientCPU, c.serverCPU = 0.7, 105, 48, 0.97, 1.1, 0.8
+			}),
+			load: LimitClient, doctor: LimitClient,
+			findings: map[string]result.Severity{"client_saturated": result.Warning}},
+		{name: "slow WAL fsync with a fast device on saturated CPUs",
+			c:    with(func(c *loadCase) { c.wal, c.cpuBusy, c.flush = 0.012, 0.95, 0.0002 }),
+			load: "", doctor: LimitCPU,
+			findings:   map[string]result.Severity{"etcd_wal_fsync_slow_cpu": result.Critical},
+			notFinding: []string{"etcd_wal_fsync_slow"}},
+		{name: "slow WAL fsync with a slow device on saturated CPUs",
+			c:    with(func(c *loadCase) { c.wal, c.cpuBusy, c.flush = 0.012, 0.95, 0.004 }),
+			load: "", doctor: LimitDisk,
+			findings: map[string]result.Severity{"etcd_wal_fsync_slow": result.Critical}},
+		{name: "slow backend commit on tmpfs is never the disk",
+			c: with(func(c *loadCase) {
+				c.volatile, c.commit, c.cpuBusy = true, 0.03, 0.5
+			}),
+			load: "", doctor: LimitCPU,
+			findings: map[string]result.Severity{"etcd_backend_commit_slow_cpu": result.Critical}},
+		{name: "WAL fsync close to the limit",
+			c:    with(func(c *loadCase) { c.wal = 0.009 }),
+			load: "", doctor: LimitDisk,
+			findings: map[string]result.Severity{"etcd_wal_fsync_slow": result.Warning}},
+		{name: "device busy",
+			c:    with(func(c *loadCase) { c.util = 0.9 }),
+			load: "", doctor: LimitDisk,
+			findings: map[string]result.Severity{"device_busy": result.Warning}},
+		{name: "etcd on all the CPUs",
+			c:    with(func(c *loadCase) { c.serverCPU = 1.7 }),
+			load: "", doctor: LimitCPU,
+			findings: map[string]result.Severity{"etcd_cpu_saturated": result.Warning}},
+		{name: "leader changes",
+			c:    with(func(c *loadCase) { c.leaderChanges = 2 }),
+			load: "", doctor: LimitNetwork,
+			findings: map[string]result.Severity{"leader_changes_under_load": result.Critical}},
+		{name: "distant peers",
+			c:    with(func(c *loadCase) { c.peerRTT = 0.08 }),
+			load: "", doctor: LimitNetwork,
+			findings: map[string]result.Severity{"peer_rtt_high": result.Warning}},
+		{name: "database near its quota",
+			c:    with(func(c *loadCase) { c.dbSize, c.dbUsed, c.quota = 1.8e9, 1.7e9, 2<<30 }),
+			load: "", doctor: LimitNone,
+			findings: map[string]result.Severity{"db_near_quota": result.Warning}},
+		{name: "fragmented database",
+			c:    with(func(c *loadCase) { c.dbSize, c.dbUsed, c.quota = 800<<20, 100<<20, 8<<30 }),
+			load: "", doctor: LimitNone,
+			findings: map[string]result.Severity{"db_fragmented": result.Info}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := loadResult(c.c)
+			if got := LoadLimitedBy(r); got != c.load {
+				t.Errorf("LoadLimitedBy = %q, want %q", got, c.load)
+			}
+			if got := DoctorLimitedBy(r); got != c.doctor {
+				t.Errorf("DoctorLimitedBy = %q, want %q", got, c.doctor)
+			}
+			fs := Run(r)
+			got := ids(fs)
+			for id, sev := range c.findings {
+				if got[id] != sev {
+					t.Errorf("finding %s: %q, want %q (all: %v)", id, got[id], sev, got)
+				}
+			}
+			for _, id := range c.notFinding {
+				if _, ok := got[id]; ok {
+					t.Errorf("unexpected finding %s (all: %v)", id, got)
+				}
+			}
+			// Only the expected rules of this file fire (the host rules
+			// may add their CPU warning).
+			for id := range got {
+				if _, want := c.findings[id]; !want && id != "host_cpu_saturated" && id != "volatile_storage" {
+					t.Errorf("unexpected finding %s", id)
+				}
+			}
+			for _, f := range fs {
+				if f.Title == "" || len(f.Evidence) == 0 || f.Recommendation == "" {
+					t.Errorf("finding %s lacks a title, evidence or recommendation: %+v", f.ID, f)
+				}
+			}
+		})
+	}
+}
+
+func TestClientSaturatedSaysWhy(t *testing.T) {
+	r := loadResult(with(func(c *loadCase) { c.reached, c.sent, c.inFlight, c.clientCPU = 0.6, 140, 45, 1.9 }))
+	var f result.Finding
+	for _, x := range Run(r) {
+		if x.ID == "client_saturated" {
+			f = x
+		}
+	}
+	if !strings.Contains(f.Title, "not etcd") || !strings.Contains(f.Recommendation, "--endpoints") {
+		t.Errorf("finding %+v", f)
+	}
+	if len(f.Evidence) == 0 || f.Evidence[0].Source != "getrusage" || f.Evidence[0].Observed != 0.95 {
+		t.Errorf("evidence %+v, want etcdperf's CPU share 0.95 from getrusage", f.Evidence)
+	}
+}
+
+// The rules of load checks leave a bench Result (no perf section) alone.
+func TestLoadRulesNeedAPerfSection(t *testing.T) {
+	r := loadResult(with(func(c *loadCase) { c.wal, c.util, c.leaderChanges = 0.05, 0.95, 3 }))
+	r.Perf = nil
+	for id := range ids(Run(r)) {
+		if strings.HasPrefix(id, "etcd_") || id == "device_busy" || id == "leader_changes_under_load" {
+			t.Errorf("bench Result got the check finding %s", id)
+		}
+	}
+}
+
+func doctorTarget(c loadCase, t result.DoctorTarget) *result.Result {
+	r := loadResult(c)
+	r.Doctor = &result.Doctor{Targets: []result.DoctorTarget{t}}
+	return r
+}
+
+func TestDoctorRules(t *testing.T) {
+	quiet := result.DoctorTarget{Name: "/d", Dir: "/d", WALFsyncP99: 0.003, RequestP99: 0.01}
+	cases := []struct {
+		name   string
+		row    result.DoctorTarget
+		want   map[string]result.Severity
+		doctor string
+	}{
+		{"no noise", quiet, map[string]result.Severity{}, LimitNone},
+		{"noise barely matters", func() result.DoctorTarget {
+			q := quiet
+			q.Noise = &result.NoiseEffect{WALFsyncP99: 0.004, WALFsyncRatio: 1.3, RequestP99: 0.012, RequestRatio: 1.2, Verdict: result.Pass}
+			return q
+		}(), map[string]result.Severity{}, LimitNone},
+		{"noise doubles the fsync", func() result.DoctorTarget {
+			q := quiet
+			q.Noise = &result.NoiseEffect{BytesWritten: 1 << 30, WALFsyncP99: 0.007, WALFsyncRatio: 2.3, RequestP99: 0.03, RequestRatio: 3, Verdict: result.Pass}
+			return q
+		}(), map[string]result.Severity{"noise_degrades": result.Warning}, LimitNone},
+		{"noise breaks the limit", func() result.DoctorTarget {
+			q := quiet
+			q.Noise = &result.NoiseEffect{BytesWritten: 1 << 30, WALFsyncP99: 0.125, WALFsyncRatio: 41, RequestP99: 0.3, RequestRatio: 30, DeviceUtil: 0.9, Verdict: result.Fail}
+			return q
+		}(), map[string]result.Severity{"noise_degrades": result.Critical}, LimitDisk},
+		{"noise against a quiet p99 under etcd's 1ms floor", func() result.DoctorTarget {
+			q := quiet
+			q.WALFsyncP99, q.WALFsyncBound = 0.001, true
+			q.Noise = &result.NoiseEffect{BytesWritten: 1 << 30, WALFsyncP99: 0.004, WALFsyncRatio: 4, RequestP99: 0.03, RequestRatio: 3, Verdict: result.Pass}
+			return q
+		}(), map[string]result.Severity{"noise_degrades": result.Warning}, LimitNone},
+		{"simulated slow disk", func() result.DoctorTarget {
+			q := quiet
+			q.SimulatedFsyncDelay = 0.015
+			return q
+		}(), map[string]result.Severity{"simulated_slow_disk": result.Info}, LimitNone},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := doctorTarget(healthy, c.row)
+			fs := Run(r)
+			got := ids(fs)
+			for _, f := range fs {
+				if f.ID == "noise_degrades" && c.row.WALFsyncBound && !strings.Contains(f.Title, "at least 4.0x slower (<= 1ms to 4ms)") {
+					t.Errorf("a ratio to a bound is not said to be one: %s", f.Title)
+				}
+			}
+			if len(got) != len(c.want) {
+				t.Errorf("findings %v, want %v", got, c.want)
+			}
+			for id, sev := range c.want {
+				if got[id] != sev {
+					t.Errorf("finding %s: %q, want %q", id, got[id], sev)
+				}
+			}
+			if d := DoctorLimitedBy(r); d != c.doctor {
+				t.Errorf("DoctorLimitedBy = %q, want %q", d, c.doctor)
+			}
+		})
+	}
+	// A top-level doctor Result (several rows) gets no per-target finding.
+	r := doctorTarget(healthy, quiet)
+	noisy := quiet
+	noisy.Noise = &result.NoiseEffect{WALFsyncP99: 0.2, WALFsyncRatio: 60, Verdict: result.Fail}
+	r.Doctor.Targets = append(r.Doctor.Targets, noisy)
+	if got := ids(Run(r)); len(got) != 0 {
+		t.Errorf("findings on a Result with two targets: %v", got)
+	}
+}

@@ -1,0 +1,306 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/diagnose"
+	"github.com/etcdperf/etcdperf/internal/load"
+	"github.com/etcdperf/etcdperf/internal/render"
+	"github.com/etcdperf/etcdperf/internal/result"
+	"github.com/etcdperf/etcdperf/internal/sysinfo"
+	"github.com/etcdperf/etcdperf/internal/units"
+)
+
+// KindCheck is the kind of `etcdperf check`'s Result.
+const KindCheck = "check"
+
+// CheckOptions configure `etcdperf check`: etcdctl check perf's load
+// against an external cluster or an embedded etcd on the storage under
+// test, judged by etcdctl's criteria and etcd's own metrics.
+type CheckOptions struct {
+	// Target is the etcd to check. An embedded member always runs in a
+	// process of its own, so that its CPU and memory are told apart from
+	// the client's.
+	Target cluster.TargetOptions
+	// Profile is the load model (check.Profiles); Duration, when set,
+	// replaces its 60s.
+	Profile  check.Profile
+	Duration time.Duration
+	// Prefix holds the run's keys (default /etcdperf/<run id>/).
+	Prefix string
+	// AutoCompact compacts etcd's history after the keys are deleted;
+	// AutoDefrag then defragments every member of an external cluster.
+	AutoCompact, AutoDefrag bool
+	// Criteria are the limits to judge by (check.Table, maybe overridden).
+	Criteria []check.Criterion
+	// Device is the block device to watch in /proc/diskstats during the
+	// load; by default the one under the embedded etcd's data dir.
+	Device string
+	// Progress counts requests as they complete; Started is called when
+	// etcd is up and the load begins.
+	Progress *load.Progress
+	Started  func()
+}
+
+// etcdctlPacingLimit is the rate from which etcdctl's pacer is known to
+// fall short of its own profile (l and xl).
+const etcdctlPacingLimit = 8000
+
+// checkKeySpace makes every put write a new key, as etcdctl's random
+// 63-bit keys do.
+const checkKeySpace = math.MaxInt64
+
+// Check runs etcdctl check perf's profile and judges it: throughput, the
+// slowest request and the standard deviation as etcdctl does, plus the
+// request p99, failed requests, etcd's WAL fsync and backend commit p99,
+// leader changes and failed proposals. It also says whether the client or
+// etcd set the pace. Keys stay under the prefix and are deleted at the end,
+// as in Bench. An interrupted run returns its partial Result with the
+// error.
+func Check(ctx context.Context, o CheckOptions) (*result.Result, error) {
+	res, err := runCheck(ctx, o)
+	if res != nil {
+		res.Kind = KindCheck
+		res.Finish()
+	}
+	return res, err
+}
+
+// runCheck is Check's measurement and judgement, shared with doctor.
+func runCheck(ctx context.Context, o CheckOptions) (*result.Result, error) {
+	p := o.Profile
+	dur := o.Duration
+	if dur <= 0 {
+		dur = p.Duration
+	}
+	embedded := len(o.Target.Conn.Endpoints) == 0
+	device := o.Device
+	if embedded && device == "" {
+		if m, err := sysinfo.FindMount(dataDirOrDot(o.Target.DataDir)); err == nil {
+			device = m.Device
+		}
+	}
+	res, ob, err := observedPuts(ctx, puts{
+		target: o.Target, compact: o.AutoCompact, criteria: o.Criteria, started: o.Started, device: device,
+		load: load.Options{
+			Clients: p.Clients, Duration: dur, Rate: p.Rate,
+			KeySize: p.KeySize, ValSize: p.ValSize, KeySpaceSize: checkKeySpace,
+			Prefix: o.Prefix, Progress: o.Progress,
+		},
+	})
+	if res == nil {
+		return nil, err
+	}
+	res.Params = checkParams(res.Params, o, dur)
+	res.Perf = perfSection(res.Bench, p, ob)
+	if res.Bench != nil {
+		res.Bench.Description = fmt.Sprintf("puts of %d-byte keys and %d-byte values, a new random key each (as etcdctl check perf)", p.KeySize, p.ValSize)
+	}
+	if p.Rate >= etcdctlPacingLimit {
+		res.Perf.Notes = append(res.Perf.Notes, fmt.Sprintf("etcdctl check perf paces this profile with a token bucket of one token "+
+			"(golang.org/x/time/rate, burst 1): every token it is late for is lost, so it often sends less than %.0f/s and reports FAIL at l "+
+			"but PASS at xl (etcd issues #13455, #10609). etcdperf sends on an absolute schedule and catches up after a late send, "+
+			"so a shortfall here is etcd's or this machine's, as the findings say.", p.Rate))
+	}
+	res.Host = ob.host
+	if res.Bench != nil && ob.clientOnly && res.Perf.CPUs > 0 {
+		res.Bench.ClientCPU = ob.clientCPU / float64(res.Perf.CPUs)
+	}
+	if o.AutoDefrag {
+		note, derr := defragAfter(ctx, res, o.Target.Conn)
+		res.Perf.Notes = append(res.Perf.Notes, note)
+		err = errors.Join(err, derr)
+	}
+	if err != nil && res.Error == "" {
+		res.Error = err.Error()
+	}
+	JudgeCheck(res, o.Criteria)
+	return res, err
+}
+
+func dataDirOrDot(d string) string {
+	if d == "" {
+		return "."
+	}
+	return d
+}
+
+// perfSection works out from the load's figures and the observer's whether
+// the load generator kept its schedule and who used the CPU.
+func perfSection(b *result.Bench, p check.Profile, ob observation) *result.Perf {
+	pf := &result.Perf{
+		Profile: p.Name, Clients: p.Clients, TargetRate: p.Rate, CPUs: sysinfo.HostEnv().CPUs,
+		ClientCPU: ob.clientCPU, ClientOnly: ob.clientOnly, Members: ob.members,
+	}
+	if ob.hasServerCPU {
+		pf.ServerCPU = ob.serverCPU
+	}
+	if b == nil {
+		return pf
+	}
+	var errs int64
+	for _, n := range b.Errors {
+		errs += n
+	}
+	if b.Seconds > 0 {
+		pf.SentRate = float64(b.Ops+errs) / b.Seconds
+	}
+	if p.Rate > 0 {
+		pf.Reached = b.Throughput / p.Rate
+	}
+	if b.Latency != nil && b.ServiceLatency != nil {
+		pf.ScheduleLag = max(0, b.Latency.Mean-b.ServiceLatency.Mean)
+		pf.InFlight = b.Throughput * b.ServiceLatency.Mean
+	}
+	return pf
+}
+
+// checkParams adds the profile to the bench parameters.
+func checkParams(p map[string]any, o CheckOptions, dur time.Duration) map[string]any {
+	if p == nil {
+		p = map[string]any{}
+	}
+	p["load"] = o.Profile.Name
+	p["rate"] = o.Profile.Rate
+	p["duration"] = dur.Seconds()
+	p["auto_compact"] = o.AutoCompact
+	p["auto_defrag"] = o.AutoDefrag
+	delete(p, "compact")
+	delete(p, "target_leader")
+	delete(p, "keep_keys")
+	return p
+}
+
+// puts is a put load for observedPuts.
+type puts struct {
+	target   cluster.TargetOptions
+	load     load.Options
+	compact  bool
+	criteria []check.Criterion
+	started  func()
+	device   string
+}
+
+// observedPuts runs a put load through Bench as etcdctl's checks do: one
+// connection per client, an embedded member in a process of its own, and
+// an observer of the members, the host and this process around the load.
+func observedPuts(ctx context.Context, p puts) (*result.Result, observation, error) {
+	lo := p.load
+	lo.Workload = load.Put
+	lo.CommandTimeout = p.target.Conn.CommandTimeout
+	bo := BenchOptions{Target: p.target, Load: lo, Conns: lo.Clients, Compact: p.compact, Criteria: p.criteria, Started: p.started}
+	if len(p.target.Conn.Endpoints) == 0 {
+		bo.Target.Separate = true
+	}
+	ob := &observer{ctx: ctx, device: p.device}
+	bo.Observe = ob.observe
+	res, err := Bench(ctx, bo)
+	return res, ob.out, err
+}
+
+// defragAfter defragments every member of an external cluster, one at a
+// time, as etcdctl's --auto-defrag does; it returns a note for the Result.
+func defragAfter(ctx context.Context, res *result.Result, conn cluster.ConnOptions) (string, error) {
+	if len(conn.Endpoints) == 0 {
+		return "--auto-defrag: nothing to defragment, the embedded etcd's data was removed", nil
+	}
+	if err := defragMembers(context.WithoutCancel(ctx), conn); err != nil {
+		res.Error = joinErr(res.Error, err.Error())
+		return "--auto-defrag failed", err
+	}
+	return "defragmented every member (--auto-defrag)", nil
+}
+
+// defragMembers defragments every member of the cluster, one at a time.
+func defragMembers(ctx context.Context, conn cluster.ConnOptions) error {
+	c, err := cluster.Connect(ctx, conn)
+	if err != nil {
+		return fmt.Errorf("--auto-defrag: %w", err)
+	}
+	defer c.Close()
+	ms, err := c.Members(ctx)
+	if err != nil {
+		return fmt.Errorf("--auto-defrag: %w", err)
+	}
+	var errs []error
+	for _, m := range ms {
+		if m.ClientURL == "" {
+			continue
+		}
+		dctx, cancel := context.WithTimeout(ctx, time.Minute)
+		if _, err := c.Defragment(dctx, m.ClientURL); err != nil {
+			errs = append(errs, fmt.Errorf("--auto-defrag: defragment member %s at %s: %w", m.Name, m.ClientURL, err))
+		}
+		cancel()
+	}
+	return errors.Join(errs...)
+}
+
+// JudgeCheck adds etcdctl check perf's criteria (throughput, slowest
+// request, standard deviation), the request p99 and failed requests, then
+// etcd's own (as JudgeBench), the findings, the verdict and the summary.
+func JudgeCheck(res *result.Result, criteria []check.Criterion) {
+	res.Checks = nil
+	add := func(id string, v float64) {
+		if c, ok := check.Lookup(criteria, id); ok {
+			res.Checks = append(res.Checks, check.Evaluate(c, v))
+		}
+	}
+	if b, pf := res.Bench, res.Perf; b != nil && pf != nil {
+		add(check.Throughput, pf.Reached)
+		if b.Latency != nil && b.Latency.Count > 0 {
+			add(check.SlowestRequest, b.Latency.Max)
+			add(check.LatencyStddev, b.Latency.Stddev)
+			add(check.RequestP99, b.Latency.P99)
+		}
+		var errs int64
+		for _, n := range b.Errors {
+			errs += n
+		}
+		add(check.RequestErrors, float64(errs))
+	}
+	if res.Perf != nil {
+		res.Perf.LimitedBy = diagnose.LoadLimitedBy(res)
+	}
+	JudgeBench(res, criteria)
+	res.Summary = checkSummary(res)
+}
+
+func checkSummary(res *result.Result) string {
+	b, pf := res.Bench, res.Perf
+	if b == nil || pf == nil {
+		return ""
+	}
+	var s strings.Builder
+	fmt.Fprintf(&s, "profile %s: %.0f of %.0f puts/s (%.0f%%)", pf.Profile, b.Throughput, pf.TargetRate, pf.Reached*100)
+	if b.Latency != nil {
+		fmt.Fprintf(&s, ", p99 %s, slowest %s", units.Seconds(b.Latency.P99), units.Seconds(b.Latency.Max))
+	}
+	if srv := res.Server; srv != nil && srv.WALFsync != nil && srv.WALFsync.Count > 0 {
+		fmt.Fprintf(&s, ", etcd's WAL fsync p99 %s", render.LatencyValue(*srv.WALFsync, srv.WALFsync.P99))
+	}
+	var failed []string
+	for _, c := range res.Checks {
+		if c.Status == result.StatusFail {
+			failed = append(failed, c.Name)
+		}
+	}
+	switch {
+	case len(failed) == 0 && res.Verdict != result.Fail:
+		s.WriteString(": this cluster sustains the profile.")
+	case pf.LimitedBy == diagnose.LimitClient:
+		fmt.Fprintf(&s, ": %s failed, but the load generator's machine, not etcd, was saturated: this says nothing against etcd.", strings.Join(failed, ", "))
+	case len(failed) > 0:
+		fmt.Fprintf(&s, ": %s failed.", strings.Join(failed, ", "))
+	default:
+		s.WriteString(".")
+	}
+	return s.String()
+}

@@ -1,0 +1,264 @@
+package render
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/etcdperf/etcdperf/internal/result"
+	"github.com/etcdperf/etcdperf/internal/units"
+)
+
+func init() { RegisterText("doctor", doctorText) }
+
+// doctorText is `etcdperf doctor`: one block per location (the probe, the
+// load, etcd's metrics, the CPUs and the device, the checks, findings and
+// verdict), then the locations side by side with their ratios.
+func doctorText(w io.Writer, r *result.Result) error {
+	fmt.Fprintf(w, "etcdperf doctor: %s\n", doctorLoadLine(r))
+	for i := range r.Runs {
+		run := &r.Runs[i]
+		fmt.Fprintf(w, "\n== %s ==\n", runTitle(run))
+		targetBlock(w, run, len(r.Runs) > 1)
+	}
+	if len(r.Runs) > 1 {
+		fmt.Fprintf(w, "\nSide by side (x: the ratio to %s):\n", r.Runs[0].Name)
+		sideBySide(w, r)
+	}
+	return nil
+}
+
+func doctorLoadLine(r *result.Result) string {
+	p := r.Params
+	s := fmt.Sprintf("profile %v (%v clients at %v puts/s of 1 KiB)", p["load"], p["clients"], p["rate"])
+	if d, ok := p["duration"].(float64); ok {
+		s += " for " + units.Seconds(d)
+	}
+	switch n := len(r.Runs); {
+	case n > 1:
+		s += fmt.Sprintf(" on each of %d locations", n)
+	case n == 1 && r.Runs[0].Target != nil && r.Runs[0].Target.Kind == "external":
+		s += " against " + r.Runs[0].Name
+	}
+	if p["noise"] == true {
+		s += ", then again with a neighbour writing bulk data"
+	}
+	if d, ok := p["simulate_fsync_delay"].(float64); ok {
+		s += fmt.Sprintf(", on a slow view of the disk (fsync +%s)", units.Seconds(d))
+	}
+	return s
+}
+
+func runTitle(r *result.Result) string {
+	if r.Env == nil || r.Env.Dir == "" {
+		return r.Name
+	}
+	return where(r.Env)
+}
+
+// targetBlock prints one location's figures and its judgement, with its
+// own verdict line when there are several.
+func targetBlock(w io.Writer, r *result.Result, verdict bool) {
+	if d := r.Disk; d != nil && d.SyncLatency != nil {
+		l := d.SyncLatency
+		fmt.Fprintf(w, "  disk probe: fdatasync p50 %s, p99 %s, max %s; %.0f IOPS (%s in %s)\n",
+			units.Seconds(l.P50), units.Seconds(l.P99), units.Seconds(l.Max), d.IOPS, units.Bytes(float64(d.Bytes)), units.Seconds(d.Seconds))
+		for _, n := range d.Notes {
+			fmt.Fprintf(w, "    note: %s\n", n)
+		}
+	}
+	if b, pf := r.Bench, r.Perf; b != nil && pf != nil {
+		fmt.Fprintf(w, "  %s\n", targetLine(r))
+		var lb bytes.Buffer
+		loadBlock(&lb, r)
+		serverText(&lb, r.Server)
+		io.WriteString(w, indent(strings.TrimPrefix(lb.String(), "\n"), "  "))
+		for _, n := range append(append([]string{}, b.Notes...), pf.Notes...) {
+			fmt.Fprintf(w, "  note: %s\n", n)
+		}
+	}
+	for _, n := range r.Runs {
+		noisyLine(w, r, &n)
+	}
+	var jb bytes.Buffer
+	j := *r
+	if !verdict {
+		j.Verdict = ""
+	}
+	Judgement(&jb, &j)
+	io.WriteString(w, indent(jb.String(), "  "))
+}
+
+// noisyLine says what the same load did with a neighbour writing.
+func noisyLine(w io.Writer, quiet, n *result.Result) {
+	if quiet.Doctor == nil || len(quiet.Doctor.Targets) != 1 || quiet.Doctor.Targets[0].Noise == nil {
+		return
+	}
+	e := quiet.Doctor.Targets[0].Noise
+	fmt.Fprintf(w, "\n  With a neighbour writing bulk data on the device (%s during the load):\n", units.Bytes(float64(e.BytesWritten)))
+	fmt.Fprintf(w, "    etcd's WAL fsync p99 %s (%.1fx), backend commit p99 %s, request p99 %s (%.1fx)",
+		units.Seconds(e.WALFsyncP99), e.WALFsyncRatio, units.Seconds(e.BackendCommitP99), units.Seconds(e.RequestP99), e.RequestRatio)
+	if n.Bench != nil && n.Perf != nil {
+		fmt.Fprintf(w, ", %.0f of %g puts/s", n.Bench.Throughput, n.Perf.TargetRate)
+	}
+	if e.DeviceUtil > 0 {
+		fmt.Fprintf(w, ", device busy %.0f%%", e.DeviceUtil*100)
+	}
+	fmt.Fprintf(w, ": %s\n", strings.ToUpper(string(n.Verdict)))
+}
+
+// indent prefixes every non-empty line of s.
+func indent(s, prefix string) string {
+	lines := strings.SplitAfter(s, "\n")
+	var b strings.Builder
+	for _, l := range lines {
+		if strings.TrimSpace(l) != "" {
+			b.WriteString(prefix)
+		}
+		b.WriteString(l)
+	}
+	return b.String()
+}
+
+// row is one line of the side-by-side table: a text per target, or a
+// value (with its ratio to the first target's) and whether it is only an
+// upper bound.
+type row struct {
+	name  string
+	value func(t result.DoctorTarget) (float64, bool)
+	bound func(t result.DoctorTarget) bool
+	unit  string
+	text  func(t result.DoctorTarget) string
+}
+
+var doctorRows = []row{
+	{name: "file system", text: func(t result.DoctorTarget) string {
+		s := t.FSType
+		switch {
+		case t.Volatile:
+			s += " (memory, not durable)"
+		case t.Device != "":
+			s += " on " + t.Device
+		}
+		if t.SimulatedFsyncDelay > 0 {
+			s += fmt.Sprintf(" +%s/fsync", units.Seconds(t.SimulatedFsyncDelay))
+		}
+		return s
+	}},
+	{name: "verdict", text: func(t result.DoctorTarget) string { return strings.ToUpper(string(t.Verdict)) }},
+	{name: "limited by", text: func(t result.DoctorTarget) string { return t.LimitedBy }},
+	{name: "disk fdatasync p99", unit: "s", value: func(t result.DoctorTarget) (float64, bool) { return t.DiskSyncP99, t.DiskSyncP99 > 0 }},
+	{name: "disk IOPS", unit: "ops/s", value: func(t result.DoctorTarget) (float64, bool) { return t.DiskIOPS, t.DiskIOPS > 0 }},
+	{name: "etcd WAL fsync p99", unit: "s", value: func(t result.DoctorTarget) (float64, bool) { return t.WALFsyncP99, t.WALFsyncP99 > 0 },
+		bound: func(t result.DoctorTarget) bool { return t.WALFsyncBound }},
+	{name: "etcd commit p99", unit: "s", value: func(t result.DoctorTarget) (float64, bool) { return t.BackendCommitP99, t.BackendCommitP99 > 0 },
+		bound: func(t result.DoctorTarget) bool { return t.BackendCommitBound }},
+	{name: "fsync headroom", text: func(t result.DoctorTarget) string {
+		if t.FsyncHeadroom <= 0 {
+			return "-"
+		}
+		return Ratio(t.FsyncHeadroom)
+	}},
+	{name: "request p99", unit: "s", value: func(t result.DoctorTarget) (float64, bool) { return t.RequestP99, t.RequestP99 > 0 }},
+	{name: "throughput", unit: "ops/s", value: func(t result.DoctorTarget) (float64, bool) { return t.Throughput, t.TargetRate > 0 }},
+	{name: "device busy", unit: "ratio", value: func(t result.DoctorTarget) (float64, bool) { return t.DeviceUtil, t.Device != "" && t.TargetRate > 0 }},
+	{name: "etcd CPU (cores)", unit: "cores", value: func(t result.DoctorTarget) (float64, bool) { return t.ServerCPU, t.ServerCPU > 0 }},
+	{name: "client CPU (cores)", unit: "cores", value: func(t result.DoctorTarget) (float64, bool) { return t.ClientCPU, t.ClientCPU > 0 }},
+	{name: "noisy WAL fsync p99", unit: "s", value: func(t result.DoctorTarget) (float64, bool) {
+		if t.Noise == nil {
+			return 0, false
+		}
+		return t.Noise.WALFsyncP99, t.Noise.WALFsyncP99 > 0
+	}},
+	{name: "noisy request p99", unit: "s", value: func(t result.DoctorTarget) (float64, bool) {
+		if t.Noise == nil {
+			return 0, false
+		}
+		return t.Noise.RequestP99, t.Noise.RequestP99 > 0
+	}},
+}
+
+// sideBySide prints the targets in columns, each value with its ratio to
+// the first target's.
+func sideBySide(w io.Writer, r *result.Result) {
+	ts := r.Doctor.Targets
+	cells := [][]string{append([]string{""}, names(ts)...)}
+	for _, rw := range doctorRows {
+		line := []string{rw.name}
+		any := false
+		for i, t := range ts {
+			if rw.text != nil {
+				line = append(line, rw.text(t))
+				any = true
+				continue
+			}
+			v, ok := rw.value(t)
+			if !ok {
+				line = append(line, "-")
+				continue
+			}
+			any = true
+			s := sideValue(v, rw.unit)
+			if rw.bound != nil && rw.bound(t) {
+				s = "<= " + s
+			} else if base, bok := rw.value(ts[0]); i > 0 && bok && base > 0 && (rw.bound == nil || !rw.bound(ts[0])) {
+				s += " (" + Ratio(v/base) + ")"
+			}
+			line = append(line, s)
+		}
+		if any {
+			cells = append(cells, line)
+		}
+	}
+	widths := make([]int, len(cells[0]))
+	for _, l := range cells {
+		for i, c := range l {
+			widths[i] = max(widths[i], len([]rune(c)))
+		}
+	}
+	for _, l := range cells {
+		var b strings.Builder
+		b.WriteString(" ")
+		for i, c := range l {
+			b.WriteString(" ")
+			b.WriteString(c)
+			if i < len(l)-1 {
+				b.WriteString(strings.Repeat(" ", widths[i]-len([]rune(c))+1))
+			}
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+}
+
+func names(ts []result.DoctorTarget) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.Name
+	}
+	return out
+}
+
+func sideValue(v float64, unit string) string {
+	if unit == "cores" {
+		return fmt.Sprintf("%.2f", v)
+	}
+	return formatValue(v, unit)
+}
+
+// Ratio prints a ratio with a precision that suits it, never in exponent
+// notation: 7740x, 45.9x, 0.62x, 0.0032x.
+func Ratio(r float64) string {
+	switch {
+	case r >= 100:
+		return fmt.Sprintf("%.0fx", r)
+	case r >= 10:
+		return fmt.Sprintf("%.1fx", r)
+	case r >= 0.01:
+		return fmt.Sprintf("%.2fx", r)
+	}
+	// Two significant digits: 0.00007x.
+	v, _ := strconv.ParseFloat(strconv.FormatFloat(r, 'g', 2, 64), 64)
+	return strconv.FormatFloat(v, 'f', -1, 64) + "x"
+}

@@ -1,0 +1,75 @@
+package render
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/etcdperf/etcdperf/internal/result"
+	"github.com/etcdperf/etcdperf/internal/testutil"
+)
+
+// The inputs are Results of real runs on this project's shared 2-vCPU VM:
+// check --load s for 5s; check datascale with 5000 keys; doctor on an ext4
+// directory and a tmpfs one, on a 15ms slow view of the disk, and with
+// --noise (each for 5s, the probe for 2s).
+func TestCheckAndDoctorTextGolden(t *testing.T) {
+	cases := []struct {
+		name string
+		want []string
+	}{
+		{"check-s", []string{"etcdperf check: profile s (etcdctl check perf --load=s): 50 clients at 150 puts/s for 5s",
+			"Load: ", "CPU of the 2 CPUs: etcd ", "PASS throughput: ", "wal_fsync_p99: ", "Verdict: "}},
+		{"datascale-s", []string{"5000 key-value pairs of 1024 bytes", "Approximate system memory used: ", "PASS request_errors: 0"}},
+		{"doctor-disk-tmpfs", []string{"== /var/tmp/etcd-disk (ext4", "== /dev/shm/etcd-ram (tmpfs", "disk probe: fdatasync p50 ",
+			"Side by side (x: the ratio to /var/tmp/etcd-disk):", "tmpfs (memory, not durable)", "etcd WAL fsync p99", "<= 1ms", "fast but not durable"}},
+		{"doctor-slowdisk", []string{"on a slow view of the disk (fsync +15ms)", "[critical] etcd's WAL fsync p99 under this load is",
+			"[info] This was a simulated slow disk", "the disk limits it"}},
+		{"doctor-noise", []string{"then again with a neighbour writing bulk data", "With a neighbour writing bulk data on the device (",
+			"etcd's WAL fsync p99 ", "A neighbour's bulk writes on the same device"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := result.ReadFile(filepath.Join("testdata", c.name+".json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if err := Text(&buf, res); err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(buf.String(), w) {
+					t.Errorf("no %q in:\n%s", w, buf.String())
+				}
+			}
+			// One verdict line at the top level; per location only when
+			// there are several.
+			if n := strings.Count(buf.String(), "\nVerdict: "); n != 1 {
+				t.Errorf("%d top-level verdict lines", n)
+			}
+			if res.Kind == "doctor" {
+				per := strings.Count(buf.String(), "  Verdict: ")
+				if want := len(res.Runs); (want > 1 && per != want) || (want == 1 && per != 0) {
+					t.Errorf("%d verdict lines for %d locations", per, want)
+				}
+			}
+			testutil.Golden(t, c.name+".txt", buf.Bytes())
+		})
+	}
+}
+
+func TestRatio(t *testing.T) {
+	for v, want := range map[float64]string{7616.4: "7616x", 45.93: "45.9x", 1: "1.00x", 0.6371: "0.64x", 0.00268: "0.0027x", 0.0000712: "0.000071x"} {
+		if got := Ratio(v); got != want {
+			t.Errorf("Ratio(%v) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+func TestIndent(t *testing.T) {
+	if got := indent("a\n\n b\n", "  "); got != "  a\n\n   b\n" {
+		t.Errorf("indent: %q", got)
+	}
+}

@@ -1,0 +1,184 @@
+package report
+
+import (
+	"fmt"
+	"strconv"
+
+	"gonum.org/v1/plot/plotter"
+
+	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/result"
+	"github.com/etcdperf/etcdperf/internal/units"
+)
+
+// The metrics section: what `etcdperf metrics` saw of a running cluster,
+// per member over time (its WAL fsync p99 and database size at each
+// interval) and over the run.
+func init() {
+	// worst is the worst member's value over the run of a latency.
+	worst := func(get func(s *result.MetricsSignals) *result.Latency) func(r *result.Result) (Value, bool) {
+		return func(r *result.Result) (Value, bool) {
+			var w *result.Latency
+			for _, m := range r.Metrics.Members {
+				if m.Overall == nil {
+					continue
+				}
+				if l := get(m.Overall); l != nil && l.Count > 0 && (w == nil || l.P99 > w.P99) {
+					w = l
+				}
+			}
+			if w == nil {
+				return Value{}, false
+			}
+			return Value{V: w.P99, AtMost: w.Resolution > 0 && w.P99 <= w.Resolution}, true
+		}
+	}
+	sum := func(get func(m result.MetricsMember) float64) func(r *result.Result) (Value, bool) {
+		return func(r *result.Result) (Value, bool) {
+			var n float64
+			for _, m := range r.Metrics.Members {
+				n += get(m)
+			}
+			return Value{V: n}, true
+		}
+	}
+	overall := func(get func(s *result.MetricsSignals) float64) func(m result.MetricsMember) float64 {
+		return func(m result.MetricsMember) float64 {
+			if m.Overall == nil {
+				return 0
+			}
+			return get(m.Overall)
+		}
+	}
+	Register(Section{
+		ID: "metrics", Title: "etcd members over time: their /metrics at each interval", Order: 35,
+		Has: func(r *result.Result) bool { return r.Metrics != nil },
+		Metrics: []Metric{
+			{Label: "worst member's WAL fsync p99 (metrics)", Unit: "s", Better: Lower,
+				Get: worst(func(s *result.MetricsSignals) *result.Latency { return s.WALFsync })},
+			{Label: "worst member's backend commit p99 (metrics)", Unit: "s", Better: Lower,
+				Get: worst(func(s *result.MetricsSignals) *result.Latency { return s.BackendCommit })},
+			{Label: "leader changes seen (metrics, all members)", Unit: "count", Better: Lower,
+				Get: sum(overall(func(s *result.MetricsSignals) float64 { return s.LeaderChanges }))},
+			{Label: "scrapes not answered (metrics)", Unit: "count", Better: Lower,
+				Get: sum(func(m result.MetricsMember) float64 { return float64(m.Unreachable) })},
+		},
+		Build: metricsBlock,
+	})
+}
+
+func metricsBlock(runs []Run) Block {
+	var b Block
+	t := Table{Title: "members over the run (≤: at etcd's resolution, at most that)",
+		Header: []string{"", "member", "answered", "WAL fsyncs", "WAL fsync p99", "backend commit p99", "peer round trip p99",
+			"leader changes", "failed proposals", "slow applies", "db size", "in use", "RSS"}}
+	for _, r := range runs {
+		m := r.Result.Metrics
+		every := fmt.Sprintf("every %s; each colour is a member.", units.Seconds(m.Interval))
+		fsync := memberLines(m, fsyncPoints)
+		limits := append(limitsFor([]Run{r}, check.WALFsyncP99), limitLine{Label: "resolution 1ms", Y: 0.001, Color: noteColor})
+		if c, ok := timeChart("metrics-wal-fsync-"+strconv.Itoa(r.Index), r.Label+": WAL fsync p99 per interval",
+			"The p99 of each member's WAL fsyncs in each interval, "+every+" A point on the 1ms line is at most 1ms: etcd's histogram cannot tell lower values apart.",
+			"p99", fsync, units.Seconds, spansDecades(fsync)); ok {
+			withLimits(c, fsync, m.Seconds, limits, units.Seconds, spansDecades(fsync))
+			b.Charts = append(b.Charts, c)
+		}
+		if c, ok := timeChart("metrics-db-size-"+strconv.Itoa(r.Index), r.Label+": database size over time",
+			"Each member's database (solid) and the part of it in use (dashed), "+every,
+			"bytes", memberLines(m, nil), units.Bytes, false); ok {
+			b.Charts = append(b.Charts, c)
+		}
+		for _, mm := range m.Members {
+			row := []string{r.Label, mm.Name, fmt.Sprintf("%d of %d", len(mm.Series)-mm.Unreachable, len(mm.Series))}
+			o := mm.Overall
+			if o == nil {
+				row = append(row, "never answered", "", "", "", "", "", "", "", "", "")
+				t.Rows = append(t.Rows, row)
+				continue
+			}
+			fsyncs := ""
+			if o.WALFsync != nil {
+				fsyncs = formatUnit(float64(o.WALFsync.Count), "count")
+			}
+			row = append(row, fsyncs, p99Cell(o.WALFsync), p99Cell(o.BackendCommit), p99Cell(o.PeerRTT),
+				formatUnit(o.LeaderChanges, "count"), formatUnit(o.ProposalsFailed, "count"), formatUnit(o.SlowApplies, "count"),
+				units.Bytes(o.DBSize), units.Bytes(o.DBSizeInUse), units.Bytes(o.RSS))
+			t.Rows = append(t.Rows, row)
+		}
+		for _, n := range m.Notes {
+			b.Notes = append(b.Notes, r.Label+": "+n)
+		}
+	}
+	if len(t.Rows) > 0 {
+		b.Tables = append(b.Tables, t)
+	}
+	return b
+}
+
+// p99Cell prints a p99 over the run: empty when nothing was observed,
+// "≤1ms" at etcd's resolution.
+func p99Cell(l *result.Latency) string {
+	if l == nil || l.Count == 0 {
+		return ""
+	}
+	if l.Resolution > 0 && l.P99 <= l.Resolution {
+		return "≤" + units.Seconds(l.Resolution)
+	}
+	return units.Seconds(l.P99)
+}
+
+// fsyncPoints are a member's WAL fsync p99 at each interval that had
+// fsyncs (a p99 in the lowest bucket sits on that bucket's bound).
+func fsyncPoints(ss []result.MetricsSample) plotter.XYs {
+	var pts plotter.XYs
+	for _, s := range ss {
+		if s.Up() && s.WALFsync != nil && s.WALFsync.Count > 0 {
+			pts = append(pts, plotter.XY{X: s.T, Y: s.WALFsync.P99})
+		}
+	}
+	return pts
+}
+
+// memberLines returns one line per member (each member its colour) of
+// the points it gives; without points, each member's database size and
+// the part in use (dashed).
+func memberLines(m *result.Metrics, points func([]result.MetricsSample) plotter.XYs) []line {
+	var lines []line
+	for i, mm := range m.Members {
+		if points != nil {
+			lines = append(lines, line{Label: mm.Name, Run: i, Pts: points(mm.Series)})
+			continue
+		}
+		var size, inUse plotter.XYs
+		for _, s := range mm.Series {
+			if s.Up() && s.DBSize > 0 {
+				size = append(size, plotter.XY{X: s.T, Y: s.DBSize})
+				inUse = append(inUse, plotter.XY{X: s.T, Y: s.DBSizeInUse})
+			}
+		}
+		lines = append(lines, line{Label: mm.Name, Run: i, Pts: size}, line{Label: mm.Name + " in use", Run: i, Pts: inUse, Dashed: true})
+	}
+	return lines
+}
+
+// withLimits draws reference lines across a time chart (from 0 to x1) and
+// sets its y axis again so that both the data and the lines show.
+func withLimits(c Chart, lines []line, x1 float64, limits []limitLine, format func(float64) string, logY bool) {
+	addLimits(c.Plot, 0, x1, limits)
+	var all plotter.XYs
+	for _, l := range lines {
+		all = append(all, l.Pts...)
+	}
+	for _, l := range limits {
+		all = append(all, plotter.XY{Y: l.Y})
+	}
+	if logY {
+		logRange(&c.Plot.Y, all, func(pt plotter.XY) float64 { return pt.Y })
+		return
+	}
+	c.Plot.Y.Max = 0
+	for _, pt := range all {
+		c.Plot.Y.Max = max(c.Plot.Y.Max, pt.Y)
+	}
+	headroom(c.Plot, format)
+}
