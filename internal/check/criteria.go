@@ -61,6 +61,9 @@ const (
 	LeaderChanges    = "leader_changes"
 	ProposalsFailed  = "proposals_failed"
 	ApplyDuration    = "apply_duration"
+	PutP99           = "put_p99"
+	ListAllP99       = "list_all_p99"
+	DBQuotaUsed      = "db_quota_used"
 	RequestErrors    = "request_errors"
 )
 
@@ -89,6 +92,12 @@ var Table = []Criterion{
 		Source: "etcd metrics guide: etcd_server_proposals_failed_total should not grow"},
 	{ID: ApplyDuration, Title: "apply duration", Unit: Seconds, Op: Below, Limit: 0.1,
 		Source: "etcd --warning-apply-duration default 100ms"},
+	{ID: PutP99, Title: "put p99 (a Kubernetes write)", Unit: Seconds, Op: Below, Limit: 1, Warn: f(0.1),
+		Source: "Kubernetes API call latency SLO (sig-scalability): mutating calls p99 <= 1s, etcd's write included; warn at etcd's --warning-apply-duration 100ms"},
+	{ID: ListAllP99, Title: "list of a whole resource (all pages)", Unit: Seconds, Op: Below, Limit: 30, Warn: f(5),
+		Source: "Kubernetes API call latency SLO (sig-scalability): LIST of a namespace or the cluster p99 <= 30s, the API server's own work included; warn at 5s"},
+	{ID: DBQuotaUsed, Title: "database size / backend quota", Unit: Fraction, Op: Below, Limit: 0.8, Warn: f(0.5),
+		Source: "etcd --quota-backend-bytes (default 2 GiB): at the quota etcd raises the NOSPACE alarm and accepts only reads and deletes"},
 	{ID: RequestErrors, Title: "failed requests", Unit: Count, Op: AtMost, Limit: 0,
 		Source: "etcdctl check perf: any failed request fails the check"},
 }

@@ -39,6 +39,7 @@ the run could not be carried out.`,
 	root.AddCommand(newLogsCmd())
 	root.AddCommand(newK8sCmd())
 	root.AddCommand(newBenchCmd(), newServerCmd())
+	root.AddCommand(newScaleCmd())
 	root.AddCommand(newCheckCmd(), newDoctorCmd())
 	root.AddCommand(newMetricsCmd())
 	return root

@@ -38,6 +38,9 @@ func newOp(ctx context.Context, inv invoker, c *clientv3.Client, o *Options, see
 	keys := keyGen{prefixLen: len(o.Prefix), space: uint64(max(o.KeySpaceSize, 1)), seq: o.SequentialKeys, rnd: rnd}
 	switch o.Workload {
 	case Put:
+		if o.Objects != nil {
+			return &objectOp{inv: inv, gen: o.Objects, req: &pb.PutRequest{}, resp: &pb.PutResponse{}}, nil
+		}
 		return &putOp{inv: inv, keys: keys, req: &pb.PutRequest{Key: keyBuf(o), Value: value(o.ValSize)}, resp: &pb.PutResponse{}}, nil
 	case Range:
 		return &rangeOp{inv: inv, req: rangeRequest(o), resp: &pb.RangeResponse{}}, nil
@@ -117,6 +120,21 @@ func (p *putOp) do(ctx context.Context, i int64) (int, error) {
 }
 
 func (p *putOp) close() {}
+
+// objectOp puts what Options.Objects makes of request i.
+type objectOp struct {
+	inv  invoker
+	gen  func(i int64, req *pb.PutRequest)
+	req  *pb.PutRequest
+	resp *pb.PutResponse
+}
+
+func (p *objectOp) do(ctx context.Context, i int64) (int, error) {
+	p.gen(i, p.req)
+	return 0, p.inv.invoke(ctx, pb.KV_Put_FullMethodName, p.req, p.resp)
+}
+
+func (p *objectOp) close() {}
 
 type rangeOp struct {
 	inv  invoker

@@ -20,6 +20,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 )
 
 // The workloads, named as in etcd's benchmark tool.
@@ -66,6 +68,12 @@ type Options struct {
 	// SequentialKeys writes keys 0, 1, 2... modulo the key space instead
 	// of random ones.
 	SequentialKeys bool
+	// Objects, when set, makes the put workload write what it sets in req
+	// for request number i (key, value, lease) instead of KeySize and
+	// ValSize keys over the key space; every key must be under Prefix.
+	// Workers call it concurrently, each with a request of its own that it
+	// may reuse the buffers of.
+	Objects func(i int64, req *pb.PutRequest)
 
 	// Range: Key and RangeEnd (empty: the prefix); Serializable is
 	// --consistency s; Limit, KeysOnly, CountOnly as in etcd's range.
@@ -89,6 +97,11 @@ type Options struct {
 
 	// LeaseTTL is the TTL of lease-keepalive's leases, in seconds.
 	LeaseTTL int64
+
+	// Stop, when closed, ends the run gracefully: no request is sent after
+	// it, and the ones in flight complete and count (ending ctx instead
+	// cancels them). Nil never stops.
+	Stop <-chan struct{}
 
 	// ClientOnly sends every request through etcd's client instead of the
 	// lean HTTP/2 path (for comparisons).
@@ -126,6 +139,9 @@ func (o *Options) Validate() error {
 	}
 	switch o.Workload {
 	case Put, TxnPut, TxnMixed:
+		if o.Workload == Put && o.Objects != nil {
+			break
+		}
 		if err := o.validateKeys(); err != nil {
 			return err
 		}
@@ -229,6 +245,9 @@ func PrefixEnd(p string) string {
 func (o *Options) Describe() string {
 	switch o.Workload {
 	case Put:
+		if o.Objects != nil {
+			return "puts of the caller's objects under " + o.Prefix
+		}
 		return fmt.Sprintf("puts of %d-byte keys and %d-byte values, %s keys over a key space of %d", o.KeySize, o.ValSize, seqWord(o.SequentialKeys), o.KeySpaceSize)
 	case Range:
 		what := "the run's prefix"

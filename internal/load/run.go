@@ -60,6 +60,7 @@ type shared struct {
 	end      time.Time // zero: no duration
 	interval float64   // nanoseconds between intended sends; 0: no rate
 	timeout  time.Duration
+	stop     <-chan struct{} // Options.Stop
 }
 
 // worker runs requests one after the other.
@@ -137,7 +138,7 @@ func runUnary(ctx context.Context, conns []Conn, o Options) (*Stats, error) {
 	// got to it: the request loop itself allocates next to nothing.
 	runtime.GC()
 
-	sh := &shared{total: o.Total, timeout: o.CommandTimeout}
+	sh := &shared{total: o.Total, timeout: o.CommandTimeout, stop: o.Stop}
 	if o.Rate > 0 {
 		sh.interval = float64(time.Second) / o.Rate
 	}
@@ -205,11 +206,11 @@ func (w *worker) loop(ctx context.Context, sh *shared) {
 			if !sh.end.IsZero() && !due.Before(sh.end) {
 				return
 			}
-			if d := time.Until(due); d > 0 && !w.sleep(ctx, d) {
+			if d := time.Until(due); d > 0 && !w.sleep(ctx, sh.stop, d) {
 				return
 			}
 		}
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || stopped(sh.stop) {
 			return
 		}
 		rctx := w.ctx
@@ -246,14 +247,26 @@ func timeoutKey(d time.Duration) string {
 	return "DeadlineExceeded: no response within --command-timeout " + d.String()
 }
 
-// sleep waits d or until ctx ends; it reports whether the time passed.
-func (w *worker) sleep(ctx context.Context, d time.Duration) bool {
+// sleep waits d or until ctx ends or stop closes; it reports whether the
+// time passed.
+func (w *worker) sleep(ctx context.Context, stop <-chan struct{}, d time.Duration) bool {
 	w.timer.Reset(d)
 	select {
 	case <-w.timer.C:
 		return true
 	case <-ctx.Done():
-		w.timer.Stop()
+	case <-stop:
+	}
+	w.timer.Stop()
+	return false
+}
+
+// stopped reports whether stop is closed (never for nil).
+func stopped(stop <-chan struct{}) bool {
+	select {
+	case <-stop:
+		return true
+	default:
 		return false
 	}
 }

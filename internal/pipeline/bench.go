@@ -74,23 +74,14 @@ func Bench(ctx context.Context, o BenchOptions) (res *result.Result, err error) 
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if cerr := t.Close(); cerr != nil {
-			err = errors.Join(err, cerr)
-			if res != nil {
-				res.Error = joinErr(res.Error, cerr.Error())
-			}
-		}
-	}()
+	defer closeTarget(t, &res, &err)
 	res.Env = benchEnv(t, o)
 	res.Target = targetSection(t)
 	cli := t.Client()
 
 	// The prefix must be ours alone.
-	if n, err := countKeys(ctx, cli, o.Load.Prefix); err != nil {
-		return nil, explainPrefixErr(o.Load.Prefix, o.Target.Conn.User, err)
-	} else if n > 0 {
-		return nil, fmt.Errorf("%w: %q already holds %d keys; choose another --prefix, or delete them (etcdctl del --prefix %s)", ErrPrefixInUse, o.Load.Prefix, n, o.Load.Prefix)
+	if err := prefixFree(ctx, cli, o.Load.Prefix, o.Target.Conn.User); err != nil {
+		return nil, err
 	}
 	if err := checkWritable(ctx, cli, o); err != nil {
 		return nil, err
@@ -163,6 +154,28 @@ func Bench(ctx context.Context, o BenchOptions) (res *result.Result, err error) 
 	JudgeBench(res, o.Criteria)
 	res.Finish()
 	return res, runErr
+}
+
+// closeTarget closes t when a command ends; a failure joins the command's
+// error and its Result's.
+func closeTarget(t *cluster.Target, res **result.Result, err *error) {
+	if cerr := t.Close(); cerr != nil {
+		*err = errors.Join(*err, cerr)
+		if *res != nil {
+			(*res).Error = joinErr((*res).Error, cerr.Error())
+		}
+	}
+}
+
+// prefixFree checks that no key is under prefix: the run's keys must be
+// its own.
+func prefixFree(ctx context.Context, c *cluster.Client, prefix, user string) error {
+	if n, err := countKeys(ctx, c, prefix); err != nil {
+		return explainPrefixErr(prefix, user, err)
+	} else if n > 0 {
+		return fmt.Errorf("%w: %q already holds %d keys; choose another --prefix, or delete them (etcdctl del --prefix %s)", ErrPrefixInUse, prefix, n, prefix)
+	}
+	return nil
 }
 
 func joinErr(a, b string) string {
@@ -367,19 +380,7 @@ func benchParams(o BenchOptions) map[string]any {
 	if l.CommandTimeout > 0 {
 		p["command_timeout"] = l.CommandTimeout.Seconds()
 	}
-	if len(o.Target.Conn.Endpoints) > 0 {
-		p["endpoints"] = o.Target.Conn.Endpoints
-		if o.Target.Conn.User != "" {
-			p["user"] = o.Target.Conn.User // never the password
-		}
-		if o.Target.Conn.TLSConfigured() {
-			p["tls"] = true
-		}
-	} else {
-		p["data_dir"] = o.Target.DataDir
-		p["members"] = max(o.Target.Members, 1)
-		p["keep_data"] = o.Target.KeepData
-	}
+	targetParams(p, o.Target)
 	switch l.Workload {
 	case load.Put, load.TxnPut, load.TxnMixed:
 		p["key_size"], p["val_size"], p["key_space_size"] = l.KeySize, l.ValSize, l.KeySpaceSize
@@ -405,6 +406,24 @@ func benchParams(o BenchOptions) map[string]any {
 		p["lease_ttl"] = l.LeaseTTL
 	}
 	return p
+}
+
+// targetParams adds the options of the target to a Result's params: the
+// endpoints (and user, never the password), or the embedded members.
+func targetParams(p map[string]any, t cluster.TargetOptions) {
+	if len(t.Conn.Endpoints) > 0 {
+		p["endpoints"] = t.Conn.Endpoints
+		if t.Conn.User != "" {
+			p["user"] = t.Conn.User // never the password
+		}
+		if t.Conn.TLSConfigured() {
+			p["tls"] = true
+		}
+	} else {
+		p["data_dir"] = t.DataDir
+		p["members"] = max(t.Members, 1)
+		p["keep_data"] = t.KeepData
+	}
 }
 
 func consistency(serializable bool) string {

@@ -410,7 +410,12 @@ type line struct {
 // timeChart draws time series (x in seconds since the start). format
 // labels the y axis; logY puts it on a log scale.
 func timeChart(name, title, caption, yLabel string, lines []line, format func(float64) string, logY bool) (Chart, bool) {
-	p := newPlot(title, "seconds since start", yLabel)
+	return xyChart(name, title, caption, "seconds since start", yLabel, lines, format, logY)
+}
+
+// xyChart draws lines over any x axis (xLabel names it).
+func xyChart(name, title, caption, xLabel, yLabel string, lines []line, format func(float64) string, logY bool) (Chart, bool) {
+	p := newPlot(title, xLabel, yLabel)
 	var all plotter.XYs
 	for _, ln := range lines {
 		pts := ln.Pts

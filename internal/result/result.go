@@ -74,6 +74,7 @@ type Result struct {
 	Host     *Host          `json:"host,omitempty"`
 	Prom     *Prom          `json:"prom,omitempty"`
 	Logs     *Logs          `json:"logs,omitempty"`
+	Scale    *Scale         `json:"scale,omitempty"`
 	Metrics  *Metrics       `json:"metrics,omitempty"`
 	Checks   []Check        `json:"checks,omitempty"`
 	Findings []Finding      `json:"findings,omitempty"`

@@ -1,0 +1,165 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/pipeline"
+	"github.com/etcdperf/etcdperf/internal/scale"
+)
+
+func newScaleCmd() *cobra.Command {
+	var (
+		objects    string
+		sizes      []string
+		limits     []string
+		members    int
+		conn       *connFlags
+		out        *outputFlag
+		o          pipeline.ScaleOptions
+		totalWrite int64
+	)
+	cmd := &cobra.Command{
+		Use:   "scale",
+		Short: "Grow Kubernetes-shaped data in etcd step by step and record what grows with it",
+		Long: `Grow etcd's data the way a Kubernetes cluster grows it, in --steps equal steps
+up to --objects, and record after each step what the field's growth tests
+plotted against the number of objects: the database size (total and in use),
+each member's resident memory, etcd's WAL fsync and backend commit p99 over the
+step, the put p99, the time to list every resource whole, the watch event lag,
+proposals pending, and the slow applies etcd counted and logged.
+
+Keys follow kube-apiserver's layout under the run's prefix:
+  <prefix>registry/pods/<namespace>/<name>           (and configmaps, secrets)
+  <prefix>registry/services/specs/<namespace>/<name>
+  <prefix>registry/events/<namespace>/<name>         with a lease (--event-ttl)
+  <prefix>registry/minions/<name>                    (nodes)
+Values start with the "k8s\x00" magic of the API server's protobuf objects;
+their sizes are drawn from a distribution per kind (pods lognormal around
+3 KiB, services around 1 KiB, events around 768 B; --value-size changes it):
+  4KiB  uniform:1KiB:8KiB  normal:4KiB:1KiB  lognormal:3KiB:0.5 (median, sigma)
+
+While each step writes, a control plane's background traffic runs, bounded
+and paced: --update-rate status updates per second of existing objects, a
+watch per resource (as the API server's watch cache), and --list-interval
+paged lists of each resource. After the writes every resource is listed whole
+--lists times, in pages of --page-limit at one revision, as a controller's
+relist does.
+
+The run stops after a step in which a request failed, or a figure broke a
+limit: the put p99 put_p99 (1s, Kubernetes' SLO for writes), a whole list
+list_all_p99 (30s, its SLO for lists), the database db_quota_used (80% of
+etcd's backend quota, or what the next step would take it to). The finding
+says at how many objects. --limit changes the limits; etcd's WAL fsync and
+backend commit over the run are judged as in bench.
+
+Without --endpoints it starts an embedded etcd in its own process (so that
+its memory is its own) with its data in a new folder inside --data-dir, and
+removes it afterwards. Against a cluster it writes only under --prefix
+(default /etcdperf/<run id>/), refuses a prefix that holds keys, and deletes
+its keys and revokes its leases at the end, also on Ctrl-C.`,
+		Example: `  # 5000 pods in 5 steps on an embedded etcd in the current directory
+  etcdperf scale --objects pods=5000 --steps 5
+
+  # The seed's growth test on the disk under test, as CSV (one row per step)
+  etcdperf scale --objects pods=100000,services=10000 --steps 20 --data-dir /mnt/ssd -o steps.csv
+
+  # Larger pods, smaller services, against a test cluster
+  etcdperf scale --endpoints 10.0.0.1:2379 --objects pods=20k,services=2k \
+    --value-size pods=lognormal:8KiB:0.6 --value-size services=600
+
+  # Stop as soon as a put p99 reaches 50ms; the report with the charts
+  etcdperf scale --limit put_p99=50ms --html scale.html`,
+		Args: noArgs,
+	}
+	conn = addConnFlags(cmd)
+	out = addOutputFlag(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&objects, "objects", scale.DefaultObjects, "objects to grow to, kind=count,... (kinds: "+strings.Join(scale.KindNames(), ", ")+"; 100k, 1m accepted)")
+	fl.IntVar(&o.Steps, "steps", pipeline.DefaultScaleSteps, "steps to grow in; etcd's figures are recorded after each")
+	fl.StringArrayVar(&sizes, "value-size", nil, "value size distribution for every kind (DIST) or one (KIND=DIST): 4KiB, uniform:1KiB:8KiB, normal:4KiB:1KiB, lognormal:3KiB:0.5 (repeatable)")
+	fl.IntVar(&o.Clients, "clients", pipeline.DefaultScaleClients, "concurrent writers of the objects")
+	fl.IntVar(&o.Conns, "conns", 1, "gRPC connections the writers share")
+	fl.Float64Var(&o.Rate, "rate", 0, "objects written per second, open loop (0: as fast as the writers go)")
+	fl.Float64Var(&o.UpdateRate, "update-rate", 100, "status updates per second of existing objects during each step (0: none)")
+	fl.Int64Var(&o.PageLimit, "page-limit", scale.DefaultPageLimit, "keys per page of a list (the API server's limit)")
+	fl.IntVar(&o.Lists, "lists", pipeline.DefaultScaleLists, "lists of every resource, whole, after each step's writes")
+	fl.DurationVar(&o.ListInterval, "list-interval", 5*time.Second, "pause between the background lists of each resource while a step writes (0: none)")
+	fl.DurationVar(&o.EventTTL, "event-ttl", pipeline.DefaultEventTTL, "TTL of the leases events are written with (kube-apiserver --event-ttl; 1h there, short here so that they expire during the run)")
+	fl.StringVar(&o.Prefix, "prefix", "", "key prefix of the run (default /etcdperf/<run id>/); it must hold no key")
+	fl.StringVar(&o.Target.DataDir, "data-dir", ".", "embedded etcd: directory on the storage under test that receives its data")
+	fl.IntVar(&members, "members", 1, "embedded etcd: members (each runs as its own process)")
+	fl.BoolVar(&o.Target.KeepData, "keep-data", false, "embedded etcd: keep its data dir and logs")
+	fl.StringArrayVar(&limits, "limit", nil, "override a limit: NAME=VALUE[,WARN], e.g. put_p99=50ms, list_all_p99=10s, db_quota_used=50% (repeatable)")
+
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		sinks, err := out.sinks()
+		if err != nil {
+			return err
+		}
+		fl := cmd.Flags()
+		if o.Counts, err = scale.ParseObjects(objects); err != nil {
+			return usageError("%v", err)
+		}
+		if err := scale.ApplySizes(o.Counts, sizes); err != nil {
+			return usageError("%v", err)
+		}
+		if o.Conns < 1 {
+			return usageError("--conns must be at least 1, got %d", o.Conns)
+		}
+		if o.PageLimit < 1 {
+			return usageError("--page-limit must be at least 1, got %d", o.PageLimit)
+		}
+		copts, err := conn.options(cmd)
+		if err != nil {
+			return err
+		}
+		o.Target.Conn = copts
+		if len(copts.Endpoints) > 0 {
+			for _, f := range []string{"data-dir", "members", "keep-data"} {
+				if fl.Changed(f) {
+					return usageError("--%s is for the embedded etcd; it cannot be used with --endpoints", f)
+				}
+			}
+		}
+		if members < 1 || members > 9 {
+			return usageError("--members must be between 1 and 9, got %d", members)
+		}
+		o.Target.Members = members
+		o.Target.Separate = true
+		if o.Prefix != "" && !strings.HasSuffix(o.Prefix, "/") {
+			o.Prefix += "/"
+		}
+		if err := o.Validate(); err != nil {
+			return usageError("%v", err)
+		}
+		if o.Criteria, err = check.Override(check.Table, limits); err != nil {
+			return usageError("%v", err)
+		}
+		for _, c := range o.Counts {
+			totalWrite += c.N
+		}
+		cluster.QuietGRPC()
+		prog := &pipeline.ScaleProgress{}
+		o.Progress = prog
+		stop := startProgress(cmd.ErrOrStderr(), func(el time.Duration) string {
+			s := prog.Step.Load()
+			if s == 0 {
+				if len(copts.Endpoints) == 0 {
+					return "starting the embedded etcd..."
+				}
+				return "connecting to etcd..."
+			}
+			return fmt.Sprintf("step %d/%d: %s", s, o.Steps, countProgress(prog.Puts.Done(), totalWrite, el, 0))
+		})
+		res, runErr := pipeline.Scale(cmd.Context(), o)
+		stop()
+		return finish(cmd, sinks, res, runErr)
+	}
+	return cmd
+}

@@ -1,0 +1,475 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/hist"
+	"github.com/etcdperf/etcdperf/internal/load"
+	"github.com/etcdperf/etcdperf/internal/promscrape"
+	"github.com/etcdperf/etcdperf/internal/result"
+	"github.com/etcdperf/etcdperf/internal/scale"
+)
+
+// scaleRun is one scale run under way.
+type scaleRun struct {
+	o       ScaleOptions
+	t       *cluster.Target
+	cli     *cluster.Client
+	conns   []load.Conn
+	objs    *scale.Objects
+	httpc   *http.Client
+	members []cluster.Member
+	mu      sync.Mutex // guards leases
+	leases  []clientv3.LeaseID
+}
+
+func newScaleRun(o ScaleOptions, t *cluster.Target, conns []load.Conn) *scaleRun {
+	members := t.Members()
+	sort.Slice(members, func(i, j int) bool { return members[i].Name < members[j].Name })
+	return &scaleRun{o: o, t: t, cli: t.Client(), conns: conns,
+		objs:  scale.NewObjects(o.Prefix, o.Counts, o.Namespaces, o.Seed),
+		httpc: t.Client().HTTPClient(), members: members}
+}
+
+// pendingInterval is how often etcd's proposals pending is read while a
+// step writes.
+const pendingInterval = 200 * time.Millisecond
+
+// meanSample bounds the objects whose sizes make a kind's mean value size.
+const meanSample = 10000
+
+// run makes the steps until the last, a stop, or the end of ctx. It
+// returns the scale section, and the server section over the whole run.
+func (r *scaleRun) run(ctx context.Context) (*result.Scale, *result.Server, error) {
+	o := r.o
+	sc := &result.Scale{Planned: o.Steps}
+	var prefixes []string
+	for k, c := range o.Counts {
+		sk := result.ScaleKind{Name: c.Kind.Name, Target: c.N, Prefix: r.objs.KindPrefix(k), ValueSize: c.Kind.Size.String()}
+		var sum float64
+		n := min(c.N, meanSample)
+		for i := range n {
+			sum += float64(r.objs.Size(k, i))
+		}
+		sk.MeanValueSize = sum / float64(n)
+		if c.Kind.Leased {
+			sk.LeaseTTL = o.EventTTL.Seconds()
+		}
+		sc.Kinds = append(sc.Kinds, sk)
+		prefixes = append(prefixes, sk.Prefix)
+	}
+	var logFiles []string
+	for _, m := range r.members {
+		if m.LogFile != "" {
+			logFiles = append(logFiles, m.LogFile)
+		}
+		if r.t.Kind() == cluster.Embedded && inProcess(m) {
+			sc.Notes = append(sc.Notes, "the embedded member runs inside etcdperf: its RSS includes etcdperf's own memory")
+		}
+	}
+	logs := scale.NewLogTail(logFiles)
+	if len(logFiles) == 0 {
+		sc.Notes = append(sc.Notes, "the members' logs are not at hand (external cluster): log warnings are not counted; slow applies come from etcd_server_slow_apply_total")
+	}
+	watches, err := scale.StartWatches(ctx, r.cli.Client, prefixes)
+	if err != nil {
+		return sc, nil, err
+	}
+	defer watches.Close()
+
+	first := scrapeMembers(ctx, r.httpc, r.members)
+	prev := first
+	start := time.Now()
+	var runErr error
+	for s := 1; s <= o.Steps; s++ {
+		if o.Progress != nil {
+			o.Progress.Step.Store(int64(s))
+		}
+		st, after, err := r.step(ctx, s, start, prev, watches, logs)
+		if st != nil {
+			sc.Steps = append(sc.Steps, *st)
+			prev = after
+			if q := quotaOf(after); q > 0 {
+				sc.Quota = q
+			}
+		}
+		if err != nil {
+			runErr = err
+			break
+		}
+		var before *result.ScaleStep
+		if len(sc.Steps) > 1 {
+			before = &sc.Steps[len(sc.Steps)-2]
+		}
+		if why := stopReason(*st, before, sc.Quota, o.Criteria); why != "" {
+			if s < o.Steps {
+				sc.Stopped = why
+			}
+			break
+		}
+	}
+	sc.Seconds = time.Since(start).Seconds()
+	srv, notes := serverSection(first, prev)
+	sc.Notes = append(sc.Notes, notes...)
+	return sc, srv, runErr
+}
+
+// step writes step s's objects with the background traffic, lists every
+// resource, and reads etcd's figures. It returns the step (nil when it
+// could not be measured) and the members' scrapes after it.
+func (r *scaleRun) step(ctx context.Context, s int, runStart time.Time, before []memberScrape, watches *scale.Watches, logs *scale.LogTail) (*result.ScaleStep, []memberScrape, error) {
+	o := r.o
+	t0 := time.Now()
+	errs := &errCounts{m: map[string]int64{}}
+	var lease atomic.Int64
+	if r.leased() {
+		id, err := r.grant(ctx)
+		if err != nil {
+			return nil, before, fmt.Errorf("grant a lease for step %d's events: %w", s, err)
+		}
+		lease.Store(int64(id))
+	}
+	bg := r.startBackground(ctx, s, &lease, errs)
+	defer bg.stop()
+
+	// The step's objects.
+	batch := scale.NewBatch(o.Counts, o.Steps, s)
+	lo := load.Options{Workload: load.Put, Prefix: o.Prefix, Clients: o.Clients, Total: batch.Len(), Rate: o.Rate,
+		CommandTimeout: r.cli.CommandTimeout(), Objects: func(i int64, req *pb.PutRequest) {
+			k, idx := batch.At(i)
+			var l int64
+			if o.Counts[k].Kind.Leased {
+				l = lease.Load()
+			}
+			r.objs.Put(req, k, idx, l)
+		}}
+	if o.Progress != nil {
+		lo.Progress = &o.Progress.Puts
+	}
+	grown, err := load.Run(ctx, r.conns, lo)
+	if err != nil {
+		return nil, before, err
+	}
+	lists, err := r.lists(ctx, errs)
+	if err != nil {
+		return nil, before, err
+	}
+	updates, pending := bg.stop()
+
+	// The watches have seen everything written by now.
+	rev, err := r.revision(ctx)
+	if err != nil {
+		return nil, before, err
+	}
+	if !watches.CatchUp(ctx, rev, o.CatchUpTimeout) && ctx.Err() == nil {
+		errs.add(fmt.Sprintf("watch: the events up to revision %d did not arrive within %s", rev, o.CatchUpTimeout), 1)
+	}
+	if ctx.Err() != nil {
+		return nil, before, ctx.Err()
+	}
+	lag, events, werrs := watches.Take()
+	after := scrapeMembers(ctx, r.httpc, r.members)
+
+	st := &result.ScaleStep{Step: s, T: time.Since(runStart).Seconds(), Seconds: time.Since(t0).Seconds(),
+		Kinds: map[string]int64{}, Written: grown.Ops, Lists: lists, WatchEvents: events}
+	for k, c := range o.Counts {
+		n, err := countKeys(ctx, r.cli, r.objs.KindPrefix(k))
+		if err != nil {
+			return nil, before, fmt.Errorf("count the %s: %w", c.Kind.Name, err)
+		}
+		st.Kinds[c.Kind.Name] = n
+		st.Objects += n
+	}
+	st.Put = histLatency(grown.Latency)
+	errs.merge("put: ", grown.Errors)
+	if updates != nil {
+		st.Updates, st.Update = updates.Ops, histLatency(updates.Latency)
+		errs.merge("update: ", updates.Errors)
+	}
+	st.WatchLag = histLatency(lag)
+	errs.merge("", werrs)
+	if len(errs.m) > 0 {
+		st.Errors = errs.m
+	}
+	st.ProposalsPending = pending.most
+	r.serverFigures(st, before, after, pending.byMember)
+	if w, err := logs.Count(); err != nil {
+		return st, after, err
+	} else if len(w) > 0 {
+		st.LogWarnings = w
+	}
+	return st, after, nil
+}
+
+func histLatency(h *hist.Histogram) *result.Latency {
+	if h == nil || h.Count() == 0 {
+		return nil
+	}
+	l := h.Latency(false)
+	return &l
+}
+
+// errCounts counts a step's failures by reason, from several goroutines.
+type errCounts struct {
+	mu sync.Mutex
+	m  map[string]int64
+}
+
+func (e *errCounts) add(key string, n int64) {
+	e.mu.Lock()
+	e.m[key] += n
+	e.mu.Unlock()
+}
+
+func (e *errCounts) merge(prefix string, m map[string]int64) {
+	for k, v := range m {
+		e.add(prefix+k, v)
+	}
+}
+
+func (r *scaleRun) leased() bool {
+	for _, c := range r.o.Counts {
+		if c.Kind.Leased {
+			return true
+		}
+	}
+	return false
+}
+
+// pendingMax is the most proposals pending seen, over the members and per
+// member.
+type pendingMax struct {
+	most     float64
+	byMember map[string]float64
+}
+
+// background is the traffic a control plane makes besides the step's
+// creations: status updates, proposals pending read, event leases
+// renewed, and lists of each resource, until stop.
+type background struct {
+	cancel  context.CancelFunc
+	end     chan struct{}
+	once    sync.Once
+	wg      sync.WaitGroup
+	updates *load.Stats
+	mu      sync.Mutex
+	pending pendingMax
+}
+
+func (r *scaleRun) startBackground(ctx context.Context, s int, lease *atomic.Int64, errs *errCounts) *background {
+	o := r.o
+	bgctx, cancel := context.WithCancel(ctx)
+	b := &background{cancel: cancel, end: make(chan struct{}), pending: pendingMax{byMember: map[string]float64{}}}
+	// The updates end gracefully (Stop): a cancelled put would count as a
+	// failed proposal in etcd's metrics.
+	if upd := scale.NewUpdates(o.Counts, o.Steps, s, o.Seed); o.UpdateRate > 0 && upd.Len() > 0 {
+		b.wg.Add(1)
+		go func() {
+			defer b.wg.Done()
+			b.updates, _ = load.Run(ctx, r.conns, load.Options{Workload: load.Put, Prefix: o.Prefix, Stop: b.end,
+				Clients: min(16, max(2, int(o.UpdateRate/50))), Rate: o.UpdateRate, Duration: 24 * time.Hour,
+				CommandTimeout: r.cli.CommandTimeout(), Objects: func(i int64, req *pb.PutRequest) {
+					k, idx := upd.At(i)
+					r.objs.Put(req, k, idx, 0)
+				}})
+		}()
+	}
+	every(bgctx, &b.wg, pendingInterval, func() {
+		for _, m := range scrapeMembers(bgctx, r.httpc, r.members) {
+			if m.err != nil {
+				continue
+			}
+			v := m.snap.EtcdSignals().Values["proposals_pending"]
+			b.mu.Lock()
+			b.pending.most = max(b.pending.most, v)
+			b.pending.byMember[m.member.Name] = max(b.pending.byMember[m.member.Name], v)
+			b.mu.Unlock()
+		}
+	})
+	if r.leased() {
+		// A new lease every quarter TTL, as the API server reuses one for a
+		// short while: an event lives from 3/4 of the TTL to the TTL, and
+		// no put goes out with a lease that has expired.
+		every(bgctx, &b.wg, o.EventTTL/4, func() {
+			id, err := r.grant(bgctx)
+			if err != nil {
+				if bgctx.Err() == nil {
+					errs.add("lease grant: "+load.ErrorKey(err), 1)
+				}
+				return
+			}
+			lease.Store(int64(id))
+		})
+	}
+	if o.ListInterval > 0 {
+		for k := range o.Counts {
+			b.wg.Add(1)
+			go func() {
+				defer b.wg.Done()
+				for bgctx.Err() == nil {
+					if _, err := scale.ListAll(bgctx, r.cli.Client, r.objs.KindPrefix(k), o.PageLimit, r.cli.CommandTimeout()); err != nil && bgctx.Err() == nil {
+						errs.add("background list: "+listErrorKey(err), 1)
+					}
+					select {
+					case <-bgctx.Done():
+					case <-time.After(o.ListInterval):
+					}
+				}
+			}()
+		}
+	}
+	return b
+}
+
+// stop ends the background traffic and returns the updates' figures and
+// the proposals pending seen; it may be called again.
+func (b *background) stop() (*load.Stats, pendingMax) {
+	b.once.Do(func() {
+		close(b.end)
+		b.cancel()
+		b.wg.Wait()
+	})
+	return b.updates, b.pending
+}
+
+// lists lists every resource whole Lists times, as a controller's relist
+// or kubectl get --all-namespaces does, with the updates going on.
+func (r *scaleRun) lists(ctx context.Context, errs *errCounts) ([]result.ScaleList, error) {
+	o := r.o
+	out := make([]result.ScaleList, len(o.Counts))
+	for k, c := range o.Counts {
+		h := hist.New()
+		sl := result.ScaleList{Kind: c.Kind.Name}
+		for range o.Lists {
+			l, err := scale.ListAll(ctx, r.cli.Client, r.objs.KindPrefix(k), o.PageLimit, r.cli.CommandTimeout())
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			if err != nil {
+				errs.add("list: "+listErrorKey(err), 1)
+				continue
+			}
+			h.Record(l.Took)
+			sl.SlowestPage = max(sl.SlowestPage, l.SlowestPage.Seconds())
+			sl.Pages, sl.Keys, sl.Bytes = l.Pages, l.Keys, l.Bytes
+		}
+		sl.Latency = histLatency(h)
+		out[k] = sl
+	}
+	return out, nil
+}
+
+// every calls f every interval until ctx ends, from a goroutine that wg
+// counts.
+func every(ctx context.Context, wg *sync.WaitGroup, interval time.Duration, f func()) {
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				f()
+			}
+		}
+	}()
+}
+
+// grant grants a lease of the events' TTL and keeps it to revoke it at the
+// end.
+func (r *scaleRun) grant(ctx context.Context) (clientv3.LeaseID, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.cli.CommandTimeout())
+	defer cancel()
+	g, err := r.cli.Grant(ctx, int64(max(r.o.EventTTL/time.Second, 1)))
+	if err != nil {
+		return 0, err
+	}
+	r.mu.Lock()
+	r.leases = append(r.leases, g.ID)
+	r.mu.Unlock()
+	return g.ID, nil
+}
+
+// revision returns etcd's current revision.
+func (r *scaleRun) revision(ctx context.Context) (int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.cli.CommandTimeout())
+	defer cancel()
+	g, err := r.cli.Get(ctx, r.o.Prefix, clientv3.WithCountOnly(), clientv3.WithLimit(1))
+	if err != nil {
+		return 0, fmt.Errorf("read etcd's revision: %w", err)
+	}
+	return g.Header.Revision, nil
+}
+
+// serverFigures fills the step's figures from etcd's metrics: sizes and
+// memory after the step, the disk histograms and slow applies over it.
+func (r *scaleRun) serverFigures(st *result.ScaleStep, before, after []memberScrape, pending map[string]float64) {
+	var wal, commit promscrape.Histogram
+	for i, a := range after {
+		if a.err != nil {
+			continue
+		}
+		sig := a.snap.EtcdSignals()
+		m := result.ScaleMember{Name: a.member.Name, DBSize: sig.Values["db_size"], DBSizeInUse: sig.Values["db_size_in_use"],
+			RSS: sig.Values["rss"], ProposalsPending: pending[a.member.Name]}
+		st.DBSize = max(st.DBSize, m.DBSize)
+		st.DBSizeInUse = max(st.DBSizeInUse, m.DBSizeInUse)
+		st.RSS = max(st.RSS, m.RSS)
+		st.Members = append(st.Members, m)
+		b := before[i]
+		if b.err != nil {
+			continue
+		}
+		if h, ok := histDelta(b.snap, a.snap, metricWALFsync); ok {
+			wal = addHist(wal, h)
+		}
+		if h, ok := histDelta(b.snap, a.snap, metricBackendCommit); ok {
+			commit = addHist(commit, h)
+		}
+		st.SlowApplies += counterDelta(b.snap, a.snap, promscrape.EtcdNames.SlowApplies[0])
+	}
+	if len(wal.Buckets) > 0 {
+		l := wal.Latency()
+		st.WALFsync = &l
+	}
+	if len(commit.Buckets) > 0 {
+		l := commit.Latency()
+		st.BackendCommit = &l
+	}
+}
+
+// quotaOf is the backend quota the members report (the smallest).
+func quotaOf(scrapes []memberScrape) float64 {
+	var q float64
+	for _, m := range scrapes {
+		if m.err != nil {
+			continue
+		}
+		if v, ok := m.snap.EtcdSignals().Values["quota"]; ok && v > 0 && (q == 0 || v < q) {
+			q = v
+		}
+	}
+	return q
+}
+
+// listErrorKey names a list's failure by its request's error.
+func listErrorKey(err error) string {
+	if u := errors.Unwrap(err); u != nil {
+		err = u
+	}
+	return load.ErrorKey(err)
+}
