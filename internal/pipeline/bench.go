@@ -412,17 +412,26 @@ func benchParams(o BenchOptions) map[string]any {
 // endpoints (and user, never the password), or the embedded members.
 func targetParams(p map[string]any, t cluster.TargetOptions) {
 	if len(t.Conn.Endpoints) > 0 {
-		p["endpoints"] = t.Conn.Endpoints
-		if t.Conn.User != "" {
-			p["user"] = t.Conn.User // never the password
-		}
-		if t.Conn.TLSConfigured() {
-			p["tls"] = true
-		}
+		connParams(p, t.Conn)
 	} else {
 		p["data_dir"] = t.DataDir
 		p["members"] = max(t.Members, 1)
 		p["keep_data"] = t.KeepData
+	}
+}
+
+// connParams adds the endpoints of a connection, its user (never the
+// password) and whether TLS is on, to a Result's params.
+func connParams(p map[string]any, c cluster.ConnOptions) {
+	if len(c.Endpoints) == 0 {
+		return
+	}
+	p["endpoints"] = c.Endpoints
+	if c.User != "" {
+		p["user"] = c.User // never the password
+	}
+	if c.TLSConfigured() {
+		p["tls"] = true
 	}
 }
 

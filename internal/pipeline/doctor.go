@@ -462,14 +462,6 @@ func doctorParams(o DoctorOptions) map[string]any {
 	if o.SimulateFsyncDelay > 0 {
 		p["simulate_fsync_delay"] = o.SimulateFsyncDelay.Seconds()
 	}
-	if len(o.Conn.Endpoints) > 0 {
-		p["endpoints"] = o.Conn.Endpoints
-		if o.Conn.User != "" {
-			p["user"] = o.Conn.User // never the password
-		}
-		if o.Conn.TLSConfigured() {
-			p["tls"] = true
-		}
-	}
+	connParams(p, o.Conn)
 	return p
 }

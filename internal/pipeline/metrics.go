@@ -117,16 +117,10 @@ func scrapeBound(o MetricsOptions) time.Duration {
 
 func metricsParams(o MetricsOptions) map[string]any {
 	p := map[string]any{
-		"endpoints": o.Conn.Endpoints,
-		"interval":  o.Interval.Seconds(),
-		"duration":  o.Duration.Seconds(),
+		"interval": o.Interval.Seconds(),
+		"duration": o.Duration.Seconds(),
 	}
-	if o.Conn.User != "" {
-		p["user"] = o.Conn.User // never the password
-	}
-	if o.Conn.TLSConfigured() {
-		p["tls"] = true
-	}
+	connParams(p, o.Conn)
 	return p
 }
 
