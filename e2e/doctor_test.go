@@ -111,44 +111,6 @@ func TestDoctorDiskAndTmpfs(t *testing.T) {
 	}
 }
 
-// A 15ms slow disk: the verdict fails and names the disk, with the
-// evidence, and the mount is gone afterwards.
-func TestDoctorSlowDisk(t *testing.T) {
-	if err := pipeline.CanMountFUSE(); err != nil {
-		t.Skipf("skipped: %v", err)
-	}
-	dir := t.TempDir()
-	r := runIn(t, dir, 2*time.Minute, append([]string{"doctor", "--simulate-fsync-delay", "15ms", "--no-report", "-o", "json"}, quick...)...)
-	if r.Code != 1 {
-		t.Fatalf("exit %d on a 15ms disk, want 1\nstderr: %s", r.Code, r.Stderr)
-	}
-	res := decodeResult(t, r.Stdout)
-	run, row := res.Runs[0], res.Doctor.Targets[0]
-	if res.Verdict != result.Fail || row.LimitedBy != "disk" || row.SimulatedFsyncDelay != 0.015 {
-		t.Errorf("verdict %s, limited by %q, delay %v", res.Verdict, row.LimitedBy, row.SimulatedFsyncDelay)
-	}
-	if !strings.Contains(res.Summary, "too slow for etcd: the disk limits it") {
-		t.Errorf("summary %q", res.Summary)
-	}
-	fs := findingIDs(run.Findings)
-	probe, wal := fs["disk_too_slow"], fs["etcd_wal_fsync_slow"]
-	if probe.Severity != result.Critical || wal.Severity != result.Critical || fs["simulated_slow_disk"].Severity != result.Info {
-		t.Fatalf("findings %v", fs)
-	}
-	// The evidence: the probe's fdatasync and etcd's own WAL fsync, both
-	// over the 10ms limit by the 15ms delay.
-	if e := probe.Evidence[0]; e.Observed < 0.015 || e.Limit != 0.010 || e.Source == "" {
-		t.Errorf("probe evidence %+v", e)
-	}
-	if e := wal.Evidence[0]; e.Observed < 0.015 || e.Limit != 0.010 || !strings.Contains(e.Source, "etcd_disk_wal_fsync_duration_seconds") {
-		t.Errorf("WAL evidence %+v", e)
-	}
-	assertEmptyDir(t, dir)
-	if left := processesWith(t, "slowdisk\x00--src\x00"+dir); len(left) > 0 {
-		t.Errorf("slowdisk processes left: %v", left)
-	}
-}
-
 // Ctrl-C while etcd is loaded: exit 2, the partial Result in the report,
 // nothing left (keys, data, probe files, mount).
 func TestDoctorInterruptCleansUp(t *testing.T) {
