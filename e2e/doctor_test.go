@@ -7,11 +7,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/etcdperf/etcdperf/internal/pipeline"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/sysinfo"
 	"github.com/etcdperf/etcdperf/internal/testutil"
@@ -108,46 +106,6 @@ func TestDoctorDiskAndTmpfs(t *testing.T) {
 	assertEmptyDir(t, shm)
 	if left, _ := os.ReadDir(cwd); len(left) != 1 {
 		t.Errorf("the current directory holds %v, want the report only", left)
-	}
-}
-
-// Ctrl-C while etcd is loaded: exit 2, the partial Result in the report,
-// nothing left (keys, data, probe files, mount).
-func TestDoctorInterruptCleansUp(t *testing.T) {
-	dir, cwd := t.TempDir(), t.TempDir()
-	args := []string{"doctor", "--data-dir", dir, "--duration", "1m", "--disk-runtime", "1s"}
-	if pipeline.CanMountFUSE() == nil {
-		args = append(args, "--simulate-fsync-delay", "2ms")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, testutil.Binary(t), args...)
-	cmd.Dir = cwd
-	done := make(chan testutil.Run, 1)
-	go func() { done <- testutil.Wait(t, cmd, ctx) }()
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if etcdServing(dir) {
-			time.Sleep(time.Second)
-			break
-		}
-	}
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	r := <-done
-	if r.Code != 2 || !strings.Contains(r.Stderr, "interrupted") {
-		t.Errorf("exit %d, stderr %q", r.Code, r.Stderr)
-	}
-	res, err := result.ReadFile(filepath.Join(cwd, "etcdperf-report.json"))
-	if err != nil {
-		t.Fatalf("no partial report: %v", err)
-	}
-	if res.Error != "interrupted" || len(res.Runs) != 1 || res.Runs[0].Bench == nil || res.Runs[0].Disk == nil {
-		t.Errorf("partial result: error %q, %d runs", res.Error, len(res.Runs))
-	}
-	assertEmptyDir(t, dir)
-	if left := processesWith(t, dir); len(left) > 0 {
-		t.Errorf("processes left: %v", left)
 	}
 }
 
