@@ -204,6 +204,8 @@ func TestPasswordNeverLeaks(t *testing.T) {
 		{"scale", "--prefix", "/denied/", "--objects", "pods=10", "--steps", "1"},
 		{"scale", "--user", "nobody:" + password, "--objects", "pods=10", "--steps", "1"},
 		{"metrics", "--user", "nobody:" + password, "--interval", "200ms", "--duration", "200ms"},
+		// No user name: the error must not quote the value back.
+		{"check", "--user", ":" + password},
 	} {
 		if !slices.Contains(args, "--user") {
 			args = append(args, "--user", "bench")
