@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -31,9 +32,17 @@ func startServer(t *testing.T) (string, *clientv3.Client) {
 func startServerLogged(t *testing.T) (string, *clientv3.Client, string) {
 	t.Helper()
 	dir := t.TempDir()
-	ep := fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(t))
 	logPath := filepath.Join(dir, "etcd.log")
-	cmd := exec.Command(testutil.Binary(t), "server", "--data-dir", filepath.Join(dir, "data"),
+	ep, cli, _ := startServerAt(t, filepath.Join(dir, "data"), logPath)
+	return ep, cli, logPath
+}
+
+// startServerAt runs `etcdperf server` with its data in dataDir and its log
+// in logPath; stop ends it (it also ends with the test).
+func startServerAt(t *testing.T, dataDir, logPath string) (ep string, cli *clientv3.Client, stop func()) {
+	t.Helper()
+	ep = fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(t))
+	cmd := exec.Command(testutil.Binary(t), "server", "--data-dir", dataDir,
 		"--listen-client-url", "http://"+ep, "--listen-peer-url", fmt.Sprintf("http://127.0.0.1:%d", testutil.FreePort(t)),
 		"--log-file", logPath)
 	out, err := cmd.StdoutPipe()
@@ -45,10 +54,14 @@ func startServerLogged(t *testing.T) (string, *clientv3.Client, string) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		cmd.Wait()
-	})
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cmd.Process.Signal(syscall.SIGTERM)
+			cmd.Wait()
+		})
+	}
+	t.Cleanup(stop)
 	ready := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(out)
@@ -68,12 +81,12 @@ func startServerLogged(t *testing.T) (string, *clientv3.Client, string) {
 	if stderr.Len() > 0 {
 		t.Errorf("etcdperf server wrote to stderr: %s", stderr.String())
 	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{ep}, DialTimeout: 5 * time.Second})
+	cli, err = clientv3.New(clientv3.Config{Endpoints: []string{ep}, DialTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cli.Close() })
-	return ep, cli, logPath
+	return ep, cli, stop
 }
 
 func keysUnder(t *testing.T, cli *clientv3.Client, p string) int64 {

@@ -7,11 +7,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/etcdperf/etcdperf/internal/pipeline"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/sysinfo"
 	"github.com/etcdperf/etcdperf/internal/testutil"
@@ -108,84 +106,6 @@ func TestDoctorDiskAndTmpfs(t *testing.T) {
 	assertEmptyDir(t, shm)
 	if left, _ := os.ReadDir(cwd); len(left) != 1 {
 		t.Errorf("the current directory holds %v, want the report only", left)
-	}
-}
-
-// A 15ms slow disk: the verdict fails and names the disk, with the
-// evidence, and the mount is gone afterwards.
-func TestDoctorSlowDisk(t *testing.T) {
-	if err := pipeline.CanMountFUSE(); err != nil {
-		t.Skipf("skipped: %v", err)
-	}
-	dir := t.TempDir()
-	r := runIn(t, dir, 2*time.Minute, append([]string{"doctor", "--simulate-fsync-delay", "15ms", "--no-report", "-o", "json"}, quick...)...)
-	if r.Code != 1 {
-		t.Fatalf("exit %d on a 15ms disk, want 1\nstderr: %s", r.Code, r.Stderr)
-	}
-	res := decodeResult(t, r.Stdout)
-	run, row := res.Runs[0], res.Doctor.Targets[0]
-	if res.Verdict != result.Fail || row.LimitedBy != "disk" || row.SimulatedFsyncDelay != 0.015 {
-		t.Errorf("verdict %s, limited by %q, delay %v", res.Verdict, row.LimitedBy, row.SimulatedFsyncDelay)
-	}
-	if !strings.Contains(res.Summary, "too slow for etcd: the disk limits it") {
-		t.Errorf("summary %q", res.Summary)
-	}
-	fs := findingIDs(run.Findings)
-	probe, wal := fs["disk_too_slow"], fs["etcd_wal_fsync_slow"]
-	if probe.Severity != result.Critical || wal.Severity != result.Critical || fs["simulated_slow_disk"].Severity != result.Info {
-		t.Fatalf("findings %v", fs)
-	}
-	// The evidence: the probe's fdatasync and etcd's own WAL fsync, both
-	// over the 10ms limit by the 15ms delay.
-	if e := probe.Evidence[0]; e.Observed < 0.015 || e.Limit != 0.010 || e.Source == "" {
-		t.Errorf("probe evidence %+v", e)
-	}
-	if e := wal.Evidence[0]; e.Observed < 0.015 || e.Limit != 0.010 || !strings.Contains(e.Source, "etcd_disk_wal_fsync_duration_seconds") {
-		t.Errorf("WAL evidence %+v", e)
-	}
-	assertEmptyDir(t, dir)
-	if left := processesWith(t, "slowdisk\x00--src\x00"+dir); len(left) > 0 {
-		t.Errorf("slowdisk processes left: %v", left)
-	}
-}
-
-// Ctrl-C while etcd is loaded: exit 2, the partial Result in the report,
-// nothing left (keys, data, probe files, mount).
-func TestDoctorInterruptCleansUp(t *testing.T) {
-	dir, cwd := t.TempDir(), t.TempDir()
-	args := []string{"doctor", "--data-dir", dir, "--duration", "1m", "--disk-runtime", "1s"}
-	if pipeline.CanMountFUSE() == nil {
-		args = append(args, "--simulate-fsync-delay", "2ms")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, testutil.Binary(t), args...)
-	cmd.Dir = cwd
-	done := make(chan testutil.Run, 1)
-	go func() { done <- testutil.Wait(t, cmd, ctx) }()
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if etcdServing(dir) {
-			time.Sleep(time.Second)
-			break
-		}
-	}
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	r := <-done
-	if r.Code != 2 || !strings.Contains(r.Stderr, "interrupted") {
-		t.Errorf("exit %d, stderr %q", r.Code, r.Stderr)
-	}
-	res, err := result.ReadFile(filepath.Join(cwd, "etcdperf-report.json"))
-	if err != nil {
-		t.Fatalf("no partial report: %v", err)
-	}
-	if res.Error != "interrupted" || len(res.Runs) != 1 || res.Runs[0].Bench == nil || res.Runs[0].Disk == nil {
-		t.Errorf("partial result: error %q, %d runs", res.Error, len(res.Runs))
-	}
-	assertEmptyDir(t, dir)
-	if left := processesWith(t, dir); len(left) > 0 {
-		t.Errorf("processes left: %v", left)
 	}
 }
 

@@ -11,12 +11,13 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/etcdperf/etcdperf/internal/pipeline"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/testutil"
 )
 
 // interruptCase is one command interrupted with SIGINT (Ctrl-C) once it
-// is measuring. A command that lands later (check, doctor, scale) is one
+// is measuring. Each command that writes files, data dirs or keys is one
 // row of interruptCases.
 type interruptCase struct {
 	name string
@@ -68,11 +69,70 @@ var interruptCases = []interruptCase{
 		measured:   func(r *result.Result) bool { return r.Bench != nil && r.Bench.Ops > 0 },
 		stopWithin: 20 * time.Second,
 	},
-	// check, doctor, scale: one row each when they land.
+	{
+		name: "check external",
+		args: func(_, ep string) []string { return []string{"check", "--endpoints", ep, "--duration", "30s"} },
+		started: func(t *testing.T, _ string, cli *clientv3.Client) bool {
+			return keysUnder(t, cli, "/etcdperf/") > 0
+		},
+		measured:   func(r *result.Result) bool { return r.Bench != nil && r.Bench.Ops > 0 && r.Perf != nil },
+		stopWithin: 10 * time.Second,
+	},
+	{
+		// Loaded etcd on a slow view of dir (its own slowdisk mount, when
+		// FUSE is here): the probe, the member, the view all go.
+		name: "doctor",
+		args: func(dir, _ string) []string {
+			args := []string{"doctor", "--data-dir", dir, "--duration", "1m", "--disk-runtime", "1s", "--no-report"}
+			if pipeline.CanMountFUSE() == nil {
+				args = append(args, "--simulate-fsync-delay", "2ms")
+			}
+			return args
+		},
+		started: func(_ *testing.T, dir string, _ *clientv3.Client) bool {
+			if !etcdServing(dir) {
+				return false
+			}
+			time.Sleep(time.Second) // the load starts once it serves
+			return true
+		},
+		measured: func(r *result.Result) bool {
+			return len(r.Runs) == 1 && r.Runs[0].Disk != nil && r.Runs[0].Bench != nil && r.Runs[0].Bench.Ops > 0
+		},
+		stopWithin: 10 * time.Second,
+	},
+	{
+		name: "scale embedded",
+		args: func(dir, _ string) []string {
+			return []string{"scale", "--objects", "pods=200000,events=20000", "--steps", "2", "--rate", "2000", "--data-dir", dir}
+		},
+		started: func(_ *testing.T, dir string, _ *clientv3.Client) bool {
+			if !membersReady(dir, 1) {
+				return false
+			}
+			time.Sleep(1500 * time.Millisecond) // objects are being written
+			return true
+		},
+		measured:   func(r *result.Result) bool { return r.Scale != nil && r.Scale.Planned == 2 && len(r.Scale.Kinds) == 2 },
+		stopWithin: 10 * time.Second,
+	},
+	{
+		// Objects on leases (events): no lease may be left either.
+		name: "scale external",
+		args: func(_, ep string) []string {
+			return []string{"scale", "--objects", "pods=200000,events=20000", "--steps", "2", "--rate", "2000", "--endpoints", ep}
+		},
+		started: func(t *testing.T, _ string, cli *clientv3.Client) bool {
+			return keysUnder(t, cli, "/etcdperf/") > 500
+		},
+		measured:   func(r *result.Result) bool { return r.Scale != nil && r.Scale.Planned == 2 && len(r.Scale.Kinds) == 2 },
+		stopWithin: 10 * time.Second,
+	},
 }
 
-// SIGINT during a run: the command stops, removes its files, data dirs and
-// keys, writes its partial Result to the file -o names, and exits 2.
+// SIGINT during a run: the command stops, removes its files, data dirs,
+// mounts, keys and leases, stops the processes it started, writes its
+// partial Result to the file -o names, and exits 2.
 func TestInterruptCleansUp(t *testing.T) {
 	ep, cli := startServer(t)
 	for _, c := range interruptCases {
@@ -114,8 +174,17 @@ func TestInterruptCleansUp(t *testing.T) {
 			if n := keysUnder(t, cli, "/etcdperf/"); n != 0 {
 				t.Errorf("%d keys left in etcd", n)
 			}
-			if left := membersIn(t, dir); len(left) > 0 {
-				t.Errorf("member processes left: %v", left)
+			// Members (server --data-dir) and slow views (slowdisk --src)
+			// name the directory on their command line.
+			if left := processesWith(t, dir); len(left) > 0 {
+				t.Errorf("processes left: %v", left)
+			}
+			if left := slowMountsUnder(t, dir); len(left) > 0 {
+				t.Errorf("mounts left: %v", left)
+			}
+			leases, err := cli.Leases(ctx)
+			if err != nil || len(leases.Leases) != 0 {
+				t.Errorf("leases left in etcd: %v %v", leases, err)
 			}
 		})
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -89,31 +90,44 @@ func keyspaceHash(t *testing.T, cli *clientv3.Client, prefix string) (string, in
 }
 
 // Against an etcd holding 10,000 unrelated keys, every workload that writes
-// leaves them byte for byte as they were (values, revisions, versions,
-// leases), and their lease alive.
+// (bench's, check's, scale's) leaves them byte for byte as they were
+// (values, revisions, versions, leases), and their lease alive.
 func TestBenchLeavesOtherKeysUntouched(t *testing.T) {
 	ep, cli := startServer(t)
 	const unrelated = 10000
 	lease := fillUnrelated(t, cli, unrelated)
 	for _, w := range [][]string{
-		{"put", "--total", "300", "--clients", "4", "--key-space-size", "50"},
-		{"put", "--total", "300", "--clients", "4", "--sequential-keys", "--key-space-size", "100000", "--key-size", "8"},
-		{"txn-put", "--total", "100", "--clients", "4", "--txn-ops", "4", "--key-space-size", "20"},
-		{"txn-mixed", "--total", "100", "--clients", "4", "--key-space-size", "20"},
-		{"range", "--total", "50", "--clients", "2", "--key-space-size", "100"}, // fills its prefix first
-		{"watch-latency", "--put-total", "50", "--put-rate", "200", "--streams", "2", "--watchers-per-stream", "2"},
-		{"lease-keepalive", "--total", "100", "--clients", "4"},
+		{"bench", "put", "--total", "300", "--clients", "4", "--key-space-size", "50"},
+		{"bench", "put", "--total", "300", "--clients", "4", "--sequential-keys", "--key-space-size", "100000", "--key-size", "8"},
+		{"bench", "txn-put", "--total", "100", "--clients", "4", "--txn-ops", "4", "--key-space-size", "20"},
+		{"bench", "txn-mixed", "--total", "100", "--clients", "4", "--key-space-size", "20"},
+		{"bench", "range", "--total", "50", "--clients", "2", "--key-space-size", "100"}, // fills its prefix first
+		{"bench", "watch-latency", "--put-total", "50", "--put-rate", "200", "--streams", "2", "--watchers-per-stream", "2"},
+		{"bench", "lease-keepalive", "--total", "100", "--clients", "4"},
+		// check perf's profile s (150 puts/s) for 2s, then the deletion of
+		// its keys.
+		{"check", "--duration", "2s"},
+		// Kubernetes-shaped objects, events on leases, lists and updates.
+		{"scale", "--objects", "pods=300,events=100", "--steps", "2", "--lists", "1", "--limit", "put_p99=10s"},
 	} {
 		prefix := "/etcdperf/safety-" + w[0] + "/"
+		if w[0] == "bench" {
+			prefix = "/etcdperf/safety-" + w[1] + "/"
+		}
 		before, n := keyspaceHash(t, cli, prefix)
 		if n != unrelated {
 			t.Fatalf("%d unrelated keys, want %d", n, unrelated)
 		}
-		r := testutil.RunBinary(t, time.Minute, append(append([]string{"bench"}, w...), "--endpoints", ep, "--prefix", prefix, "-o", "json")...)
+		r := testutil.RunBinary(t, time.Minute, append(w, "--endpoints", ep, "--prefix", prefix, "-o", "json")...)
 		if r.Code == 2 {
 			t.Fatalf("%v: exit 2: %s", w, r.Stderr)
 		}
-		if res := decodeResult(t, r.Stdout); res.Bench == nil || res.Bench.Ops == 0 {
+		res := decodeResult(t, r.Stdout)
+		if w[0] == "scale" {
+			if res.Scale == nil || len(res.Scale.Steps) != 2 || res.Scale.Steps[1].Objects == 0 {
+				t.Errorf("%v: nothing ran: %+v", w, res.Scale)
+			}
+		} else if res.Bench == nil || res.Bench.Ops == 0 {
 			t.Errorf("%v: nothing ran: %+v", w, res.Bench)
 		}
 		after, m := keyspaceHash(t, cli, prefix)
@@ -137,7 +151,8 @@ func TestBenchLeavesOtherKeysUntouched(t *testing.T) {
 
 // The password of --user, from ETCDPERF_PASSWORD or written as user:password,
 // never shows in stdout, stderr, etcd's log, any Result (JSON, text, CSV)
-// or HTML report, on success or failure.
+// or HTML report, on success or failure, of bench, check, scale and
+// metrics.
 func TestPasswordNeverLeaks(t *testing.T) {
 	ep, cli, etcdLog := startServerLogged(t)
 	secret := make([]byte, 12)
@@ -171,14 +186,41 @@ func TestPasswordNeverLeaks(t *testing.T) {
 	if r := run(true, "bench", "lease-keepalive", "--endpoints", ep, "--user", "bench", "--total", "50", "-o", file("lease.json")); r.Code == 2 {
 		t.Fatalf("lease-keepalive with auth: %s", r.Stderr)
 	}
-	// Failures print what they know: a denied prefix, a wrong user.
+	if r := run(true, "check", "--endpoints", ep, "--user", "bench", "--duration", "2s", "-o", file("check.json"), "-o", file("check.txt")); r.Code == 2 {
+		t.Fatalf("check with auth: %s", r.Stderr)
+	}
+	if r := run(false, "scale", "--endpoints", ep, "--user", "bench:"+password, "--objects", "pods=100,events=20", "--steps", "1",
+		"--limit", "put_p99=10s", "-o", file("scale.json"), "-o", file("scale.csv")); r.Code == 2 {
+		t.Fatalf("scale with auth: %s", r.Stderr)
+	}
+	if r := run(true, "metrics", "--endpoints", ep, "--user", "bench", "--interval", "200ms", "--duration", "600ms", "-o", "text", "-o", file("metrics.json")); r.Code == 2 {
+		t.Fatalf("metrics with auth: %s", r.Stderr)
+	}
+	// Failures print what they know: a denied prefix, a wrong user (with
+	// the password on the command line).
+	for _, args := range [][]string{
+		{"check", "--prefix", "/denied/", "--duration", "1s"},
+		{"check", "--user", "nobody:" + password, "--duration", "1s"},
+		{"scale", "--prefix", "/denied/", "--objects", "pods=10", "--steps", "1"},
+		{"scale", "--user", "nobody:" + password, "--objects", "pods=10", "--steps", "1"},
+		{"metrics", "--user", "nobody:" + password, "--interval", "200ms", "--duration", "200ms"},
+		// No user name: the error must not quote the value back.
+		{"check", "--user", ":" + password},
+	} {
+		if !slices.Contains(args, "--user") {
+			args = append(args, "--user", "bench")
+		}
+		if r := run(true, append(args, "--endpoints", ep)...); r.Code != 2 {
+			t.Errorf("%v: exit %d", args, r.Code)
+		}
+	}
 	if r := run(true, "bench", "put", "--endpoints", ep, "--user", "bench", "--prefix", "/denied/", "--total", "10"); r.Code != 2 {
 		t.Errorf("denied prefix: exit %d", r.Code)
 	}
 	if r := run(true, "bench", "put", "--endpoints", ep, "--user", "nobody", "--total", "10"); r.Code != 2 {
 		t.Errorf("wrong user: exit %d", r.Code)
 	}
-	if r := run(false, "report", file("put.json"), file("watch.json"), file("lease.json"), "-o", file("report.html")); r.Code != 0 {
+	if r := run(false, "report", file("put.json"), file("watch.json"), file("lease.json"), file("check.json"), file("scale.json"), file("metrics.json"), "-o", file("report.html")); r.Code != 0 {
 		t.Errorf("report: exit %d %s", r.Code, r.Stderr)
 	}
 	if r := run(false, "compare", file("put.json"), file("watch.json"), "-o", "text", "-o", file("compare.json")); r.Code != 0 {
@@ -186,7 +228,7 @@ func TestPasswordNeverLeaks(t *testing.T) {
 	}
 
 	files, err := filepath.Glob(filepath.Join(out, "*"))
-	if err != nil || len(files) < 8 {
+	if err != nil || len(files) < 13 {
 		t.Fatalf("the runs wrote %v (%v)", files, err)
 	}
 	files = append(files, etcdLog)

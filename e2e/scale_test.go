@@ -4,14 +4,11 @@ import (
 	"context"
 	"encoding/csv"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/testutil"
 )
 
@@ -83,47 +80,6 @@ func TestScaleExternalText(t *testing.T) {
 	}
 }
 
-// Ctrl-C in the middle of a step: exit 2, a partial Result, and nothing
-// left: no key, no lease, no data dir, no member process.
-func TestScaleInterruptCleansUp(t *testing.T) {
-	ep, cli := startServer(t)
-	for _, embedded := range []bool{true, false} {
-		dir := t.TempDir()
-		out := filepath.Join(t.TempDir(), "partial.json")
-		args := []string{"scale", "--objects", "pods=200000,events=20000", "--steps", "2", "--rate", "2000", "-o", out}
-		if embedded {
-			args = append(args, "--data-dir", dir)
-		} else {
-			args = append(args, "--endpoints", ep)
-		}
-		// Interrupt once objects are being written.
-		var settle time.Duration
-		if embedded {
-			settle = 1500 * time.Millisecond
-		}
-		res := interruptRun(t, out, func() bool {
-			if embedded {
-				return membersReady(dir, 1)
-			}
-			return keysUnder(t, cli, "/etcdperf/") > 500
-		}, settle, args...)
-		if res.Scale == nil || res.Scale.Planned != 2 {
-			t.Errorf("embedded %v: partial result error %q scale %+v", embedded, res.Error, res.Scale)
-		}
-		assertEmptyDir(t, dir)
-		if left := membersIn(t, dir); len(left) > 0 {
-			t.Errorf("member processes left: %v", left)
-		}
-		if n := keysUnder(t, cli, "/etcdperf/"); n != 0 {
-			t.Errorf("embedded %v: %d keys left in the external etcd", embedded, n)
-		}
-		leases, err := cli.Leases(context.Background())
-		if err != nil || len(leases.Leases) != 0 {
-			t.Errorf("embedded %v: leases left: %v %v", embedded, leases, err)
-		}
-	}
-}
-
 func TestScaleUsageErrors(t *testing.T) {
 	cases := []struct {
 		args []string
@@ -154,35 +110,4 @@ func TestScaleUsageErrors(t *testing.T) {
 	if r.Code != 0 || !strings.Contains(r.Stdout, "Examples:") || !strings.Contains(r.Stdout, "registry/pods/<namespace>/<name>") {
 		t.Errorf("scale --help: exit %d\n%s", r.Code, r.Stdout)
 	}
-}
-
-// interruptRun runs etcdperf with args, sends it SIGINT once ready says so
-// and settle has passed, checks that it ends with exit 2 and says it was
-// interrupted, and returns the partial Result it wrote to out.
-func interruptRun(t *testing.T, out string, ready func() bool, settle time.Duration, args ...string) *result.Result {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, testutil.Binary(t), args...)
-	done := make(chan testutil.Run, 1)
-	go func() { done <- testutil.Wait(t, cmd, ctx) }()
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && !ready(); {
-		time.Sleep(50 * time.Millisecond)
-	}
-	time.Sleep(settle)
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	r := <-done
-	if r.Code != 2 || !strings.Contains(r.Stderr, "interrupted") {
-		t.Errorf("%v: exit %d, stderr %q", args, r.Code, r.Stderr)
-	}
-	res, err := result.ReadFile(out)
-	if err != nil {
-		t.Fatalf("%v: no partial result: %v", args, err)
-	}
-	if res.Error != "interrupted" {
-		t.Errorf("%v: partial result error %q", args, res.Error)
-	}
-	return res
 }

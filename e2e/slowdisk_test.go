@@ -21,7 +21,7 @@ func startSlowdisk(t *testing.T, src, mnt string, args ...string) func() testuti
 	if _, err := os.Stat("/dev/fuse"); err != nil {
 		t.Skipf("skipped: no /dev/fuse here: %v", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	cmd := exec.CommandContext(ctx, testutil.Binary(t), append([]string{"slowdisk", "--src", src, "--mnt", mnt}, args...)...)
 	done := make(chan testutil.Run, 1)
 	go func() { done <- testutil.Wait(t, cmd, ctx) }()

@@ -21,25 +21,57 @@ import (
 // cause (a critical finding with its evidence), that the plain directory
 // passes, and that tmpfs is fast but not durable.
 //
-// A command that lands later (check, doctor, metrics) is one row of
-// verdictCommands.
+// A command that judges storage is one row of verdictCommands.
 
 // verdictCommand is one command of the verdict suite.
 type verdictCommand struct {
 	name string
-	// args runs the command on the storage under dir; "-o json" is added.
+	// args runs the command on the storage under dir (or, with serve, on
+	// the member at endpoint dir); "-o json" is added.
 	args func(dir string) []string
-	// diskFinding is the finding that names the disk as the cause.
-	diskFinding string
+	// slowArgs, when set, runs on the slow disk instead of args: the
+	// command makes its own slow view of the plain directory it is given.
+	slowArgs func(plain string) []string
+	// serve: the command watches a running member, not storage. Each run
+	// starts `etcdperf server` with its data on the storage, runs the
+	// command against it under a bounded put load, then stops it and
+	// removes its data.
+	serve bool
+	// remote: the command sees the member through its /metrics only and
+	// cannot know what storage it runs on. Its Result names no file
+	// system, its finding names the disk in its advice rather than its
+	// title, and on tmpfs it can only say that the fsyncs were fast: it
+	// must pass, with a fast fsync p99 and no disk named.
+	remote bool
+	// judged is the Result the verdict is in (default: the Result).
+	judged func(*result.Result) *result.Result
+	// diskFindings name the disk as the cause on the slow disk; each must
+	// be critical, with the observed latency as its first evidence.
+	diskFindings []string
 	// fsync is the fsync latency the verdict rests on.
 	fsync func(*result.Result) *result.Latency
+	// slowMore, when set, checks more of the slow disk's Result.
+	slowMore func(t *testing.T, res *result.Result, plain string)
+}
+
+// serverWALFsync is etcd's own WAL fsync histogram over the run.
+func serverWALFsync(r *result.Result) *result.Latency {
+	if r.Server == nil {
+		return nil
+	}
+	return r.Server.WALFsync
+}
+
+// doctor's flags for a short run on one location.
+func doctorArgs(dir string, more ...string) []string {
+	return append([]string{"doctor", "--data-dir", dir, "--duration", "3s", "--disk-runtime", "1s", "--no-report"}, more...)
 }
 
 var verdictCommands = []verdictCommand{
 	{
-		name:        "disk",
-		args:        func(dir string) []string { return []string{"disk", "--dir", dir, "--size", "128k"} },
-		diskFinding: "disk_too_slow",
+		name:         "disk",
+		args:         func(dir string) []string { return []string{"disk", "--dir", dir, "--size", "128k"} },
+		diskFindings: []string{"disk_too_slow"},
 		fsync: func(r *result.Result) *result.Latency {
 			if r.Disk == nil {
 				return nil
@@ -53,15 +85,57 @@ var verdictCommands = []verdictCommand{
 		args: func(dir string) []string {
 			return []string{"bench", "put", "--data-dir", dir, "--total", "300", "--clients", "4"}
 		},
-		diskFinding: "server_disk_slow",
-		fsync: func(r *result.Result) *result.Latency {
-			if r.Server == nil {
-				return nil
+		diskFindings: []string{"server_disk_slow"},
+		fsync:        serverWALFsync,
+	},
+	{
+		// check perf's profile s for a few seconds on an embedded etcd.
+		name:         "check",
+		args:         func(dir string) []string { return []string{"check", "--data-dir", dir, "--duration", "3s"} },
+		diskFindings: []string{"etcd_wal_fsync_slow"},
+		fsync:        serverWALFsync,
+	},
+	{
+		// doctor on the slow disk makes its own slow view of the plain
+		// directory (--simulate-fsync-delay, the same slowdisk file
+		// system): its probe and etcd's WAL both name the disk, and its
+		// summary says the disk limits etcd.
+		name:         "doctor",
+		args:         func(dir string) []string { return doctorArgs(dir) },
+		slowArgs:     func(plain string) []string { return doctorArgs(plain, "--simulate-fsync-delay", slowFsync.String()) },
+		judged:       func(r *result.Result) *result.Result { return &r.Runs[0] },
+		diskFindings: []string{"disk_too_slow", "etcd_wal_fsync_slow"},
+		fsync:        serverWALFsync,
+		slowMore: func(t *testing.T, res *result.Result, plain string) {
+			row := res.Doctor.Targets[0]
+			if row.LimitedBy != "disk" || row.SimulatedFsyncDelay != slowFsync.Seconds() || !strings.Contains(res.Summary, "too slow for etcd: the disk limits it") {
+				t.Errorf("doctor: limited by %q, simulated delay %v, summary %q", row.LimitedBy, row.SimulatedFsyncDelay, res.Summary)
 			}
-			return r.Server.WALFsync
+			if f, ok := findingOf(&res.Runs[0], "simulated_slow_disk"); !ok || f.Severity != result.Info {
+				t.Errorf("doctor: the simulated slow disk is not said: %+v", res.Runs[0].Findings)
+			}
+			if left := processesWith(t, "slowdisk\x00--src\x00"+plain); len(left) > 0 {
+				t.Errorf("doctor: slowdisk processes left: %v", left)
+			}
 		},
 	},
-	// check, doctor and metrics: one row each when they land.
+	{
+		// metrics watches a member whose data is on the storage while the
+		// test puts keys into it.
+		name: "metrics",
+		args: func(ep string) []string {
+			return []string{"metrics", "--endpoints", ep, "--interval", "500ms", "--duration", "3s"}
+		},
+		serve:        true,
+		remote:       true,
+		diskFindings: []string{"metrics_wal_fsync_p99"},
+		fsync: func(r *result.Result) *result.Latency {
+			if r.Metrics == nil || len(r.Metrics.Members) != 1 || r.Metrics.Members[0].Overall == nil {
+				return nil
+			}
+			return r.Metrics.Members[0].Overall.WALFsync
+		},
+	},
 }
 
 const (
@@ -75,31 +149,58 @@ const (
 	plainAttempts = 3
 )
 
-func runVerdict(t *testing.T, c verdictCommand, dir string) (testutil.Run, *result.Result, *result.Latency) {
+// runVerdict runs c with argsOf(dir) on the storage at dir (argsOf of the
+// endpoint of a member on it, with serve) and returns the run,
+// its Result, the judged Result and the fsync latency in it.
+func runVerdict(t *testing.T, c verdictCommand, argsOf func(string) []string, dir string) (testutil.Run, *result.Result, *result.Result, *result.Latency) {
 	t.Helper()
-	r := testutil.RunBinary(t, 2*time.Minute, append(c.args(dir), "-o", "json")...)
+	var r testutil.Run
+	if c.serve {
+		data := filepath.Join(dir, "etcd")
+		ep, _, stop := startServerAt(t, data, filepath.Join(t.TempDir(), "etcd.log"))
+		loaded(t, ep, func() { r = testutil.RunBinary(t, 2*time.Minute, append(argsOf(ep), "-o", "json")...) })
+		stop()
+		if err := os.RemoveAll(data); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		r = testutil.RunBinary(t, 2*time.Minute, append(argsOf(dir), "-o", "json")...)
+	}
 	if r.Code == 2 {
 		t.Fatalf("%s on %s: exit 2: %s", c.name, dir, r.Stderr)
 	}
 	res := decodeResult(t, r.Stdout)
-	l := c.fsync(res)
+	judged := res
+	if c.judged != nil {
+		judged = c.judged(res)
+	}
+	l := c.fsync(judged)
 	if l == nil || l.Count == 0 {
 		t.Fatalf("%s on %s: no fsync latency in the Result", c.name, dir)
 	}
-	return r, res, l
+	return r, res, judged, l
 }
 
 // passes is the verdict on a disk fast enough: exit 0 and no check
 // failed. A warning is allowed: on this shared machine the tool rightly
 // warns when the CPUs were saturated during the run.
-func passes(r testutil.Run, res *result.Result, diskFinding string) bool {
+func passes(r testutil.Run, res *result.Result, diskFindings []string) bool {
 	for _, c := range res.Checks {
 		if c.Status == result.StatusFail {
 			return false
 		}
 	}
-	_, named := findingOf(res, diskFinding)
-	return r.Code == 0 && res.Verdict != result.Fail && !named
+	return r.Code == 0 && res.Verdict != result.Fail && !namesTheDisk(res, diskFindings)
+}
+
+// namesTheDisk reports whether one of the findings is in res.
+func namesTheDisk(res *result.Result, ids []string) bool {
+	for _, id := range ids {
+		if _, ok := findingOf(res, id); ok {
+			return true
+		}
+	}
+	return false
 }
 
 func findingOf(res *result.Result, id string) (result.Finding, bool) {
@@ -121,31 +222,48 @@ func TestVerdicts(t *testing.T) {
 	for _, c := range verdictCommands {
 		t.Run(c.name, func(t *testing.T) {
 			// Slow: too slow for etcd, the disk named, with the evidence.
-			r, res, slowL := runVerdict(t, c, slow)
-			if r.Code != 1 || res.Verdict != result.Fail {
+			slowArgs, slowDir := c.args, slow
+			if c.slowArgs != nil {
+				slowArgs, slowDir = c.slowArgs, plain
+			}
+			r, res, judged, slowL := runVerdict(t, c, slowArgs, slowDir)
+			if r.Code != 1 || res.Verdict != result.Fail || judged.Verdict != result.Fail {
 				t.Errorf("slow disk: exit %d verdict %s, want 1 and fail", r.Code, res.Verdict)
 			}
 			if slowL.P99 < fsyncLimit {
 				t.Errorf("slow disk: fsync p99 %v, want over the %v limit with a %v delay", slowL.P99, fsyncLimit, slowFsync)
 			}
-			f, ok := findingOf(res, c.diskFinding)
-			if !ok || f.Severity != result.Critical || !strings.Contains(strings.ToLower(f.Title), "disk") || len(f.Evidence) == 0 || f.Evidence[0].Observed < fsyncLimit {
-				t.Errorf("slow disk: finding %s %+v, want a critical one naming the disk with the observed latency as evidence (all: %+v)", c.diskFinding, f, res.Findings)
+			for _, id := range c.diskFindings {
+				f, ok := findingOf(judged, id)
+				named := f.Title
+				if c.remote {
+					named = f.Recommendation
+				}
+				if !ok || f.Severity != result.Critical || !strings.Contains(strings.ToLower(named), "disk") || len(f.Evidence) == 0 || f.Evidence[0].Observed < fsyncLimit {
+					t.Errorf("slow disk: finding %s %+v, want a critical one naming the disk with the observed latency as evidence (all: %+v)", id, f, judged.Findings)
+				}
 			}
-			if res.Env == nil || res.Env.FSType != cluster.SlowDiskFSType {
-				t.Errorf("slow disk: env %+v does not name the slow file system", res.Env)
+			if c.remote {
+				if judged.Env != nil && judged.Env.FSType != "" {
+					t.Errorf("slow disk: a file system is named (%s) that the command cannot know", judged.Env.FSType)
+				}
+			} else if judged.Env == nil || judged.Env.FSType != cluster.SlowDiskFSType {
+				t.Errorf("slow disk: env %+v does not name the slow file system", judged.Env)
+			}
+			if c.slowMore != nil {
+				c.slowMore(t, res, plain)
 			}
 
 			// Plain: passes (best of plainAttempts), always faster than slow.
 			var tries []string
 			passed := false
 			for i := 0; i < plainAttempts && !passed; i++ {
-				r, res, l := runVerdict(t, c, plain)
-				tries = append(tries, fmt.Sprintf("exit %d %s fsync p50 %.2fms p99 %.2fms", r.Code, res.Verdict, l.P50*1000, l.P99*1000))
+				r, _, judged, l := runVerdict(t, c, c.args, plain)
+				tries = append(tries, fmt.Sprintf("exit %d %s fsync p50 %.2fms p99 %.2fms", r.Code, judged.Verdict, l.P50*1000, l.P99*1000))
 				if l.P50 >= slowL.P50 {
 					t.Errorf("plain directory: fsync p50 %v, not under the slow disk's %v", l.P50, slowL.P50)
 				}
-				passed = passes(r, res, c.diskFinding)
+				passed = passes(r, judged, c.diskFindings)
 			}
 			if !passed {
 				load, _ := os.ReadFile("/proc/loadavg")
@@ -153,11 +271,18 @@ func TestVerdicts(t *testing.T) {
 			}
 
 			// tmpfs: fast but not durable.
-			r, res, l := runVerdict(t, c, tmpfs)
-			if _, ok := findingOf(res, "volatile_storage"); !ok || r.Code != 0 || res.Verdict != result.Warn || l.P50 >= fsyncLimit {
-				t.Errorf("tmpfs: exit %d verdict %s fsync p50 %v findings %+v; want exit 0, warn, volatile_storage, fast", r.Code, res.Verdict, l.P50, res.Findings)
+			r, res, judged, l := runVerdict(t, c, c.args, tmpfs)
+			_, volatile := findingOf(judged, "volatile_storage")
+			switch {
+			case c.remote:
+				// Only fast: its /metrics do not say what etcd's data is on.
+				if volatile || r.Code != 0 || res.Verdict != result.Pass || l.P50 >= fsyncLimit {
+					t.Errorf("tmpfs: exit %d verdict %s fsync p50 %v findings %+v; want exit 0, pass, fast", r.Code, res.Verdict, l.P50, judged.Findings)
+				}
+			case !volatile || r.Code != 0 || res.Verdict != result.Warn || l.P50 >= fsyncLimit:
+				t.Errorf("tmpfs: exit %d verdict %s fsync p50 %v findings %+v; want exit 0, warn, volatile_storage, fast", r.Code, res.Verdict, l.P50, judged.Findings)
 			}
-			if _, ok := findingOf(res, c.diskFinding); ok {
+			if namesTheDisk(judged, c.diskFindings) {
 				t.Errorf("tmpfs: the disk is named as too slow")
 			}
 			for _, d := range []string{slow, plain, tmpfs} {

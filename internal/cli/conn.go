@@ -60,7 +60,8 @@ func (c *connFlags) options(cmd *cobra.Command) (cluster.ConnOptions, error) {
 	if c.user != "" {
 		user, pass, hasPass := strings.Cut(c.user, ":")
 		if user == "" {
-			return o, usageError("--user %q has no user name", c.user)
+			// Not quoted back: what follows the colon is the password.
+			return o, usageError("--user has no user name before the colon: give user or user:password")
 		}
 		o.User = user
 		switch {

@@ -1,6 +1,8 @@
 package scale
 
 import (
+	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -77,9 +79,13 @@ func FuzzParseObjects(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		cs, err := ParseObjects(s)
 		if err != nil {
+			if err.Error() == "" || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("%q: error %q is not one line", s, err)
+			}
 			return
 		}
 		seen := map[string]bool{}
+		var back []string
 		for _, c := range cs {
 			if c.N < 1 || c.N > MaxObjects || seen[c.Kind.Name] {
 				t.Fatalf("%q gives %+v", s, cs)
@@ -88,6 +94,52 @@ func FuzzParseObjects(f *testing.F) {
 				t.Fatalf("%q gives unknown kind %q", s, c.Kind.Name)
 			}
 			seen[c.Kind.Name] = true
+			back = append(back, fmt.Sprintf("%s=%d", c.Kind.Name, c.N))
+		}
+		// What was accepted reads back the same, written plainly.
+		again, err := ParseObjects(strings.Join(back, ","))
+		if err != nil || !reflect.DeepEqual(again, cs) {
+			t.Fatalf("%q read as %v reads back as %+v, %v", s, back, again, err)
+		}
+	})
+}
+
+// FuzzApplySizes feeds --value-size specs (DIST for every kind, KIND=DIST
+// for one): refused ones leave a one-line error, accepted ones give every
+// kind sizes in range and change only the kind they name.
+func FuzzApplySizes(f *testing.F) {
+	for _, s := range []string{"4KiB", "pods=uniform:1KiB:8KiB", "events=normal:4k:1k", "Pods = lognormal:3KiB:0.5", "nodes=1k", "widgets=1k",
+		"pods=", "=4k", "pods=events=4k", "pods=zipf:1", "3"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, spec string) {
+		cs, err := ParseObjects(DefaultObjects)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := append([]Count(nil), cs...)
+		if err := ApplySizes(cs, []string{spec}); err != nil {
+			if err.Error() == "" || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("%q: error %q is not one line", spec, err)
+			}
+			return
+		}
+		name, _, one := strings.Cut(spec, "=")
+		name = strings.ToLower(strings.TrimSpace(name))
+		changed := 0
+		for i, c := range cs {
+			if n := c.Kind.Size.Size(0.5, 0.5); n < MinValueSize || n > MaxValueSize {
+				t.Fatalf("%q: %s draws %d bytes", spec, c.Kind.Name, n)
+			}
+			if c.Kind.Size != before[i].Kind.Size {
+				changed++
+				if one && c.Kind.Name != name {
+					t.Fatalf("%q changed the sizes of %s", spec, c.Kind.Name)
+				}
+			}
+		}
+		if one && changed > 1 {
+			t.Fatalf("%q changed %d kinds", spec, changed)
 		}
 	})
 }
