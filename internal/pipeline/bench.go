@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -188,7 +189,9 @@ func joinErr(a, b string) string {
 func benchEnv(t *cluster.Target, o BenchOptions) *result.Env {
 	var env *result.Env
 	if t.Kind() == cluster.Embedded {
-		env = sysinfo.DirEnv(t.RunDir())
+		// The storage the user chose (--data-dir), not the run's folder
+		// in it, which is gone when the Result is read.
+		env = sysinfo.DirEnv(filepath.Dir(t.RunDir()))
 	} else {
 		env = sysinfo.HostEnv()
 	}

@@ -47,8 +47,9 @@ func TestBenchEmbedded(t *testing.T) {
 	if res.Target == nil || res.Target.Kind != cluster.Embedded || len(res.Target.Members) != 1 || !strings.HasPrefix(res.Target.DataDir, dir) {
 		t.Errorf("target %+v", res.Target)
 	}
-	if res.Env == nil || res.Env.EtcdVersion == "" || res.Env.FSType == "" {
-		t.Errorf("env %+v", res.Env)
+	// The storage the user chose, not the run's folder that is gone now.
+	if res.Env == nil || res.Env.EtcdVersion == "" || res.Env.FSType == "" || res.Env.Dir != dir {
+		t.Errorf("env %+v, want the dir %s", res.Env, dir)
 	}
 	names := map[string]bool{}
 	for _, c := range res.Checks {
