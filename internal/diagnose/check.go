@@ -197,15 +197,22 @@ func serverDiskFinding(r *result.Result, id, findingID, what, consequence, advic
 		f.Title = fmt.Sprintf("etcd's %s p99 under this load is %s, close to the %s limit", what, units.Seconds(c.Observed), units.Seconds(c.Limit))
 	}
 	if cpuStarved(r, c.Observed) {
-		f.ID += "_cpu"
-		f.Title += fmt.Sprintf(", yet %s while the CPUs were %.0f%% busy: the time went to waiting for a CPU, not to a disk",
-			deviceTime(r), r.Host.Summary.CPUBusy*100)
-		f.Evidence = append(f.Evidence, result.Evidence{What: "CPU busy (all CPUs)", Observed: r.Host.Summary.CPUBusy, Limit: cpuBusyHigh, Unit: "ratio", Source: "/proc/stat"})
-		f.Recommendation = cpuAdvice
+		blameCPU(&f, r)
 	} else if c.Status == result.StatusFail {
 		f.Title += ": " + consequence
 	}
 	return []result.Finding{f}
+}
+
+// blameCPU turns a finding about a slow fsync into one about the CPU, for
+// a Result where cpuStarved holds: its ID gains "_cpu", its title says how
+// fast the device (or memory) was, and its advice is the CPU's.
+func blameCPU(f *result.Finding, r *result.Result) {
+	f.ID += "_cpu"
+	f.Title += fmt.Sprintf(", yet %s while the CPUs were %.0f%% busy: the time went to waiting for a CPU, not to a disk",
+		deviceTime(r), r.Host.Summary.CPUBusy*100)
+	f.Evidence = append(f.Evidence, result.Evidence{What: "CPU busy (all CPUs)", Observed: r.Host.Summary.CPUBusy, Limit: cpuBusyHigh, Unit: "ratio", Source: "/proc/stat"})
+	f.Recommendation = cpuAdvice
 }
 
 const cpuAdvice = "Give etcd CPUs of its own: do not co-locate it with builds, workers or a load generator, and keep its process above batch work " +
