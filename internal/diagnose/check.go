@@ -72,7 +72,7 @@ func LoadLimitedBy(r *result.Result) string {
 		if c.Status != result.StatusFail {
 			return ""
 		}
-	} else if pf.Reached >= 0.9 {
+	} else if pf.Reached >= LimitOf(r, check.Throughput) {
 		return ""
 	}
 	if clientReasons(r) != nil {
@@ -131,7 +131,7 @@ func etcdTooSlowForProfile(r *result.Result) []result.Finding {
 		ID:       "etcd_too_slow_for_profile",
 		Severity: result.Critical,
 		Title:    fmt.Sprintf("etcd could not sustain %.0f puts/s: it answered %.0f/s", pf.TargetRate, b.Throughput),
-		Evidence: []result.Evidence{{What: "throughput, as a share of the profile's rate", Observed: pf.Reached, Limit: 0.9, Unit: "ratio", Source: "etcdctl check perf"}},
+		Evidence: []result.Evidence{{What: "throughput, as a share of the profile's rate", Observed: pf.Reached, Limit: LimitOf(r, check.Throughput), Unit: "ratio", Source: "etcdctl check perf"}},
 		Recommendation: "Find the resource that slows etcd down in the other findings (WAL fsync: the disk; etcd's CPU); " +
 			"give etcd a faster disk (SSD/NVMe, provisioned IOPS) and dedicated CPUs, or plan for a smaller load.",
 	}
