@@ -298,7 +298,6 @@ func JudgeScale(res *result.Result, criteria []check.Criterion) {
 		}
 	}
 	if s := res.Server; s != nil {
-		atFloor := func(l *result.Latency) bool { return l.Bucketed && l.Resolution > 0 && l.P99 <= l.Resolution }
 		if s.WALFsync != nil && s.WALFsync.Count > 0 {
 			ch, ok := evaluate(criteria, check.WALFsyncP99, s.WALFsync.P99)
 			ch.Bound = atFloor(s.WALFsync)
