@@ -78,7 +78,7 @@ const (
 
 // DefaultQuota is etcd's default --quota-backend-bytes, for members that
 // do not report theirs.
-const DefaultQuota = 2 << 30
+const DefaultQuota = diagnose.DefaultQuota
 
 func (o *ScaleOptions) defaults() {
 	if o.Target.RunID == "" {
