@@ -294,6 +294,8 @@ func checkSummary(res *result.Result) string {
 		}
 	}
 	switch {
+	case len(failed) == 0 && res.Verdict != result.Fail && res.Error != "":
+		s.WriteString(": no check failed, but the run ended early, so it does not show that this cluster sustains the profile.")
 	case len(failed) == 0 && res.Verdict != result.Fail:
 		s.WriteString(": this cluster sustains the profile.")
 	case pf.LimitedBy == diagnose.LimitClient:
