@@ -196,6 +196,7 @@ func TestCheckAndDoctorUsageErrors(t *testing.T) {
 		{"doctor", "--data-dir", filepath.Join(dir, "file")},
 		{"doctor", "--duration", "-1s"},
 		{"doctor", "--disk-runtime", "-1s"},
+		{"doctor", "--disk-size", "1k"},
 		{"doctor", "--endpoints", "127.0.0.1:1", "--simulate-fsync-delay", "15ms"},
 		{"doctor", "--endpoints", "127.0.0.1:1", "--data-dir", dir, "--data-dir", dir},
 		{"doctor", "--endpoints", "127.0.0.1:1", "--noise"},
@@ -211,6 +212,9 @@ func TestCheckAndDoctorUsageErrors(t *testing.T) {
 		r := runIn(t, dir, 30*time.Second, args...)
 		if r.Code != 2 || r.Stderr == "" || strings.Count(strings.TrimSpace(r.Stderr), "\n") > 0 {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line", args, r.Code, r.Stderr)
+		}
+		if slices.Contains(args, "--disk-size") && !strings.Contains(r.Stderr, "--disk-size") {
+			t.Errorf("%v: stderr %q does not name --disk-size", args, r.Stderr)
 		}
 		if slices.Contains(args, "/nonexistent-etcdperf") && !strings.Contains(r.Stderr, "mkdir -p /nonexistent-etcdperf") {
 			t.Errorf("%v: stderr %q does not say how to create the directory", args, r.Stderr)

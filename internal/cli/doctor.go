@@ -15,6 +15,7 @@ import (
 	"github.com/etcdperf/etcdperf/internal/pipeline"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/slowfs"
+	"github.com/etcdperf/etcdperf/internal/units"
 )
 
 // defaultReport is where doctor writes its Result unless told otherwise.
@@ -150,6 +151,10 @@ Exit codes: 0 pass or warn, 1 a location failed, 2 the run could not be done.`,
 		probe := diskprobe.Options{Dir: ".", BlockSize: diskprobe.DefaultBlockSize, Size: diskSize, Runtime: diskRuntime,
 			Prealloc: true, Sync: diskprobe.SyncFdatasync, RW: diskprobe.Sequential, Jobs: 1}
 		if diskRuntime > 0 {
+			if diskSize < int64(probe.BlockSize) {
+				return usageError("--disk-size %d: the disk probe writes %d-byte blocks, give it at least one (default %s)",
+					diskSize, probe.BlockSize, units.Bytes(diskprobe.DefaultSize))
+			}
 			if err := probe.Validate(); err != nil {
 				return usageError("%v", err)
 			}

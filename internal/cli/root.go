@@ -19,7 +19,7 @@ verdict with the evidence and what to change.
 Exit codes: 0 pass (or warn), 1 a check or the verdict failed, 2 bad usage or
 the run could not be carried out.`,
 		Example: `  # The main job: is the storage under the current directory fast enough for
-  # etcd, and if not, is it the disk, the CPUs or the client? (about 65s)
+  # etcd, and if not, is it the disk, the CPUs or the client? (about 75s)
   etcdperf doctor
 
   # Is the disk under /var/lib/etcd fast enough for etcd's WAL?

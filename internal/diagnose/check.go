@@ -72,7 +72,7 @@ func LoadLimitedBy(r *result.Result) string {
 		if c.Status != result.StatusFail {
 			return ""
 		}
-	} else if pf.Reached >= 0.9 {
+	} else if pf.Reached >= LimitOf(r, check.Throughput) {
 		return ""
 	}
 	if clientReasons(r) != nil {
@@ -131,7 +131,7 @@ func etcdTooSlowForProfile(r *result.Result) []result.Finding {
 		ID:       "etcd_too_slow_for_profile",
 		Severity: result.Critical,
 		Title:    fmt.Sprintf("etcd could not sustain %.0f puts/s: it answered %.0f/s", pf.TargetRate, b.Throughput),
-		Evidence: []result.Evidence{{What: "throughput, as a share of the profile's rate", Observed: pf.Reached, Limit: 0.9, Unit: "ratio", Source: "etcdctl check perf"}},
+		Evidence: []result.Evidence{{What: "throughput, as a share of the profile's rate", Observed: pf.Reached, Limit: LimitOf(r, check.Throughput), Unit: "ratio", Source: "etcdctl check perf"}},
 		Recommendation: "Find the resource that slows etcd down in the other findings (WAL fsync: the disk; etcd's CPU); " +
 			"give etcd a faster disk (SSD/NVMe, provisioned IOPS) and dedicated CPUs, or plan for a smaller load.",
 	}
@@ -197,15 +197,22 @@ func serverDiskFinding(r *result.Result, id, findingID, what, consequence, advic
 		f.Title = fmt.Sprintf("etcd's %s p99 under this load is %s, close to the %s limit", what, units.Seconds(c.Observed), units.Seconds(c.Limit))
 	}
 	if cpuStarved(r, c.Observed) {
-		f.ID += "_cpu"
-		f.Title += fmt.Sprintf(", yet %s while the CPUs were %.0f%% busy: the time went to waiting for a CPU, not to a disk",
-			deviceTime(r), r.Host.Summary.CPUBusy*100)
-		f.Evidence = append(f.Evidence, result.Evidence{What: "CPU busy (all CPUs)", Observed: r.Host.Summary.CPUBusy, Limit: cpuBusyHigh, Unit: "ratio", Source: "/proc/stat"})
-		f.Recommendation = cpuAdvice
+		blameCPU(&f, r)
 	} else if c.Status == result.StatusFail {
 		f.Title += ": " + consequence
 	}
 	return []result.Finding{f}
+}
+
+// blameCPU turns a finding about a slow fsync into one about the CPU, for
+// a Result where cpuStarved holds: its ID gains "_cpu", its title says how
+// fast the device (or memory) was, and its advice is the CPU's.
+func blameCPU(f *result.Finding, r *result.Result) {
+	f.ID += "_cpu"
+	f.Title += fmt.Sprintf(", yet %s while the CPUs were %.0f%% busy: the time went to waiting for a CPU, not to a disk",
+		deviceTime(r), r.Host.Summary.CPUBusy*100)
+	f.Evidence = append(f.Evidence, result.Evidence{What: "CPU busy (all CPUs)", Observed: r.Host.Summary.CPUBusy, Limit: cpuBusyHigh, Unit: "ratio", Source: "/proc/stat"})
+	f.Recommendation = cpuAdvice
 }
 
 const cpuAdvice = "Give etcd CPUs of its own: do not co-locate it with builds, workers or a load generator, and keep its process above batch work " +

@@ -281,3 +281,24 @@ func TestDoctorRules(t *testing.T) {
 		t.Errorf("findings on a Result with two targets: %v", got)
 	}
 }
+
+// etcd_too_slow_for_profile's evidence names the throughput limit the run
+// was judged by (--limit throughput=95%), not etcdctl's 90%.
+func TestTooSlowForProfileUsesTheRunsLimit(t *testing.T) {
+	r := loadResult(with(func(c *loadCase) { c.reached, c.sent, c.inFlight = 0.92, 150, 49 }))
+	crit, err := check.Override(check.Table, []string{"throughput=95%"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := check.Lookup(crit, check.Throughput)
+	r.Checks[0] = check.Evaluate(c, 0.92)
+	for _, f := range Run(r) {
+		if f.ID == "etcd_too_slow_for_profile" {
+			if f.Evidence[0].Limit != 0.95 {
+				t.Errorf("evidence %+v, want the limit 0.95 the run was judged by", f.Evidence[0])
+			}
+			return
+		}
+	}
+	t.Errorf("findings %v, want etcd_too_slow_for_profile", ids(Run(r)))
+}

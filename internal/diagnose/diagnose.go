@@ -68,6 +68,16 @@ func FindCheck(r *result.Result, id string) (result.Check, bool) {
 	return result.Check{}, false
 }
 
+// LimitOf returns the limit r's check id was judged by, or check.Table's
+// when r has no such check.
+func LimitOf(r *result.Result, id string) float64 {
+	if c, ok := FindCheck(r, id); ok {
+		return c.Limit
+	}
+	c, _ := check.Lookup(check.Table, id)
+	return c.Limit
+}
+
 // EvidenceOf turns a check into evidence for a finding.
 func EvidenceOf(c result.Check) result.Evidence {
 	return result.Evidence{What: c.Title, Observed: c.Observed, Limit: c.Limit, Unit: c.Unit, Source: c.Source}

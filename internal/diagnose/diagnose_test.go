@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/etcdperf/etcdperf/internal/check"
@@ -85,5 +86,45 @@ func TestHostRules(t *testing.T) {
 	got = ids(Run(r))
 	if _, ok := got["host_cpu_saturated"]; ok {
 		t.Errorf("quiet host flagged: %v", got)
+	}
+}
+
+// A slow fdatasync on storage in memory, or on a saturated machine whose
+// device flushed far faster, is the CPU's: disk_too_slow must not blame
+// the disk next to volatile_storage or host_cpu_saturated.
+func TestDiskTooSlowNotTheDiskWhenCPUStarved(t *testing.T) {
+	cases := []struct {
+		name string
+		r    *result.Result
+		want string
+	}{
+		{"tmpfs", diskResult(0.015, "tmpfs", true, "fdatasync"), "disk_too_slow_cpu"},
+		{"busy CPUs, fast device", diskResult(0.015, "ext4", false, "fdatasync"), "disk_too_slow_cpu"},
+		{"close to the limit, busy CPUs", diskResult(0.009, "ext4", false, "fdatasync"), "disk_little_headroom_cpu"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.r.Host = &result.Host{Device: "vda", Summary: result.HostSample{CPUBusy: 0.95, FlushIOPS: 100, FlushAwait: 0.0002}}
+			var got *result.Finding
+			fs := Run(c.r)
+			for i := range fs {
+				if strings.HasPrefix(fs[i].ID, "disk_") {
+					got = &fs[i]
+				}
+			}
+			if got == nil || got.ID != c.want {
+				t.Fatalf("findings %v, want %s", ids(fs), c.want)
+			}
+			if strings.Contains(got.Title, "disk is too slow") || strings.Contains(got.Title, "disk has little headroom") ||
+				!strings.Contains(got.Title, "not to a disk") || got.Recommendation != cpuAdvice {
+				t.Errorf("%s: title %q, advice %q: want the CPU blamed, not the disk", got.ID, got.Title, got.Recommendation)
+			}
+		})
+	}
+	// A saturated machine whose device was as slow as the fsync: the disk.
+	r := diskResult(0.015, "ext4", false, "fdatasync")
+	r.Host = &result.Host{Device: "vda", Summary: result.HostSample{CPUBusy: 0.95, FlushIOPS: 100, FlushAwait: 0.012}}
+	if got := ids(Run(r)); got["disk_too_slow"] != result.Critical {
+		t.Errorf("slow device on a busy machine: findings %v, want disk_too_slow", got)
 	}
 }

@@ -54,6 +54,16 @@ func diskTooSlow(r *result.Result) []result.Finding {
 		f.Title = fmt.Sprintf("The disk has little headroom for etcd: fdatasync p99 is %s, close to the %s limit", units.Seconds(c.Observed), units.Seconds(c.Limit))
 		f.ID = "disk_little_headroom"
 	}
+	// On storage in memory, or with the CPUs saturated while the device
+	// answered far faster, the p99 is the CPU's, not the disk's.
+	if cpuStarved(r, c.Observed) {
+		where := "over"
+		if c.Status != result.StatusFail {
+			where = "close to"
+		}
+		f.Title = fmt.Sprintf("fdatasync p99 is %s, %s the %s limit", units.Seconds(c.Observed), where, units.Seconds(c.Limit))
+		blameCPU(&f, r)
+	}
 	return []result.Finding{f}
 }
 

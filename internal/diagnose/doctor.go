@@ -97,10 +97,7 @@ func noiseDegrades(r *result.Result) []result.Finding {
 		return nil
 	}
 	n := t.Noise
-	walLimit := 0.010
-	if c, ok := FindCheck(r, check.WALFsyncP99); ok {
-		walLimit = c.Limit
-	}
+	walLimit := LimitOf(r, check.WALFsyncP99)
 	overLimit := n.WALFsyncP99 >= walLimit
 	if n.WALFsyncRatio < noiseSlower && !overLimit {
 		return nil

@@ -28,8 +28,9 @@ func init() {
 
 // Limits of the scale rules, with their sources.
 const (
-	// defaultQuota is etcd's default --quota-backend-bytes.
-	defaultQuota = 2 << 30
+	// DefaultQuota is etcd's default --quota-backend-bytes, for members
+	// that do not report theirs.
+	DefaultQuota = 2 << 30
 	// rssPerValueWarn is how many times an object's value size the memory
 	// may grow by per object before it is worth a warning: etcd holds each
 	// key in its in-memory index, recent raft entries in memory, and the
@@ -80,7 +81,7 @@ func quotaOf(sc *result.Scale) float64 {
 	if sc.Quota > 0 {
 		return sc.Quota
 	}
-	return defaultQuota
+	return DefaultQuota
 }
 
 // scaleStopped reports a run that stopped before its last step, with the

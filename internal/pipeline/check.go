@@ -125,6 +125,15 @@ func runCheck(ctx context.Context, o CheckOptions) (*result.Result, error) {
 	return res, err
 }
 
+// errorTotal is the number of failed requests, counted by reason in byReason.
+func errorTotal(byReason map[string]int64) int64 {
+	var n int64
+	for _, v := range byReason {
+		n += v
+	}
+	return n
+}
+
 func dataDirOrDot(d string) string {
 	if d == "" {
 		return "."
@@ -145,12 +154,8 @@ func perfSection(b *result.Bench, p check.Profile, ob observation) *result.Perf 
 	if b == nil {
 		return pf
 	}
-	var errs int64
-	for _, n := range b.Errors {
-		errs += n
-	}
 	if b.Seconds > 0 {
-		pf.SentRate = float64(b.Ops+errs) / b.Seconds
+		pf.SentRate = float64(b.Ops+errorTotal(b.Errors)) / b.Seconds
 	}
 	if p.Rate > 0 {
 		pf.Reached = b.Throughput / p.Rate
@@ -260,11 +265,7 @@ func JudgeCheck(res *result.Result, criteria []check.Criterion) {
 			add(check.LatencyStddev, b.Latency.Stddev)
 			add(check.RequestP99, b.Latency.P99)
 		}
-		var errs int64
-		for _, n := range b.Errors {
-			errs += n
-		}
-		add(check.RequestErrors, float64(errs))
+		add(check.RequestErrors, float64(errorTotal(b.Errors)))
 	}
 	if res.Perf != nil {
 		res.Perf.LimitedBy = diagnose.LoadLimitedBy(res)
@@ -293,6 +294,8 @@ func checkSummary(res *result.Result) string {
 		}
 	}
 	switch {
+	case len(failed) == 0 && res.Verdict != result.Fail && res.Error != "":
+		s.WriteString(": no check failed, but the run ended early, so it does not show that this cluster sustains the profile.")
 	case len(failed) == 0 && res.Verdict != result.Fail:
 		s.WriteString(": this cluster sustains the profile.")
 	case pf.LimitedBy == diagnose.LimitClient:

@@ -84,14 +84,8 @@ func Datascale(ctx context.Context, o DatascaleOptions) (*result.Result, error) 
 // findings, verdict and summary.
 func JudgeDatascale(res *result.Result, criteria []check.Criterion) {
 	res.Checks = nil
-	if b := res.Bench; b != nil {
-		var errs int64
-		for _, n := range b.Errors {
-			errs += n
-		}
-		if c, ok := check.Lookup(criteria, check.RequestErrors); ok {
-			res.Checks = append(res.Checks, check.Evaluate(c, float64(errs)))
-		}
+	if c, ok := check.Lookup(criteria, check.RequestErrors); ok && res.Bench != nil {
+		res.Checks = append(res.Checks, check.Evaluate(c, float64(errorTotal(res.Bench.Errors))))
 	}
 	res.Findings = diagnose.Run(res)
 	res.Verdict = diagnose.Verdict(res.Checks, res.Findings)

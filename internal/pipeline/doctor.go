@@ -422,20 +422,18 @@ func atFloor(l *result.Latency) bool {
 }
 
 // fsyncHeadroom is the WAL fsync limit over the fsync p99 etcd would see:
-// etcd's own under the load when its histogram could resolve it, else the
-// probe's fdatasync p99, else etcd's 1ms floor (a lower bound).
+// etcd's own under the load when its histogram could resolve it, else
+// (a p99 in etcd's lowest bucket is only a bound) the probe's fdatasync
+// p99, else etcd's 1ms floor (a lower bound).
 func fsyncHeadroom(r *result.Result, row result.DoctorTarget) float64 {
-	limit := 0.010
-	if c, ok := diagnose.FindCheck(r, check.WALFsyncP99); ok {
-		limit = c.Limit
-	} else if c, ok := diagnose.FindCheck(r, check.DiskSyncP99); ok {
-		limit = c.Limit
+	limit := diagnose.LimitOf(r, check.WALFsyncP99)
+	if _, ok := diagnose.FindCheck(r, check.WALFsyncP99); !ok {
+		if c, ok := diagnose.FindCheck(r, check.DiskSyncP99); ok {
+			limit = c.Limit
+		}
 	}
 	v := row.WALFsyncP99
-	if row.WALFsyncBound && row.DiskSyncP99 > 0 {
-		v = min(row.DiskSyncP99, v)
-	}
-	if v <= 0 {
+	if v <= 0 || (row.WALFsyncBound && row.DiskSyncP99 > 0) {
 		v = row.DiskSyncP99
 	}
 	if v <= 0 {

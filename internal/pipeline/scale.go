@@ -78,7 +78,7 @@ const (
 
 // DefaultQuota is etcd's default --quota-backend-bytes, for members that
 // do not report theirs.
-const DefaultQuota = 2 << 30
+const DefaultQuota = diagnose.DefaultQuota
 
 func (o *ScaleOptions) defaults() {
 	if o.Target.RunID == "" {
@@ -298,7 +298,6 @@ func JudgeScale(res *result.Result, criteria []check.Criterion) {
 		}
 	}
 	if s := res.Server; s != nil {
-		atFloor := func(l *result.Latency) bool { return l.Bucketed && l.Resolution > 0 && l.P99 <= l.Resolution }
 		if s.WALFsync != nil && s.WALFsync.Count > 0 {
 			ch, ok := evaluate(criteria, check.WALFsyncP99, s.WALFsync.P99)
 			ch.Bound = atFloor(s.WALFsync)
@@ -379,11 +378,7 @@ func stepChecks(st result.ScaleStep, quota float64, criteria []check.Criterion) 
 // database that the next step would take past the quota's limit.
 func stopReason(st result.ScaleStep, prev *result.ScaleStep, quota float64, criteria []check.Criterion) string {
 	at := fmt.Sprintf("at %d objects (step %d)", st.Objects, st.Step)
-	var errs int64
-	for _, n := range st.Errors {
-		errs += n
-	}
-	if errs > 0 {
+	if errs := errorTotal(st.Errors); errs > 0 {
 		top, n := "", int64(0)
 		for k, v := range st.Errors {
 			if v > n || (v == n && k < top) {

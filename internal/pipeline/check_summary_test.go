@@ -1,0 +1,24 @@
+package pipeline
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/etcdperf/etcdperf/internal/result"
+)
+
+// A run that ended early (Ctrl-C, an error) had no check fail, but it did
+// not show that the cluster sustains the profile for the whole duration.
+func TestCheckSummaryOfAnInterruptedRun(t *testing.T) {
+	res := &result.Result{Verdict: result.Pass,
+		Bench:  &result.Bench{Throughput: 150, Latency: &result.Latency{Count: 300, P99: 0.005, Max: 0.007}},
+		Perf:   &result.Perf{Profile: "s", TargetRate: 150, Reached: 1},
+		Checks: []result.Check{{Name: "throughput", Status: result.StatusPass}}}
+	if s := checkSummary(res); !strings.HasSuffix(s, ": this cluster sustains the profile.") {
+		t.Errorf("whole run: summary %q", s)
+	}
+	res.Error = "interrupted"
+	if s := checkSummary(res); strings.Contains(s, ": this cluster sustains") || !strings.Contains(s, "ended early") {
+		t.Errorf("interrupted run: summary %q, want it to say the run ended early and claim nothing", s)
+	}
+}
