@@ -429,6 +429,10 @@ func scaleSummary(res *result.Result) string {
 	}
 	if sc.Stopped != "" {
 		fmt.Fprintf(&s, "; stopped: %s", sc.Stopped)
+	} else {
+		// A check over the whole run (etcd's WAL fsync, backend commit)
+		// fails the verdict without stopping a step: say which.
+		s.WriteString(overLimits(res.Checks))
 	}
 	s.WriteString(".")
 	return s.String()

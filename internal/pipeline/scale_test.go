@@ -224,3 +224,25 @@ func TestStopReason(t *testing.T) {
 		t.Errorf("700 MiB growing by 650 MiB against 2 GiB stops: %q", why)
 	}
 }
+
+// A run that went through every step but whose etcd fsync p99 over the
+// whole run broke its limit says so in its summary, not only in a check.
+func TestJudgeScaleSaysWhyItFailed(t *testing.T) {
+	lat := func(p99 float64) *result.Latency { return &result.Latency{Count: 10, P99: p99, P50: p99} }
+	res := result.New("scale")
+	res.Scale = &result.Scale{Planned: 1, Seconds: 2, Quota: 1 << 30,
+		Steps: []result.ScaleStep{{Step: 1, Objects: 500, Put: lat(0.01), DBSize: 10 << 20}}}
+	res.Server = &result.Server{WALFsync: lat(0.030)}
+	JudgeScale(res, check.Table)
+	if res.Verdict != result.Fail || !strings.Contains(res.Summary, "WAL fsync") || !strings.Contains(res.Summary, "over its limit") {
+		t.Errorf("verdict %s, summary %q", res.Verdict, res.Summary)
+	}
+	res = result.New("scale")
+	res.Scale = &result.Scale{Planned: 1, Seconds: 2, Quota: 1 << 30,
+		Steps: []result.ScaleStep{{Step: 1, Objects: 500, Put: lat(0.01), DBSize: 10 << 20}}}
+	res.Server = &result.Server{WALFsync: lat(0.002)}
+	JudgeScale(res, check.Table)
+	if res.Verdict == result.Fail || strings.Contains(res.Summary, "over its limit") {
+		t.Errorf("a healthy run: verdict %s, summary %q", res.Verdict, res.Summary)
+	}
+}
