@@ -228,9 +228,9 @@ func (w *worker) loop(ctx context.Context, sh *shared) {
 			return // stopped by the caller: not the server's fault
 		case timedOut:
 			w.renew()
-			w.rec.fail(timeoutKey(sh.timeout))
+			w.rec.fail(timeoutKey(sh.timeout), part)
 		case err != nil:
-			w.rec.fail(ErrorKey(err))
+			w.rec.fail(ErrorKey(err), part)
 		default:
 			lat := int64(t1.Sub(t0))
 			if sh.interval > 0 {

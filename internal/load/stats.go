@@ -60,6 +60,7 @@ func (s *Stats) merge(recs []*recorder, partNames []string) {
 	s.Latency = hist.New()
 	s.Errors = map[string]int64{}
 	parts := make([]*hist.Histogram, len(partNames))
+	partErrs := make([]int64, len(partNames))
 	for i := range parts {
 		parts[i] = hist.New()
 	}
@@ -73,6 +74,7 @@ func (s *Stats) merge(recs []*recorder, partNames []string) {
 		}
 		for i, p := range r.parts {
 			parts[i].Merge(p)
+			partErrs[i] += r.partErrs[i]
 		}
 		for k, v := range r.errs {
 			s.Errors[k] += v
@@ -80,7 +82,7 @@ func (s *Stats) merge(recs []*recorder, partNames []string) {
 	}
 	s.Ops = s.Latency.Count()
 	for i, n := range partNames {
-		s.Parts = append(s.Parts, Part{Name: n, Ops: parts[i].Count(), Latency: parts[i]})
+		s.Parts = append(s.Parts, Part{Name: n, Ops: parts[i].Count(), Errors: partErrs[i], Latency: parts[i]})
 	}
 	if len(s.Errors) == 0 {
 		s.Errors = nil
