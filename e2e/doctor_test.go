@@ -112,7 +112,7 @@ func TestDoctorDiskAndTmpfs(t *testing.T) {
 // etcdServing reports whether the embedded etcd of a doctor run on dir
 // (directly, or under its slow view) says it serves clients.
 func etcdServing(dir string) bool {
-	for _, pattern := range []string{"etcdperf-*/etcdperf-*.log", "etcdperf-slowdisk-*/mnt/etcdperf-*/etcdperf-*.log"} {
+	for _, pattern := range []string{"etcdperf-*/etcdperf-*.log", "etcdperf-slowdisk-*/slow/etcdperf-*/etcdperf-*.log"} {
 		logs, _ := filepath.Glob(filepath.Join(dir, pattern))
 		for _, l := range logs {
 			if b, err := os.ReadFile(l); err == nil && strings.Contains(string(b), "ready to serve client requests") {

@@ -57,7 +57,7 @@ func Run(ctx context.Context, o Options, prog *Progress) (*Outcome, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	if err := checkDir(o); err != nil {
+	if err := CheckDir(o); err != nil {
 		return nil, err
 	}
 	if prog == nil {
@@ -147,9 +147,10 @@ func appendOnce(s []string, v string) []string {
 	return append(s, v)
 }
 
-// checkDir fails early, with a clear error, when Dir is unusable or lacks
-// the space for the files.
-func checkDir(o Options) error {
+// CheckDir fails early, with a clear *Error, when o.Dir is missing, not a
+// directory, a kernel pseudo file system, or lacks the space for the
+// files. Run calls it; so does any other engine that writes o's files.
+func CheckDir(o Options) error {
 	st, err := os.Stat(o.Dir)
 	if err != nil {
 		return &Error{Op: "probe directory", Path: o.Dir, Err: err}

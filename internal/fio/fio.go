@@ -84,12 +84,8 @@ func Run(ctx context.Context, o diskprobe.Options) (*Report, error) {
 	if err != nil {
 		return nil, ErrNotInstalled
 	}
-	st, err := os.Stat(o.Dir)
-	if err != nil {
-		return nil, &diskprobe.Error{Op: "probe directory", Path: o.Dir, Err: err}
-	}
-	if !st.IsDir() {
-		return nil, &diskprobe.Error{Op: "probe directory", Path: o.Dir, Err: fmt.Errorf("not a directory")}
+	if err := diskprobe.CheckDir(o); err != nil {
+		return nil, err
 	}
 	prefix := fmt.Sprintf(".etcdperf-fio-%d-%d", os.Getpid(), time.Now().UnixNano())
 	defer removeFiles(o.Dir, prefix)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -157,4 +158,33 @@ func FuzzParse(f *testing.F) {
 		// Whatever parsed must convert without panicking.
 		_ = rep.Disk(diskprobe.SyncFdatasync)
 	})
+}
+
+// fio's directory gets the native probe's checks before fio starts: a
+// file, a full file system and /proc fail with the probe's one-line
+// errors, which name the path and say what to do.
+func TestRunChecksTheDirectoryFirst(t *testing.T) {
+	if _, err := exec.LookPath("fio"); err != nil {
+		t.Skip("fio is not installed here (apt-get install fio); .ci/run installs it")
+	}
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	full := testutil.MountTmpfs(t, "128k", false)
+	for dir, want := range map[string]string{
+		file:    "--dir must name a directory",
+		full:    "free some space or lower --size",
+		"/proc": "pseudo file system",
+	} {
+		o := diskprobe.Options{Dir: dir, BlockSize: 4096, Size: 1 << 20, Sync: diskprobe.SyncFdatasync, RW: diskprobe.Sequential, Jobs: 1}
+		_, err := Run(context.Background(), o)
+		var pe *diskprobe.Error
+		if !errors.As(err, &pe) || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want a probe error naming it and saying %q", dir, err, want)
+		}
+	}
+	if left, _ := os.ReadDir(full); len(left) != 0 {
+		t.Errorf("fio left %v in the full file system", left)
+	}
 }

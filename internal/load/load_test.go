@@ -280,3 +280,25 @@ func TestKeys(t *testing.T) {
 		t.Errorf("prefix end %q", e)
 	}
 }
+
+// A failed request of a mixed workload counts in its part (read or write)
+// as well as in the errors.
+func TestFailuresCountInTheirPart(t *testing.T) {
+	o := base(t, TxnMixed)
+	o.Total, o.Clients, o.CommandTimeout, o.Seed = 6, 1, 100*time.Millisecond, 1
+	o.RWRatio, o.KeySpaceSize = 1, 10
+	stallAddr := testutil.SilentListener(t)
+	stall, err := clientv3.New(clientv3.Config{Endpoints: []string{stallAddr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stall.Close()
+	st, err := Run(context.Background(), []Conn{{Client: stall, Addr: stallAddr}}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, w := st.Parts[0], st.Parts[1]
+	if st.ErrorCount() != 6 || r.Errors+w.Errors != 6 || r.Errors == 0 || w.Errors == 0 || r.Ops+w.Ops != 0 {
+		t.Errorf("errors %v, parts %+v %+v: want the 6 failures split over read and write", st.Errors, r, w)
+	}
+}

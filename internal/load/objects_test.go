@@ -62,3 +62,24 @@ func TestStopEndsGracefully(t *testing.T) {
 		t.Errorf("stopped after %v with %d ops", el, st.Ops)
 	}
 }
+
+// Making a request (here an Objects generator that takes 200ms) happens
+// before the clock starts: the latency is the request's alone.
+func TestMakingTheRequestIsNotTimed(t *testing.T) {
+	const slow = 200 * time.Millisecond
+	o := base(t, Put)
+	o.KeySize, o.KeySpaceSize, o.Total, o.Clients = 0, 0, 4, 2
+	o.Objects = func(i int64, req *pb.PutRequest) {
+		time.Sleep(slow)
+		req.Key = fmt.Appendf(req.Key[:0], "%sobj/%d", o.Prefix, i)
+		req.Value = append(req.Value[:0], "v"...)
+	}
+	st, err := Run(context.Background(), conns, o)
+	checkStats(t, st, err, 4)
+	if p50 := st.Latency.Quantile(50); p50 >= slow {
+		t.Errorf("put p50 %v includes making the request (%v)", p50, slow)
+	}
+	if _, err := target.Client().Delete(context.Background(), o.Prefix, clientv3.WithPrefix()); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -27,8 +27,11 @@ var callOpts = []grpc.CallOption{
 // request to the next: gRPC has encoded a request, and the response is
 // decoded afresh, by the time a call returns.
 type op interface {
-	// do sends request number i and returns the part it belongs to.
-	do(ctx context.Context, i int64) (part int, err error)
+	// prep readies request number i (its key, value, kind) before the
+	// clock starts, and returns the part it belongs to.
+	prep(i int64) (part int)
+	// send sends the request prep readied: it is all that is timed.
+	send(ctx context.Context) error
 	close()
 }
 
@@ -114,9 +117,13 @@ type putOp struct {
 	resp *pb.PutResponse
 }
 
-func (p *putOp) do(ctx context.Context, i int64) (int, error) {
+func (p *putOp) prep(i int64) int {
 	putKey(p.req.Key, p.keys.prefixLen, p.keys.pick(uint64(i)))
-	return 0, p.inv.invoke(ctx, pb.KV_Put_FullMethodName, p.req, p.resp)
+	return 0
+}
+
+func (p *putOp) send(ctx context.Context) error {
+	return p.inv.invoke(ctx, pb.KV_Put_FullMethodName, p.req, p.resp)
 }
 
 func (p *putOp) close() {}
@@ -129,9 +136,13 @@ type objectOp struct {
 	resp *pb.PutResponse
 }
 
-func (p *objectOp) do(ctx context.Context, i int64) (int, error) {
+func (p *objectOp) prep(i int64) int {
 	p.gen(i, p.req)
-	return 0, p.inv.invoke(ctx, pb.KV_Put_FullMethodName, p.req, p.resp)
+	return 0
+}
+
+func (p *objectOp) send(ctx context.Context) error {
+	return p.inv.invoke(ctx, pb.KV_Put_FullMethodName, p.req, p.resp)
 }
 
 func (p *objectOp) close() {}
@@ -142,8 +153,10 @@ type rangeOp struct {
 	resp *pb.RangeResponse
 }
 
-func (r *rangeOp) do(ctx context.Context, _ int64) (int, error) {
-	return 0, r.inv.invoke(ctx, pb.KV_Range_FullMethodName, r.req, r.resp)
+func (r *rangeOp) prep(int64) int { return 0 }
+
+func (r *rangeOp) send(ctx context.Context) error {
+	return r.inv.invoke(ctx, pb.KV_Range_FullMethodName, r.req, r.resp)
 }
 
 func (r *rangeOp) close() {}
@@ -159,11 +172,15 @@ type txnPutOp struct {
 	resp *pb.TxnResponse
 }
 
-func (t *txnPutOp) do(ctx context.Context, i int64) (int, error) {
+func (t *txnPutOp) prep(i int64) int {
 	for j, p := range t.puts {
 		putKey(p.Key, t.keys.prefixLen, uint64(i*t.n+int64(j))%t.keys.space)
 	}
-	return 0, t.inv.invoke(ctx, pb.KV_Txn_FullMethodName, t.req, t.resp)
+	return 0
+}
+
+func (t *txnPutOp) send(ctx context.Context) error {
+	return t.inv.invoke(ctx, pb.KV_Txn_FullMethodName, t.req, t.resp)
 }
 
 func (t *txnPutOp) close() {}
@@ -176,16 +193,23 @@ type txnMixedOp struct {
 	rnd         *mrand.Rand
 	readShare   float64
 	read, write *pb.TxnRequest
+	next        *pb.TxnRequest // read or write, as prep chose
 	put         *pb.PutRequest
 	resp        *pb.TxnResponse
 }
 
-func (m *txnMixedOp) do(ctx context.Context, i int64) (int, error) {
+func (m *txnMixedOp) prep(i int64) int {
 	if m.rnd.Float64() < m.readShare {
-		return 0, m.inv.invoke(ctx, pb.KV_Txn_FullMethodName, m.read, m.resp)
+		m.next = m.read
+		return 0
 	}
 	putKey(m.put.Key, m.keys.prefixLen, uint64(i)%m.keys.space)
-	return 1, m.inv.invoke(ctx, pb.KV_Txn_FullMethodName, m.write, m.resp)
+	m.next = m.write
+	return 1
+}
+
+func (m *txnMixedOp) send(ctx context.Context) error {
+	return m.inv.invoke(ctx, pb.KV_Txn_FullMethodName, m.next, m.resp)
 }
 
 func (m *txnMixedOp) close() {}
@@ -215,7 +239,9 @@ func newLeaseOp(ctx context.Context, cc *grpc.ClientConn, ttl int64) (*leaseOp, 
 	return l, nil
 }
 
-func (l *leaseOp) do(ctx context.Context, _ int64) (int, error) {
+func (l *leaseOp) prep(int64) int { return 0 }
+
+func (l *leaseOp) send(ctx context.Context) error {
 	if l.stream == nil || l.ctx != ctx {
 		// A stream lives in the worker's context: a new context (after a
 		// timeout) needs a new stream.
@@ -226,22 +252,22 @@ func (l *leaseOp) do(ctx context.Context, _ int64) (int, error) {
 		s, err := pb.NewLeaseClient(l.cc).LeaseKeepAlive(sctx, callOpts...)
 		if err != nil {
 			cancel()
-			return 0, err
+			return err
 		}
 		l.stream, l.ctx, l.cancel = s, ctx, cancel
 	}
 	if err := l.stream.Send(l.req); err != nil {
 		l.stream = nil
-		return 0, err
+		return err
 	}
 	if err := l.stream.RecvMsg(l.resp); err != nil {
 		l.stream = nil
-		return 0, err
+		return err
 	}
 	if l.resp.TTL <= 0 {
-		return 0, errLeaseGone
+		return errLeaseGone
 	}
-	return 0, nil
+	return nil
 }
 
 // close revokes the lease, even when the run was interrupted.

@@ -52,6 +52,8 @@ type recorder struct {
 	svc   *hist.Histogram // from the actual send, with a rate
 	parts []*hist.Histogram
 	errs  map[string]int64
+	// partErrs counts the failures of each part.
+	partErrs []int64
 
 	mu     sync.Mutex
 	iv     *hdr.Histogram
@@ -68,6 +70,9 @@ func newRecorder(withService bool, parts int, p *Progress) *recorder {
 	}
 	for range parts {
 		r.parts = append(r.parts, hist.New())
+	}
+	if parts > 0 {
+		r.partErrs = make([]int64, parts)
 	}
 	return r
 }
@@ -90,12 +95,15 @@ func (r *recorder) ok(lat, svc int64, part int) {
 	}
 }
 
-// fail records a failed request under its reason.
-func (r *recorder) fail(key string) {
+// fail records a failed request of a part under its reason.
+func (r *recorder) fail(key string, part int) {
 	if _, seen := r.errs[key]; !seen && len(r.errs) >= maxErrorKinds {
 		key = "other"
 	}
 	r.errs[key]++
+	if r.partErrs != nil {
+		r.partErrs[part]++
+	}
 	r.mu.Lock()
 	r.ivErrs++
 	r.mu.Unlock()

@@ -217,9 +217,10 @@ func (w *worker) loop(ctx context.Context, sh *shared) {
 		if rctx.Err() != nil {
 			rctx = w.renew()
 		}
+		part := w.op.prep(i)
 		t0 := time.Now()
 		w.inflight.Store(int64(t0.Sub(sh.start)) + 1)
-		part, err := w.op.do(rctx, i)
+		err := w.op.send(rctx)
 		t1 := time.Now()
 		timedOut := w.inflight.Swap(0) == expired
 		switch {
@@ -227,9 +228,9 @@ func (w *worker) loop(ctx context.Context, sh *shared) {
 			return // stopped by the caller: not the server's fault
 		case timedOut:
 			w.renew()
-			w.rec.fail(timeoutKey(sh.timeout))
+			w.rec.fail(timeoutKey(sh.timeout), part)
 		case err != nil:
-			w.rec.fail(ErrorKey(err))
+			w.rec.fail(ErrorKey(err), part)
 		default:
 			lat := int64(t1.Sub(t0))
 			if sh.interval > 0 {

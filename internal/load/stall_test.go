@@ -49,3 +49,19 @@ func TestNoStallWithoutFailures(t *testing.T) {
 	st, err := Run(context.Background(), conns, o)
 	checkStats(t, st, err, 3)
 }
+
+func TestTopError(t *testing.T) {
+	for _, c := range []struct {
+		errs map[string]int64
+		key  string
+		n    int64
+	}{
+		{nil, "", 0},
+		{map[string]int64{"b": 2, "a": 1}, "b", 2},
+		{map[string]int64{"b": 2, "a": 2, "c": 1}, "a", 2},
+	} {
+		if key, n := TopError(c.errs); key != c.key || n != c.n {
+			t.Errorf("TopError(%v) = %q %d, want %q %d", c.errs, key, n, c.key, c.n)
+		}
+	}
+}

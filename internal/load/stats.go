@@ -1,7 +1,6 @@
 package load
 
 import (
-	"sort"
 	"time"
 
 	"github.com/etcdperf/etcdperf/internal/hist"
@@ -60,6 +59,7 @@ func (s *Stats) merge(recs []*recorder, partNames []string) {
 	s.Latency = hist.New()
 	s.Errors = map[string]int64{}
 	parts := make([]*hist.Histogram, len(partNames))
+	partErrs := make([]int64, len(partNames))
 	for i := range parts {
 		parts[i] = hist.New()
 	}
@@ -73,6 +73,7 @@ func (s *Stats) merge(recs []*recorder, partNames []string) {
 		}
 		for i, p := range r.parts {
 			parts[i].Merge(p)
+			partErrs[i] += r.partErrs[i]
 		}
 		for k, v := range r.errs {
 			s.Errors[k] += v
@@ -80,7 +81,7 @@ func (s *Stats) merge(recs []*recorder, partNames []string) {
 	}
 	s.Ops = s.Latency.Count()
 	for i, n := range partNames {
-		s.Parts = append(s.Parts, Part{Name: n, Ops: parts[i].Count(), Latency: parts[i]})
+		s.Parts = append(s.Parts, Part{Name: n, Ops: parts[i].Count(), Errors: partErrs[i], Latency: parts[i]})
 	}
 	if len(s.Errors) == 0 {
 		s.Errors = nil
@@ -88,19 +89,17 @@ func (s *Stats) merge(recs []*recorder, partNames []string) {
 }
 
 // TopError returns the most frequent error and its count.
-func (s *Stats) TopError() (string, int64) {
-	keys := make([]string, 0, len(s.Errors))
-	for k := range s.Errors {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if s.Errors[keys[i]] != s.Errors[keys[j]] {
-			return s.Errors[keys[i]] > s.Errors[keys[j]]
+func (s *Stats) TopError() (string, int64) { return TopError(s.Errors) }
+
+// TopError returns the most frequent key of errs (counts by ErrorKey, as in
+// Stats.Errors and a Result's bench.errors) and its count; among equal
+// counts, the first in order. It returns "" and 0 for no error.
+func TopError(errs map[string]int64) (string, int64) {
+	top, n := "", int64(0)
+	for k, v := range errs {
+		if v > n || v == n && k < top {
+			top, n = k, v
 		}
-		return keys[i] < keys[j]
-	})
-	if len(keys) == 0 {
-		return "", 0
 	}
-	return keys[0], s.Errors[keys[0]]
+	return top, n
 }

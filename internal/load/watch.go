@@ -185,7 +185,7 @@ func sendPuts(ctx context.Context, c *clientv3.Client, o *Options, key string, r
 			return ok
 		}
 		if err != nil {
-			rec.fail(ErrorKey(err))
+			rec.fail(ErrorKey(err), 0)
 			continue
 		}
 		rec.ok(int64(time.Since(t0)), 0, 0)

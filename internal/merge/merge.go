@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"reflect"
 	"slices"
 	"sort"
@@ -48,7 +49,8 @@ func (e *InputError) Unwrap() error { return e.Err }
 //     longest shard's;
 //   - latency and service_latency merge exactly through their HDR
 //     histograms, so a Result without one cannot be merged;
-//   - the per-second series are aligned on their t: ops and errors add up,
+//   - the per-second series are aligned on the second their t falls in
+//     (the shards' samplers do not tick together): ops and errors add up,
 //     max is the largest, and p50/p99 are the largest of the shards', an
 //     upper bound of the merged quantile (a mixture's quantile never exceeds
 //     its largest component's);
@@ -181,15 +183,25 @@ func mergeLatency(rs []*result.Result, name string, get func(*result.Bench) *res
 	return &l, nil
 }
 
+// mergeSeries adds up the shards' samples of the same second. A sample's
+// t is when its interval ended: the sampler's tick, a little after a whole
+// second of the shard's run, or the run's end for the last, partial one.
+// So a sample belongs to second round(t), or to the second after the
+// shard's previous sample when that is later (a last interval shorter
+// than half a second). The merged t is the latest of the shards'.
 func mergeSeries(rs []*result.Result) []result.Sample {
-	byT := map[float64]*result.Sample{}
+	bySecond := map[int64]*result.Sample{}
 	for _, r := range rs {
+		prev := int64(-1)
 		for _, s := range r.Bench.Series {
-			m, ok := byT[s.T]
+			n := max(int64(math.Round(s.T)), prev+1)
+			prev = n
+			m, ok := bySecond[n]
 			if !ok {
 				m = &result.Sample{T: s.T}
-				byT[s.T] = m
+				bySecond[n] = m
 			}
+			m.T = max(m.T, s.T)
 			m.Ops += s.Ops
 			m.Err += s.Err
 			m.P50 = max(m.P50, s.P50)
@@ -198,8 +210,8 @@ func mergeSeries(rs []*result.Result) []result.Sample {
 		}
 	}
 	var out []result.Sample
-	for _, t := range slices.Sorted(maps.Keys(byT)) {
-		out = append(out, *byT[t])
+	for _, n := range slices.Sorted(maps.Keys(bySecond)) {
+		out = append(out, *bySecond[n])
 	}
 	return out
 }

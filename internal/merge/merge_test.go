@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -137,3 +138,21 @@ func TestRegisteredJudgeRuns(t *testing.T) {
 func ptr(l result.Latency) *result.Latency { return &l }
 
 func close(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b)) }
+
+// Real series are not on whole seconds: each shard's sampler ticks a
+// little after each second of its own run, and its last sample ends with
+// the run. Samples of the same second add up all the same.
+func TestSeriesOfShardsThatTickApart(t *testing.T) {
+	h := hist.New()
+	h.Record(time.Millisecond)
+	ra := shard("pod-0", 1, h, h, []result.Sample{{T: 1.0021, Ops: 10, Max: 0.01}, {T: 2.0013, Ops: 5, Max: 0.02}, {T: 2.31, Ops: 1, Max: 0.03}})
+	rb := shard("pod-1", 1, h, h, []result.Sample{{T: 0.9987, Ops: 7, Max: 0.008}, {T: 2.0102, Ops: 4, Err: 1, Max: 0.01}})
+	m, err := Results([]*result.Result{ra, rb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []result.Sample{{T: 1.0021, Ops: 17, Max: 0.01}, {T: 2.0102, Ops: 9, Err: 1, Max: 0.02}, {T: 2.31, Ops: 1, Max: 0.03}}
+	if !slices.Equal(m.Bench.Series, want) {
+		t.Errorf("series %+v\nwant   %+v", m.Bench.Series, want)
+	}
+}

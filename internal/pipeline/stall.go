@@ -91,7 +91,7 @@ func explainStall(runErr error, t *cluster.Target, b *result.Bench) error {
 	var b2 strings.Builder
 	fmt.Fprintf(&b2, "etcd at %s stopped answering: no request succeeded for %s (--command-timeout) while %d failed", eps, se.Timeout, se.Failed)
 	if b != nil {
-		if top := topError(b.Errors); top != "" {
+		if top, _ := load.TopError(b.Errors); top != "" {
 			fmt.Fprintf(&b2, ", most with %q", top)
 		}
 		fmt.Fprintf(&b2, "; the run stopped early after %s and %d successful requests", units.Seconds(b.Seconds), b.Ops)
@@ -99,15 +99,4 @@ func explainStall(runErr error, t *cluster.Target, b *result.Bench) error {
 	}
 	e.msg = b2.String()
 	return e
-}
-
-// topError is the most frequent error key.
-func topError(errs map[string]int64) string {
-	top, n := "", int64(0)
-	for k, v := range errs {
-		if v > n || v == n && k < top {
-			top, n = k, v
-		}
-	}
-	return top
 }
