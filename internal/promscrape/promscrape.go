@@ -152,9 +152,12 @@ func (s Snapshot) Histogram(name string, sel Labels) (Histogram, bool) {
 
 // Sub returns h minus an earlier scrape of the same histogram: what was
 // observed between the two. A counter reset (the server restarted) makes
-// the later histogram the delta, as Prometheus' rate() does.
+// the later histogram the delta, as Prometheus' rate() does. A reset is
+// seen when the count or any bucket went down: a member that restarted
+// and has since observed more than before its restart still has fewer in
+// some bucket, or a smaller sum.
 func (h Histogram) Sub(prev Histogram) Histogram {
-	if h.Count < prev.Count {
+	if h.Count < prev.Count || h.Sum < prev.Sum {
 		return h
 	}
 	old := map[float64]float64{}
@@ -163,7 +166,10 @@ func (h Histogram) Sub(prev Histogram) Histogram {
 	}
 	d := Histogram{Count: h.Count - prev.Count, Sum: h.Sum - prev.Sum}
 	for _, b := range h.Buckets {
-		d.Buckets = append(d.Buckets, Bucket{UpperBound: b.UpperBound, Count: math.Max(0, b.Count-old[b.UpperBound])})
+		if b.Count < old[b.UpperBound] {
+			return h
+		}
+		d.Buckets = append(d.Buckets, Bucket{UpperBound: b.UpperBound, Count: b.Count - old[b.UpperBound]})
 	}
 	return d
 }
