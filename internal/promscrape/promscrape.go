@@ -76,14 +76,20 @@ func (l Labels) match(m *dto.Metric) bool {
 // Value returns the sum of the counter, gauge or untyped series of name
 // that match sel, and whether any matched.
 func (s Snapshot) Value(name string, sel Labels) (float64, bool) {
+	v, n, _ := s.total(name, sel.match)
+	return v, n > 0
+}
+
+// total adds the counter, gauge or untyped series of name that keep keeps
+// (nil keeps all): their sum, how many there were, and whether the family
+// exists.
+func (s Snapshot) total(name string, keep func(*dto.Metric) bool) (sum float64, n int, found bool) {
 	fam, ok := s[name]
 	if !ok {
-		return 0, false
+		return 0, 0, false
 	}
-	var sum float64
-	n := 0
 	for _, m := range fam.GetMetric() {
-		if !sel.match(m) {
+		if keep != nil && !keep(m) {
 			continue
 		}
 		switch {
@@ -98,7 +104,7 @@ func (s Snapshot) Value(name string, sel Labels) (float64, bool) {
 		}
 		n++
 	}
-	return sum, n > 0
+	return sum, n, true
 }
 
 // Bucket is one cumulative histogram bucket.
