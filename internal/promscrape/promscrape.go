@@ -21,12 +21,17 @@ type Snapshot map[string]*dto.MetricFamily
 // maxBody bounds what a scrape reads; etcd's /metrics is ~100-300 KiB.
 const maxBody = 64 << 20
 
-// Parse reads the Prometheus text format.
+// Parse reads the Prometheus text format. More than 64 MiB is refused
+// rather than cut (a cut could parse as a partial scrape).
 func Parse(r io.Reader) (Snapshot, error) {
 	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(io.LimitReader(r, maxBody))
+	lr := &io.LimitedReader{R: r, N: maxBody + 1}
+	fams, err := p.TextToMetricFamilies(lr)
+	if lr.N == 0 {
+		return nil, fmt.Errorf("parse metrics: more than %d MiB, not etcd's /metrics (a few hundred KiB): is the URL right?", maxBody>>20)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("parse metrics: %w", err)
+		return nil, fmt.Errorf("parse metrics (is this etcd's /metrics?): %w", err)
 	}
 	return Snapshot(fams), nil
 }

@@ -154,6 +154,27 @@ func TestScrape(t *testing.T) {
 	}
 }
 
+// A server that is not etcd: an HTML page is a parse error that says so,
+// and a body over the bound is refused, not parsed in part.
+func TestParseRefuses(t *testing.T) {
+	if _, err := Parse(strings.NewReader("<html><body>login</body></html>\n")); err == nil || !strings.Contains(err.Error(), "etcd's /metrics") {
+		t.Errorf("HTML page: %v", err)
+	}
+	if _, err := Parse(endless{}); err == nil || !strings.Contains(err.Error(), "more than 64 MiB") {
+		t.Errorf("a body over the bound: %v", err)
+	}
+}
+
+// endless is a body that never ends: comment lines.
+type endless struct{}
+
+func (endless) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = "# pad\n"[i%6]
+	}
+	return len(p), nil
+}
+
 func FuzzParse(f *testing.F) {
 	raw, err := os.ReadFile("testdata/etcd-3.7.3.metrics")
 	if err != nil {
