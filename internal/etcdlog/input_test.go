@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/etcdperf/etcdperf/internal/result"
 )
@@ -170,5 +171,43 @@ func TestLongLine(t *testing.T) {
 	}
 	if src.Lines != 2 || src.Unparsed != 1 || src.Bytes != int64(len(long)+len(zapSlowSync)) || s.Result().Classes["slow_fdatasync"] != 1 {
 		t.Errorf("%+v %v", src, s.Result().Classes)
+	}
+}
+
+// noNewline is a stream without a newline that cancels its context once
+// it has given 8 MiB.
+type noNewline struct {
+	n      int
+	cancel func()
+}
+
+func (r *noNewline) Read(b []byte) (int, error) {
+	for i := range b {
+		b[i] = 'x'
+	}
+	if r.n += len(b); r.n > 8<<20 {
+		r.cancel()
+	}
+	return len(b), nil
+}
+
+// Ctrl-C ends a scan inside a line that never ends, not only between
+// lines.
+func TestScanStopsInsideALine(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r := &noNewline{cancel: cancel}
+	var src result.LogSource
+	done := make(chan error, 1)
+	go func() {
+		done <- ScanReader(ctx, r, "t", "m", NewParser(ParserOptions{}), NewSummary(SummaryOptions{}), DefaultMaxLine, &src)
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("scan ended with %v, want context.Canceled", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the scan went on reading after its context ended")
 	}
 }

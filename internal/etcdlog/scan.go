@@ -62,7 +62,7 @@ func scanInput(ctx context.Context, in Input, p *Parser, s *Summary, maxLine int
 // unparsed lines in src. name is where the events say they come from,
 // member the member of lines that carry none.
 func ScanReader(ctx context.Context, r io.Reader, name, member string, p *Parser, s *Summary, maxLine int, src *result.LogSource) error {
-	lr := newLineReader(r, maxLine)
+	lr := newLineReader(ctxReader{ctx, r}, maxLine)
 	def := s.member([]byte(member))
 	var e Entry
 	var ev Event
@@ -96,15 +96,30 @@ func ScanReader(ctx context.Context, r io.Reader, name, member string, p *Parser
 			}
 		}
 		if rerr != nil {
-			if errors.Is(rerr, io.EOF) {
+			switch {
+			case errors.Is(rerr, io.EOF):
 				return nil
+			case rerr == ctx.Err():
+				return rerr
 			}
 			return fmt.Errorf("read %s: %w", name, rerr)
 		}
-		if lineNo&4095 == 0 && ctx.Err() != nil {
-			return ctx.Err()
-		}
 	}
+}
+
+// ctxReader ends a read when ctx ends: a Ctrl-C stops the scan within one
+// buffer, also inside a line that never ends (a binary file, a stream
+// without newlines).
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(b []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(b)
 }
 
 func isBlank(b []byte) bool {

@@ -117,12 +117,29 @@ func NewSummary(o SummaryOptions) *Summary {
 	}
 }
 
+// maxMembers bounds the members a Summary tells apart. Lines name their
+// member (journald's host, a kubectl or compose prefix), so a syslog file of
+// a whole fleet, or a hostile one with a new host on every line, would
+// otherwise grow the members, and the per-member timeline, without bound.
+// The lines of the members beyond it are counted under otherMembers.
+const maxMembers = 256
+
+// otherMembers is the member under which the lines of the members beyond
+// the first 256 are counted.
+const otherMembers = "(other members)"
+
 // member returns the index of the member called name, adding it.
 func (s *Summary) member(name []byte) int {
 	if i, ok := s.memberIdx[string(name)]; ok {
 		return i
 	}
 	n := string(name)
+	if len(s.members) >= maxMembers {
+		n = otherMembers
+		if i, ok := s.memberIdx[n]; ok {
+			return i
+		}
+	}
 	s.members = append(s.members, &memberAcc{name: n})
 	s.memberIdx[n] = len(s.members) - 1
 	return len(s.members) - 1

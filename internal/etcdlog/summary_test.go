@@ -54,6 +54,26 @@ func TestTimelinePerMember(t *testing.T) {
 	}
 }
 
+// A member per line (a hostile log, or a fleet's syslog) does not grow the
+// members without bound: those beyond maxMembers are counted as one.
+func TestMembersBounded(t *testing.T) {
+	s := NewSummary(SummaryOptions{})
+	t0 := time.Date(2024, 1, 1, 10, 0, 0, 0, time.UTC)
+	for i := 0; i < maxMembers+100; i++ {
+		s.Event(s.member([]byte(fmt.Sprintf("host-%d", i))), event(HeartbeatLate, t0, time.Millisecond, ""), noSource)
+	}
+	l := s.Result()
+	if len(l.Members) != maxMembers+1 {
+		t.Fatalf("%d members, want %d", len(l.Members), maxMembers+1)
+	}
+	if n := l.Stats[0].Members[otherMembers]; n != 100 {
+		t.Errorf("%s has %d events, want 100", otherMembers, n)
+	}
+	if s.member([]byte("host-0")) != 0 {
+		t.Error("a member seen first lost its own index")
+	}
+}
+
 // Prefixes beyond the tracked number evict the least counted one; the
 // survivor's counts are marked as upper bounds.
 func TestPrefixSpaceSaving(t *testing.T) {

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -52,6 +53,9 @@ func Logs(ctx context.Context, o LogsOptions) (*result.Result, error) {
 	}
 	if err != nil {
 		res.Error = err.Error()
+		if errors.Is(err, context.Canceled) {
+			res.Error = fmt.Sprintf("interrupted after %d lines: the Result holds what was read", res.Logs.Lines)
+		}
 	}
 	JudgeLogs(res)
 	res.Finish()

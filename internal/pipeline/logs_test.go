@@ -3,6 +3,7 @@ package pipeline
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -343,4 +344,19 @@ func hasFinding(r *result.Result, id string) bool {
 		}
 	}
 	return false
+}
+
+// Ctrl-C while reading: the Result of what was read, saying it was
+// interrupted, with context.Canceled (which the CLI maps to exit 2).
+func TestLogsInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	line := `{"level":"warn","ts":"2022-08-30T09:19:17.672Z","caller":"wal/wal.go:802","msg":"slow fdatasync","took":"1.2s","expected-duration":"1s"}` + "\n"
+	res, err := Logs(ctx, LogsOptions{Paths: []string{"-"}, Stdin: strings.NewReader(line)})
+	if !errors.Is(err, context.Canceled) || res == nil {
+		t.Fatalf("result %v, error %v; want a Result and context.Canceled", res != nil, err)
+	}
+	if !strings.HasPrefix(res.Error, "interrupted after 0 lines") {
+		t.Errorf("error in the Result %q", res.Error)
+	}
 }

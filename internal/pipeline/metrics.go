@@ -458,26 +458,11 @@ func metricsSummary(res *result.Result) string {
 	sec := res.Metrics
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d member(s) over %s, %d interval(s) of %s", len(sec.Members), units.Seconds(sec.Seconds), sec.Intervals, units.Seconds(sec.Interval))
-	worstLat := func(get func(*result.MetricsSignals) *result.Latency) (string, bool) {
-		var best *result.Latency
-		for _, m := range sec.Members {
-			if m.Overall == nil {
-				continue
-			}
-			if l := get(m.Overall); l != nil && l.Count > 0 && (best == nil || l.P99 > best.P99) {
-				best = l
-			}
-		}
-		if best == nil {
-			return "", false
-		}
-		return render.LatencyValue(*best, best.P99), true
+	if l := sec.WorstP99(func(s *result.MetricsSignals) *result.Latency { return s.WALFsync }); l != nil {
+		fmt.Fprintf(&b, "; WAL fsync p99 %s", render.LatencyValue(*l, l.P99))
 	}
-	if v, ok := worstLat(func(s *result.MetricsSignals) *result.Latency { return s.WALFsync }); ok {
-		fmt.Fprintf(&b, "; WAL fsync p99 %s", v)
-	}
-	if v, ok := worstLat(func(s *result.MetricsSignals) *result.Latency { return s.BackendCommit }); ok {
-		fmt.Fprintf(&b, ", backend commit p99 %s", v)
+	if l := sec.WorstP99(func(s *result.MetricsSignals) *result.Latency { return s.BackendCommit }); l != nil {
+		fmt.Fprintf(&b, ", backend commit p99 %s", render.LatencyValue(*l, l.P99))
 	}
 	var down []string
 	for _, m := range sec.Members {

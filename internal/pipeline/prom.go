@@ -11,8 +11,8 @@ import (
 	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/diagnose"
 	"github.com/etcdperf/etcdperf/internal/promexport"
+	"github.com/etcdperf/etcdperf/internal/render"
 	"github.com/etcdperf/etcdperf/internal/result"
-	"github.com/etcdperf/etcdperf/internal/units"
 )
 
 // Kinds of the Results of `etcdperf prom`.
@@ -227,7 +227,7 @@ func promCheckSummary(res *result.Result, r promexport.Resolved) string {
 	var failed []string
 	for _, c := range res.Checks {
 		if c.Status == result.StatusFail {
-			failed = append(failed, fmt.Sprintf("%s %s (limit %s)", c.Name, observed(c), limitOf(c)))
+			failed = append(failed, fmt.Sprintf("%s %s (limit %s %s)", c.Name, render.FormatValue(c.Observed, c.Unit), c.Op, render.FormatValue(c.Limit, c.Unit)))
 		}
 	}
 	switch res.Verdict {
@@ -240,19 +240,4 @@ func promCheckSummary(res *result.Result, r promexport.Resolved) string {
 		return fmt.Sprintf("Over the %s period the %d member(s) stayed within the limits overall, with breaches in some windows: see the findings.", span, members)
 	}
 	return fmt.Sprintf("Over the %s period the %d member(s) stayed within every limit at every evaluation point.", span, members)
-}
-
-func observed(c result.Check) string {
-	if c.Unit == string(check.Seconds) {
-		return units.Seconds(c.Observed)
-	}
-	return fmt.Sprintf("%g", c.Observed)
-}
-
-func limitOf(c result.Check) string {
-	v := c.Limit
-	if c.Unit == string(check.Seconds) {
-		return c.Op + " " + units.Seconds(v)
-	}
-	return fmt.Sprintf("%s %g", c.Op, v)
 }

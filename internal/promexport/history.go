@@ -21,51 +21,47 @@ var HasLeader = check.Criterion{ID: "has_leader", Title: "member has a leader", 
 	Source: "etcd metrics guide: etcd_server_has_leader 0 means the member cannot serve writes"}
 
 // signal is one thing `prom check` judges: its query per evaluation point
-// (over the rate window) and over the whole period.
+// (over the rate window), also run over the whole period as the window
+// unless overall says otherwise.
 type signal struct {
 	id      string
 	unit    string
 	step    func(b builder) string
-	overall func(b builder, period string) string
+	overall func(b builder, period string) string // nil: step over the period
 	// counted signals are counts: their values are rounded, as
 	// increase() extrapolates (1.02 leader changes is one).
 	counted bool
 }
 
-func quantileOver(histogram, period string, b builder) string {
-	return fmt.Sprintf("histogram_quantile(0.99, sum by (instance, le) (increase(%s[%s])))", b.sel(histogram+"_bucket"), period)
-}
-
-func increaseOver(counter, period string, b builder) string {
-	return fmt.Sprintf("sum by (instance) (increase(%s[%s]))", b.sel(counter), period)
+// overallQuery is the signal's query over the whole period.
+func (s signal) overallQuery(b builder, period string) string {
+	if s.overall != nil {
+		return s.overall(b, period)
+	}
+	b.window = period
+	return s.step(b)
 }
 
 func historySignals() []signal {
 	n := promscrape.EtcdNames
 	return []signal{
 		{id: check.WALFsyncP99, unit: "s",
-			step:    func(b builder) string { return b.quantile(0.99, n.WALFsync[0]) },
-			overall: func(b builder, p string) string { return quantileOver(n.WALFsync[0], p, b) }},
+			step: func(b builder) string { return b.quantile(0.99, n.WALFsync[0]) }},
 		{id: check.BackendCommitP99, unit: "s",
-			step:    func(b builder) string { return b.quantile(0.99, n.BackendCommit[0]) },
-			overall: func(b builder, p string) string { return quantileOver(n.BackendCommit[0], p, b) }},
+			step: func(b builder) string { return b.quantile(0.99, n.BackendCommit[0]) }},
 		{id: check.LeaderChanges, unit: "count", counted: true,
-			step:    func(b builder) string { return b.increase(n.LeaderChanges[0]) },
-			overall: func(b builder, p string) string { return increaseOver(n.LeaderChanges[0], p, b) }},
+			step: func(b builder) string { return b.increase(n.LeaderChanges[0]) }},
 		{id: check.ProposalsFailed, unit: "count", counted: true,
-			step:    func(b builder) string { return b.increase(n.ProposalsFailed[0]) },
-			overall: func(b builder, p string) string { return increaseOver(n.ProposalsFailed[0], p, b) }},
+			step: func(b builder) string { return b.increase(n.ProposalsFailed[0]) }},
 		{id: HasLeader.ID, unit: "count",
 			step: func(b builder) string { return "min by (instance) (" + b.oneOf(n.HasLeader) + ")" },
 			overall: func(b builder, p string) string {
 				return fmt.Sprintf("min by (instance) (min_over_time(%s[%s]))", b.sel(n.HasLeader[0]), p)
 			}},
 		{id: "slow_applies", unit: "count", counted: true,
-			step:    func(b builder) string { return b.increase(n.SlowApplies[0]) },
-			overall: func(b builder, p string) string { return increaseOver(n.SlowApplies[0], p, b) }},
+			step: func(b builder) string { return b.increase(n.SlowApplies[0]) }},
 		{id: "heartbeat_failures", unit: "count", counted: true,
-			step:    func(b builder) string { return b.increase(n.HeartbeatFailures[0]) },
-			overall: func(b builder, p string) string { return increaseOver(n.HeartbeatFailures[0], p, b) }},
+			step: func(b builder) string { return b.increase(n.HeartbeatFailures[0]) }},
 	}
 }
 
@@ -148,7 +144,7 @@ func (c *Client) ReadHistory(ctx context.Context, o HistoryOptions) (*History, e
 			return nil, err
 		}
 		h.Answers = append(h.Answers, Answer{Query: q, Matrix: m, Warnings: warns})
-		oq := Query{Name: s.id + "_overall", Expr: s.overall(b, period), Unit: s.unit}
+		oq := Query{Name: s.id + "_overall", Expr: s.overallQuery(b, period), Unit: s.unit}
 		v, _, err := c.Instant(ctx, oq, r.End)
 		if err != nil {
 			return nil, err

@@ -155,30 +155,13 @@ func (s Snapshot) EtcdSignals() Etcd {
 	return e
 }
 
-// sum adds the counter, gauge or untyped series of name that keep keeps.
-// A family that is present with no series counts as 0 when it is a counter
-// whose series are made on first use (e.g. failed requests without a
-// failure): it reports found when the family exists.
+// sum adds the series of name that keep keeps. A family that is present
+// with no series counts as 0 when it is a counter whose series are made on
+// first use (e.g. failed requests without a failure): it reports found
+// when the family exists.
 func (s Snapshot) sum(name string, keep func(*dto.Metric) bool) (float64, bool) {
-	fam, ok := s[name]
-	if !ok {
-		return 0, false
-	}
-	var total float64
-	for _, m := range fam.GetMetric() {
-		if keep != nil && !keep(m) {
-			continue
-		}
-		switch {
-		case m.Counter != nil:
-			total += m.GetCounter().GetValue()
-		case m.Gauge != nil:
-			total += m.GetGauge().GetValue()
-		case m.Untyped != nil:
-			total += m.GetUntyped().GetValue()
-		}
-	}
-	return total, true
+	v, _, found := s.total(name, keep)
+	return v, found
 }
 
 // Signals lists the signal IDs present in e, sorted.

@@ -21,12 +21,17 @@ type Snapshot map[string]*dto.MetricFamily
 // maxBody bounds what a scrape reads; etcd's /metrics is ~100-300 KiB.
 const maxBody = 64 << 20
 
-// Parse reads the Prometheus text format.
+// Parse reads the Prometheus text format. More than 64 MiB is refused
+// rather than cut (a cut could parse as a partial scrape).
 func Parse(r io.Reader) (Snapshot, error) {
 	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(io.LimitReader(r, maxBody))
+	lr := &io.LimitedReader{R: r, N: maxBody + 1}
+	fams, err := p.TextToMetricFamilies(lr)
+	if lr.N == 0 {
+		return nil, fmt.Errorf("parse metrics: more than %d MiB, not etcd's /metrics (a few hundred KiB): is the URL right?", maxBody>>20)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("parse metrics: %w", err)
+		return nil, fmt.Errorf("parse metrics (is this etcd's /metrics?): %w", err)
 	}
 	return Snapshot(fams), nil
 }
@@ -76,14 +81,20 @@ func (l Labels) match(m *dto.Metric) bool {
 // Value returns the sum of the counter, gauge or untyped series of name
 // that match sel, and whether any matched.
 func (s Snapshot) Value(name string, sel Labels) (float64, bool) {
+	v, n, _ := s.total(name, sel.match)
+	return v, n > 0
+}
+
+// total adds the counter, gauge or untyped series of name that keep keeps
+// (nil keeps all): their sum, how many there were, and whether the family
+// exists.
+func (s Snapshot) total(name string, keep func(*dto.Metric) bool) (sum float64, n int, found bool) {
 	fam, ok := s[name]
 	if !ok {
-		return 0, false
+		return 0, 0, false
 	}
-	var sum float64
-	n := 0
 	for _, m := range fam.GetMetric() {
-		if !sel.match(m) {
+		if keep != nil && !keep(m) {
 			continue
 		}
 		switch {
@@ -98,7 +109,7 @@ func (s Snapshot) Value(name string, sel Labels) (float64, bool) {
 		}
 		n++
 	}
-	return sum, n > 0
+	return sum, n, true
 }
 
 // Bucket is one cumulative histogram bucket.
@@ -152,9 +163,12 @@ func (s Snapshot) Histogram(name string, sel Labels) (Histogram, bool) {
 
 // Sub returns h minus an earlier scrape of the same histogram: what was
 // observed between the two. A counter reset (the server restarted) makes
-// the later histogram the delta, as Prometheus' rate() does.
+// the later histogram the delta, as Prometheus' rate() does. A reset is
+// seen when the count or any bucket went down: a member that restarted
+// and has since observed more than before its restart still has fewer in
+// some bucket, or a smaller sum.
 func (h Histogram) Sub(prev Histogram) Histogram {
-	if h.Count < prev.Count {
+	if h.Count < prev.Count || h.Sum < prev.Sum {
 		return h
 	}
 	old := map[float64]float64{}
@@ -163,7 +177,10 @@ func (h Histogram) Sub(prev Histogram) Histogram {
 	}
 	d := Histogram{Count: h.Count - prev.Count, Sum: h.Sum - prev.Sum}
 	for _, b := range h.Buckets {
-		d.Buckets = append(d.Buckets, Bucket{UpperBound: b.UpperBound, Count: math.Max(0, b.Count-old[b.UpperBound])})
+		if b.Count < old[b.UpperBound] {
+			return h
+		}
+		d.Buckets = append(d.Buckets, Bucket{UpperBound: b.UpperBound, Count: b.Count - old[b.UpperBound]})
 	}
 	return d
 }

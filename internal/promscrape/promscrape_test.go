@@ -114,6 +114,18 @@ func TestSubAndLatency(t *testing.T) {
 	if r := before.Sub(after); r.Count != before.Count {
 		t.Errorf("reset delta count %v", r.Count)
 	}
+	// A member that restarted and has since observed more than before:
+	// the count grew, but the lowest bucket went down, so it is a reset
+	// too, not a delta with a bucket clamped to zero.
+	restarted := hist(bounds, []float64{5, 60, 120}, 0.4)
+	if r := restarted.Sub(after); r.Count != restarted.Count || r.Buckets[0].Count != 5 || r.Sum != restarted.Sum {
+		t.Errorf("reset with a higher count: delta %+v, want the later histogram", r)
+	}
+	// The same with every bucket up but the sum down.
+	slower := hist(bounds, []float64{10, 50, 120}, 0.2)
+	if r := slower.Sub(after); r.Count != slower.Count || r.Sum != slower.Sum {
+		t.Errorf("reset with a lower sum: delta %+v, want the later histogram", r)
+	}
 }
 
 func TestScrape(t *testing.T) {
@@ -140,6 +152,27 @@ func TestScrape(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "404") {
 		t.Errorf("scrape of a missing path: %v", err)
 	}
+}
+
+// A server that is not etcd: an HTML page is a parse error that says so,
+// and a body over the bound is refused, not parsed in part.
+func TestParseRefuses(t *testing.T) {
+	if _, err := Parse(strings.NewReader("<html><body>login</body></html>\n")); err == nil || !strings.Contains(err.Error(), "etcd's /metrics") {
+		t.Errorf("HTML page: %v", err)
+	}
+	if _, err := Parse(endless{}); err == nil || !strings.Contains(err.Error(), "more than 64 MiB") {
+		t.Errorf("a body over the bound: %v", err)
+	}
+}
+
+// endless is a body that never ends: comment lines.
+type endless struct{}
+
+func (endless) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = "# pad\n"[i%6]
+	}
+	return len(p), nil
 }
 
 func FuzzParse(f *testing.F) {

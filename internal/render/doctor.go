@@ -23,7 +23,7 @@ func doctorText(w io.Writer, r *result.Result) error {
 		fmt.Fprintf(w, "\n== %s ==\n", runTitle(run))
 		targetBlock(w, run, len(r.Runs) > 1)
 	}
-	if len(r.Runs) > 1 {
+	if len(r.Runs) > 1 && r.Doctor != nil {
 		fmt.Fprintf(w, "\nSide by side (x: the ratio to %s):\n", r.Runs[0].Name)
 		sideBySide(w, r)
 	}

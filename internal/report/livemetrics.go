@@ -18,15 +18,7 @@ func init() {
 	// worst is the worst member's value over the run of a latency.
 	worst := func(get func(s *result.MetricsSignals) *result.Latency) func(r *result.Result) (Value, bool) {
 		return func(r *result.Result) (Value, bool) {
-			var w *result.Latency
-			for _, m := range r.Metrics.Members {
-				if m.Overall == nil {
-					continue
-				}
-				if l := get(m.Overall); l != nil && l.Count > 0 && (w == nil || l.P99 > w.P99) {
-					w = l
-				}
-			}
+			w := r.Metrics.WorstP99(get)
 			if w == nil {
 				return Value{}, false
 			}

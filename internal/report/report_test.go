@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/etcdperf/etcdperf/internal/render"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/testutil"
 )
@@ -286,6 +287,9 @@ func FuzzReport(f *testing.F) {
 	f.Add([]byte(`{"schema":"etcdperf/v1","kind":"bench","bench":{"ops":1,"latency":{"count":1,"p99":0.01,"hdr":"HISTFAAAAB"},"series":[{"t":-5,"ops":-3,"p99":1e-12},{"t":-5,"ops":1,"p99":3}]},"server":{"wal_fsync":{"count":1,"p50":0.001,"resolution":0.001,"bucketed":true},"members":[{"name":"m"}]}}`))
 	f.Add([]byte(`{"schema":"etcdperf/v1","kind":"doctor","runs":[{"schema":"etcdperf/v1","kind":"disk","disk":{}},{"schema":"etcdperf/v1","name":"<b>","checks":[{"name":"x","status":"fail"}]}]}` + "\n" +
 		`{"schema":"etcdperf/v1","kind":"disk","params":{"password":"p","x":[1,{"token":"t"}]},"disk":{"ops":1,"iops":1e-320}}`))
+	f.Add([]byte(`{"schema":"etcdperf/v1","kind":"prom","prom":{"url":"u","step":1,"table":{"columns":[{"name":"a","query":"a"}],"time":[1,2],"rows":[[1],[null]]}}}`))
+	f.Add([]byte(`{"schema":"etcdperf/v1","kind":"metrics","metrics":{"interval":1,"intervals":3,"members":[{"name":"m","series":[{"t":1,"error":"x"}]}]}}`))
+	f.Add([]byte(`{"schema":"etcdperf/v1","kind":"logs","logs":{"lines":1,"timeline":{"bucket":-1,"buckets":2,"series":[{"class":"x","counts":[1]}]}}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		rs, err := result.Extract(b)
 		if err != nil {
@@ -302,6 +306,12 @@ func FuzzReport(f *testing.F) {
 		}
 		if err := rep.Text(&buf); err != nil {
 			t.Fatal(err)
+		}
+		// What report -o text and -o csv write of each Result: errors
+		// are fine, panics are not.
+		for _, r := range rs {
+			_ = render.Text(&buf, r)
+			_ = render.CSV(&buf, r)
 		}
 	})
 }

@@ -107,3 +107,19 @@ type MetricsSignals struct {
 	// versions), whose values above are zero.
 	Missing []string `json:"missing,omitempty"`
 }
+
+// WorstP99 returns, of the members' latencies over the run that get picks
+// (e.g. their WAL fsync), the one with the highest p99; nil when no member
+// observed any.
+func (m *Metrics) WorstP99(get func(*MetricsSignals) *Latency) *Latency {
+	var worst *Latency
+	for _, mm := range m.Members {
+		if mm.Overall == nil {
+			continue
+		}
+		if l := get(mm.Overall); l != nil && l.Count > 0 && (worst == nil || l.P99 > worst.P99) {
+			worst = l
+		}
+	}
+	return worst
+}

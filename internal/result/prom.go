@@ -61,6 +61,25 @@ type PromTable struct {
 	Rows [][]PromValue `json:"rows"`
 }
 
+// UnmarshalJSON reads a table and checks its shape (one time per row, one
+// cell per column in each row), so that a Result from elsewhere cannot make
+// a view index past a row.
+func (t *PromTable) UnmarshalJSON(b []byte) error {
+	type plain PromTable
+	if err := json.Unmarshal(b, (*plain)(t)); err != nil {
+		return err
+	}
+	if len(t.Rows) != len(t.Time) {
+		return fmt.Errorf("the prom table has %d rows but %d times", len(t.Rows), len(t.Time))
+	}
+	for i, row := range t.Rows {
+		if len(row) != len(t.Columns) {
+			return fmt.Errorf("row %d of the prom table has %d cells for %d columns", i+1, len(row), len(t.Columns))
+		}
+	}
+	return nil
+}
+
 // PromColumn names one series: Name is "query{label=value,...}" with the
 // labels sorted by name.
 type PromColumn struct {

@@ -51,3 +51,27 @@ func TestPromSectionInResult(t *testing.T) {
 		t.Errorf("prom section after a round trip: %+v", back.Prom)
 	}
 }
+
+// A table whose rows do not match its times or columns (a Result from
+// elsewhere) is refused when read, not indexed past by a view later.
+func TestPromTableShape(t *testing.T) {
+	head := `{"schema":"etcdperf/v1","kind":"prom","prom":{"url":"u","step":1,"table":`
+	cases := map[string]string{
+		`{"columns":[{"name":"a","query":"a"}],"time":[1,2],"rows":[[1],[null]]}`:    "",
+		`{"columns":[{"name":"a","query":"a"}],"time":[1],"rows":[[1],[2]]}`:         "2 rows but 1 times",
+		`{"columns":[{"name":"a","query":"a"}],"time":[1,2],"rows":[[1],[2,3]]}`:     "row 2 of the prom table has 2 cells for 1 columns",
+		`{"columns":[{"name":"a","query":"a"},{"name":"b"}],"time":[1],"rows":[[]]}`: "row 1 of the prom table has 0 cells for 2 columns",
+	}
+	for table, want := range cases {
+		_, err := Extract([]byte(head + table + "}}\n"))
+		if want == "" {
+			if err != nil {
+				t.Errorf("%s: %v", table, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want %q", table, err, want)
+		}
+	}
+}
