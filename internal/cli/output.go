@@ -23,7 +23,7 @@ type outputFlag struct {
 func addOutputFlag(cmd *cobra.Command) *outputFlag {
 	o := &outputFlag{}
 	cmd.Flags().StringArrayVarP(&o.values, "output", "o", nil,
-		"output: a format for stdout (text, json, csv, html) or a file to write, its format taken from the extension (.txt, .json, .csv, .html); repeatable")
+		"output: a format for stdout (text, json, csv, html) or a file to write, its format taken from the extension (.txt, .json, .csv, .html); repeatable; stdout shows the text view unless a format is named for it")
 	cmd.Flags().StringVar(&o.html, "html", "", "also write the self-contained HTML report (charts, verdict, findings) to this file")
 	return o
 }
