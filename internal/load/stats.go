@@ -38,13 +38,7 @@ type Part struct {
 }
 
 // ErrorCount is the number of failed requests.
-func (s *Stats) ErrorCount() int64 {
-	var n int64
-	for _, v := range s.Errors {
-		n += v
-	}
-	return n
-}
+func (s *Stats) ErrorCount() int64 { return result.ErrorTotal(s.Errors) }
 
 // Throughput is successful requests per second of the load phase.
 func (s *Stats) Throughput() float64 {

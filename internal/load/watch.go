@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/etcdperf/etcdperf/internal/result"
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -122,7 +123,7 @@ func runWatch(ctx context.Context, conns []Conn, o Options) (*Stats, error) {
 		st.Errors = mergeErr(st.Errors, "put: "+k, v)
 	}
 	st.Parts = []Part{
-		{Name: "put", Ops: putRec.lat.Count(), Errors: putRec.errCount(), Latency: putRec.lat},
+		{Name: "put", Ops: putRec.lat.Count(), Errors: result.ErrorTotal(putRec.errs), Latency: putRec.lat},
 		{Name: "watch", Ops: st.Ops, Errors: missed, Latency: st.Latency},
 	}
 	st.Notes = append(st.Notes, fmt.Sprintf("%d puts, each seen by %d watchers; latency runs from the put's send to each event", puts, len(chans)))
@@ -135,14 +136,6 @@ func mergeErr(m map[string]int64, k string, v int64) map[string]int64 {
 	}
 	m[k] += v
 	return m
-}
-
-func (r *recorder) errCount() int64 {
-	var n int64
-	for _, v := range r.errs {
-		n += v
-	}
-	return n
 }
 
 // sendPuts puts key at the rate until the total or the duration is

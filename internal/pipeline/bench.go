@@ -480,11 +480,7 @@ func benchSummary(res *result.Result) string {
 	if b.Latency != nil {
 		fmt.Fprintf(&s, ", p99 %s", units.Seconds(b.Latency.P99))
 	}
-	var errs int64
-	for _, n := range b.Errors {
-		errs += n
-	}
-	if errs > 0 {
+	if errs := result.ErrorTotal(b.Errors); errs > 0 {
 		fmt.Fprintf(&s, ", %d failed", errs)
 	} else {
 		s.WriteString(", no errors")

@@ -126,14 +126,6 @@ func runCheck(ctx context.Context, o CheckOptions) (*result.Result, error) {
 }
 
 // errorTotal is the number of failed requests, counted by reason in byReason.
-func errorTotal(byReason map[string]int64) int64 {
-	var n int64
-	for _, v := range byReason {
-		n += v
-	}
-	return n
-}
-
 func dataDirOrDot(d string) string {
 	if d == "" {
 		return "."
@@ -155,7 +147,7 @@ func perfSection(b *result.Bench, p check.Profile, ob observation) *result.Perf 
 		return pf
 	}
 	if b.Seconds > 0 {
-		pf.SentRate = float64(b.Ops+errorTotal(b.Errors)) / b.Seconds
+		pf.SentRate = float64(b.Ops+result.ErrorTotal(b.Errors)) / b.Seconds
 	}
 	if p.Rate > 0 {
 		pf.Reached = b.Throughput / p.Rate
@@ -265,7 +257,7 @@ func JudgeCheck(res *result.Result, criteria []check.Criterion) {
 			add(check.LatencyStddev, b.Latency.Stddev)
 			add(check.RequestP99, b.Latency.P99)
 		}
-		add(check.RequestErrors, float64(errorTotal(b.Errors)))
+		add(check.RequestErrors, float64(result.ErrorTotal(b.Errors)))
 	}
 	if res.Perf != nil {
 		res.Perf.LimitedBy = diagnose.LoadLimitedBy(res)

@@ -85,7 +85,7 @@ func Datascale(ctx context.Context, o DatascaleOptions) (*result.Result, error) 
 func JudgeDatascale(res *result.Result, criteria []check.Criterion) {
 	res.Checks = nil
 	if c, ok := check.Lookup(criteria, check.RequestErrors); ok && res.Bench != nil {
-		res.Checks = append(res.Checks, check.Evaluate(c, float64(errorTotal(res.Bench.Errors))))
+		res.Checks = append(res.Checks, check.Evaluate(c, float64(result.ErrorTotal(res.Bench.Errors))))
 	}
 	res.Findings = diagnose.Run(res)
 	res.Verdict = diagnose.Verdict(res.Checks, res.Findings)

@@ -378,7 +378,7 @@ func stepChecks(st result.ScaleStep, quota float64, criteria []check.Criterion) 
 // database that the next step would take past the quota's limit.
 func stopReason(st result.ScaleStep, prev *result.ScaleStep, quota float64, criteria []check.Criterion) string {
 	at := fmt.Sprintf("at %d objects (step %d)", st.Objects, st.Step)
-	if errs := errorTotal(st.Errors); errs > 0 {
+	if errs := result.ErrorTotal(st.Errors); errs > 0 {
 		top, n := "", int64(0)
 		for k, v := range st.Errors {
 			if v > n || (v == n && k < top) {

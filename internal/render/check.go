@@ -43,11 +43,7 @@ func checkText(w io.Writer, r *result.Result) error {
 func loadBlock(w io.Writer, r *result.Result) {
 	b, pf := r.Bench, r.Perf
 	fmt.Fprintf(w, "\nLoad: %d requests in %s: %.0f/s, %.0f%% of %g/s", b.Ops, units.Seconds(b.Seconds), b.Throughput, pf.Reached*100, pf.TargetRate)
-	var errs int64
-	for _, n := range b.Errors {
-		errs += n
-	}
-	if errs > 0 {
+	if errs := result.ErrorTotal(b.Errors); errs > 0 {
 		fmt.Fprintf(w, ", %d failed", errs)
 	}
 	fmt.Fprintln(w)

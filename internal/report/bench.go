@@ -27,11 +27,7 @@ func init() {
 	metrics = append(metrics, latencyMetrics("service latency", svc, "p99")...)
 	metrics = append(metrics,
 		Metric{Label: "request errors", Unit: "count", Better: Lower, Get: func(r *result.Result) (Value, bool) {
-			var n int64
-			for _, v := range r.Bench.Errors {
-				n += v
-			}
-			return Value{V: float64(n)}, true
+			return Value{V: float64(result.ErrorTotal(r.Bench.Errors))}, true
 		}},
 		Metric{Label: "requests", Unit: "count", Get: func(r *result.Result) (Value, bool) {
 			return Value{V: float64(r.Bench.Ops)}, true

@@ -315,10 +315,7 @@ func stepsTable(label string, sc *result.Scale) Table {
 			}
 			row = append(row, cell)
 		}
-		var errs int64
-		for _, n := range st.Errors {
-			errs += n
-		}
+		errs := result.ErrorTotal(st.Errors)
 		row = append(row, lat(st.WatchLag, p99), formatUnit(st.ProposalsPending, "count"), formatUnit(st.SlowApplies, "count"), formatUnit(float64(errs), "count"))
 		t.Rows = append(t.Rows, row)
 	}

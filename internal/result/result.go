@@ -201,6 +201,16 @@ type DiskJob struct {
 	SyncLatency *Latency `json:"sync_latency,omitempty"`
 }
 
+// ErrorTotal is the number of failed requests in a count by reason
+// (Bench.Errors, ScaleStep.Errors).
+func ErrorTotal(byReason map[string]int64) int64 {
+	var n int64
+	for _, v := range byReason {
+		n += v
+	}
+	return n
+}
+
 // Bench is the client side of a load run against etcd.
 type Bench struct {
 	Workload string           `json:"workload"`
