@@ -29,7 +29,7 @@ func hostCPUSaturated(r *result.Result) []result.Finding {
 	title := fmt.Sprintf("The machine's CPUs were %.0f%% busy during the run: the latencies include waiting for a CPU, not only for the storage", s.CPUBusy*100)
 	if r.Host.Device != "" && s.FlushAwait > 0 {
 		ev = append(ev, result.Evidence{What: "device flush service time (mean)", Observed: s.FlushAwait, Unit: "s", Source: "/proc/diskstats"})
-		if r.Disk != nil && r.Disk.SyncLatency != nil && r.Disk.SyncLatency.P99 > 10*s.FlushAwait {
+		if r.Disk != nil && r.Disk.SyncLatency != nil && r.Disk.SyncLatency.P99 > starvedFactor*s.FlushAwait {
 			title += fmt.Sprintf(" (the device flushed in %.2fms on average, far below the %.2fms fdatasync p99)", s.FlushAwait*1e3, r.Disk.SyncLatency.P99*1e3)
 		}
 	}

@@ -137,9 +137,7 @@ func gauss(u1, u2 float64) float64 {
 func (d Dist) String() string {
 	b := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	switch d.Shape {
-	case Uniform, Normal:
-		return d.Shape + ":" + b(d.A) + ":" + b(d.B)
-	case LogNormal:
+	case Uniform, Normal, LogNormal:
 		return d.Shape + ":" + b(d.A) + ":" + b(d.B)
 	}
 	return b(d.A)
