@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -56,10 +57,20 @@ func TestSlowdiskUsage(t *testing.T) {
 		{"slowdisk", "--src", "/nonexistent-etcdperf", "--mnt", "/tmp/x"},
 		{"slowdisk", "--src", "/tmp", "--mnt", "/tmp/x", "--fsync-delay", "-1ms"},
 		{"slowdisk", "--src", "/tmp", "--mnt", "/tmp/x", "--fsync-delay", "2h"},
+		// server --slow-fsync takes the same bounds, before any member starts
+		{"server", "--data-dir", "/nonexistent-etcdperf/d", "--slow-fsync", "-1ms"},
+		{"server", "--data-dir", "/nonexistent-etcdperf/d", "--slow-fsync", "2h"},
+		{"server", "--slow-fsync", "15ms"},
 	} {
 		r := testutil.RunBinary(t, 30*time.Second, args...)
 		if r.Code != 2 || r.Stderr == "" {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 with a message", args, r.Code, r.Stderr)
 		}
+		if args[0] == "server" && strings.Contains(r.Stdout+r.Stderr, "ready") {
+			t.Errorf("%v: a member started: %q", args, r.Stdout)
+		}
+	}
+	if _, err := os.Stat("/nonexistent-etcdperf"); err == nil {
+		t.Error("a refused server created its data dir")
 	}
 }

@@ -1,11 +1,10 @@
 package cli
 
 import (
-	"time"
-
 	"github.com/spf13/cobra"
 
 	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/slowfs"
 )
 
 // newServerCmd is `etcdperf server`: one embedded etcd member in the
@@ -49,8 +48,8 @@ long" and "failed to send out heartbeat on time".`,
 		if cfg.DataDir == "" {
 			return usageError("--data-dir is required")
 		}
-		if cfg.SlowFsync < 0 || cfg.SlowFsync > time.Minute {
-			return usageError("--slow-fsync must be between 0 and 1m, got %s", cfg.SlowFsync)
+		if err := (slowfs.Config{FsyncDelay: cfg.SlowFsync}).Validate(); err != nil {
+			return usageError("--slow-fsync: %v", err)
 		}
 		if cfg.SlowFsync > 0 {
 			if err := cluster.SlowDiskSupported(); err != nil {
