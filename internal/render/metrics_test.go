@@ -1,13 +1,9 @@
 package render
 
 import (
-	"bytes"
-	"encoding/csv"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/testutil"
 )
 
@@ -18,21 +14,7 @@ import (
 func TestMetricsGolden(t *testing.T) {
 	for _, name := range []string{"metrics-3members", "metrics-3members-killed"} {
 		t.Run(name, func(t *testing.T) {
-			res, err := result.ReadFile(filepath.Join("testdata", name+".json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var txt, tab bytes.Buffer
-			if err := Text(&txt, res); err != nil {
-				t.Fatal(err)
-			}
-			if err := CSV(&tab, res); err != nil {
-				t.Fatal(err)
-			}
-			recs, err := csv.NewReader(bytes.NewReader(tab.Bytes())).ReadAll()
-			if err != nil {
-				t.Fatalf("CSV is not aligned: %v", err)
-			}
+			res, txt, tab, recs := textAndCSV(t, name)
 			m := res.Metrics
 			if len(recs) != m.Intervals*len(m.Members)+1 {
 				t.Fatalf("%d CSV rows for %d intervals of %d members", len(recs), m.Intervals, len(m.Members))

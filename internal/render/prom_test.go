@@ -2,8 +2,6 @@ package render
 
 import (
 	"bytes"
-	"encoding/csv"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -17,21 +15,7 @@ import (
 func TestPromGolden(t *testing.T) {
 	for _, name := range []string{"prom-export-3members", "prom-check-3members"} {
 		t.Run(name, func(t *testing.T) {
-			res, err := result.ReadFile(filepath.Join("testdata", name+".json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var txt, tab bytes.Buffer
-			if err := Text(&txt, res); err != nil {
-				t.Fatal(err)
-			}
-			if err := CSV(&tab, res); err != nil {
-				t.Fatal(err)
-			}
-			recs, err := csv.NewReader(bytes.NewReader(tab.Bytes())).ReadAll()
-			if err != nil {
-				t.Fatalf("CSV is not aligned: %v", err)
-			}
+			res, txt, tab, recs := textAndCSV(t, name)
 			tb := res.Prom.Table
 			if len(recs) != len(tb.Time)+1 || len(recs[0]) != len(tb.Columns)+2 {
 				t.Fatalf("CSV %dx%d for %d rows and %d columns", len(recs), len(recs[0]), len(tb.Time), len(tb.Columns))

@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"encoding/csv"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -9,6 +10,28 @@ import (
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/testutil"
 )
+
+// textAndCSV renders testdata/name.json as text and CSV; recs is the CSV
+// read back, which fails the test when its rows are not aligned.
+func textAndCSV(t *testing.T, name string) (res *result.Result, txt, tab *bytes.Buffer, recs [][]string) {
+	t.Helper()
+	res, err := result.ReadFile(filepath.Join("testdata", name+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	txt, tab = &bytes.Buffer{}, &bytes.Buffer{}
+	if err := Text(txt, res); err != nil {
+		t.Fatal(err)
+	}
+	if err := CSV(tab, res); err != nil {
+		t.Fatal(err)
+	}
+	recs, err = csv.NewReader(bytes.NewReader(tab.Bytes())).ReadAll()
+	if err != nil {
+		t.Fatalf("CSV is not aligned: %v", err)
+	}
+	return res, txt, tab, recs
+}
 
 // The inputs are Results written by real `etcdperf disk` runs on ext4 and
 // tmpfs; the golden files hold their text view.
