@@ -76,7 +76,7 @@ func Connect(ctx context.Context, o ConnOptions) (*Client, error) {
 		if err == nil && as.Enabled {
 			cli.Close()
 			return nil, &ConnError{Endpoint: eps[0].raw, Reason: AuthRequired, Err: errors.New("etcd has authentication enabled"),
-				Hint: "pass --user (the password comes from ETCDPERF_PASSWORD or a prompt)"}
+				Hint: "pass --user (the password comes from ETCDPERF_PASSWORD, ETCDCTL_PASSWORD or a prompt)"}
 		}
 	}
 	return c, nil
@@ -260,4 +260,15 @@ func (c *Client) Direct(ep string) (addr string, tc *tls.Config, ok bool) {
 		}
 	}
 	return e.addr, tc, true
+}
+
+// CountKeys returns how many keys there are under prefix.
+func (c *Client) CountKeys(ctx context.Context, prefix string) (int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.CommandTimeout())
+	defer cancel()
+	r, err := c.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		return 0, err
+	}
+	return r.Count, nil
 }

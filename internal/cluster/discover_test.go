@@ -26,7 +26,7 @@ func TestDiscoverWithAnEndpointDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.Members) != 1 || d.Members[0].Name != "etcdperf-0" || !d.Members[0].Leader || d.Members[0].MetricsURL != up+"/metrics" || d.Version == "" || len(d.Notes) != 0 {
+	if len(d.Members) != 1 || d.Members[0].Name != "etcdperf-1" || !d.Members[0].Leader || d.Members[0].MetricsURL != up+"/metrics" || d.Version == "" || len(d.Notes) != 0 {
 		t.Errorf("discovered %+v", d)
 	}
 	if len(d.Unreachable) != 1 {

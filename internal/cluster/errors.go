@@ -138,9 +138,9 @@ func classifyRPC(ep string, err error, o ConnOptions) *ConnError {
 	switch {
 	case errors.Is(err, rpctypes.ErrAuthFailed) || rpctypes.ErrorDesc(err) == rpctypes.ErrorDesc(rpctypes.ErrGRPCAuthFailed):
 		return &ConnError{Endpoint: ep, Reason: AuthFailed, Err: fmt.Errorf("wrong user or password for %q", o.User),
-			Hint: "check --user and the password (ETCDPERF_PASSWORD or the prompt)"}
+			Hint: "check --user and the password (ETCDPERF_PASSWORD, ETCDCTL_PASSWORD or the prompt)"}
 	case rpctypes.ErrorDesc(err) == rpctypes.ErrorDesc(rpctypes.ErrGRPCUserEmpty) || status.Code(err) == codes.PermissionDenied && o.User == "":
-		return &ConnError{Endpoint: ep, Reason: AuthRequired, Err: err, Hint: "etcd has auth enabled: pass --user (password from ETCDPERF_PASSWORD or the prompt)"}
+		return &ConnError{Endpoint: ep, Reason: AuthRequired, Err: err, Hint: "etcd has auth enabled: pass --user (password from ETCDPERF_PASSWORD, ETCDCTL_PASSWORD or the prompt)"}
 	case errors.Is(err, context.DeadlineExceeded) || status.Code(err) == codes.DeadlineExceeded:
 		return &ConnError{Endpoint: ep, Reason: Timeout, Err: fmt.Errorf("no etcd answer within --dial-timeout %s", o.dialTimeout()),
 			Hint: "is this etcd's client port (2379), and is etcd healthy?"}

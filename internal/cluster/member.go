@@ -38,10 +38,13 @@ type MemberConfig struct {
 	// ExitWithParent makes a member process (ServeMember) stop when the
 	// process that started it is gone.
 	ExitWithParent bool
-	// SlowFsync, when positive, makes a member process (ServeMember) run
-	// on a slow view of its data dir: every fsync and fdatasync is delayed
-	// this long (see StartSlowDisk).
-	SlowFsync time.Duration
+	// Fault is what a member process (ServeMember) suffers on purpose: a
+	// slow view of its data dir (see StartSlowDisk), a CPU quota, a slow
+	// link in front of its peer port.
+	Fault
+	// listenPeerURL is where etcd listens for its peers when that is not
+	// PeerURL (a slow link listens there instead).
+	listenPeerURL string
 }
 
 // ServerTLS is the client-side TLS of an embedded member (etcd's
@@ -137,6 +140,13 @@ func embedConfig(c MemberConfig) (*embed.Config, error) {
 	ec.AdvertiseClientUrls = []url.URL{*cu}
 	ec.ListenPeerUrls = []url.URL{*pu}
 	ec.AdvertisePeerUrls = []url.URL{*pu}
+	if c.listenPeerURL != "" {
+		lu, err := url.Parse(c.listenPeerURL)
+		if err != nil {
+			return nil, fmt.Errorf("peer URL %q: %w", c.listenPeerURL, err)
+		}
+		ec.ListenPeerUrls = []url.URL{*lu}
+	}
 	ec.InitialCluster = c.InitialCluster
 	if ec.InitialCluster == "" {
 		ec.InitialCluster = c.Name + "=" + c.PeerURL

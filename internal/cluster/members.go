@@ -25,6 +25,9 @@ type Member struct {
 	LogFile string `json:"log_file,omitempty"`
 	// PID is the process of an embedded member run as a child process.
 	PID int `json:"pid,omitempty"`
+	// Fault is what an embedded member suffers on purpose (--fault), in
+	// the flag's words.
+	Fault string `json:"fault,omitempty"`
 }
 
 // MetricsURL returns the /metrics URL of a client URL: etcd serves its

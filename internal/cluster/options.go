@@ -35,6 +35,9 @@ type ConnOptions struct {
 	DialTimeout time.Duration
 	// CommandTimeout bounds one request; 0 means DefaultCommandTimeout.
 	CommandTimeout time.Duration
+	// EndpointsFrom names where Endpoints came from when it was not a
+	// flag (ETCDCTL_ENDPOINTS, etcdctl's environment), for the Result.
+	EndpointsFrom string
 }
 
 // TLSConfigured reports whether any TLS option is set.

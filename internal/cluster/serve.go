@@ -4,12 +4,18 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
+	"net/url"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/etcdperf/etcdperf/internal/cgroup"
+	"github.com/etcdperf/etcdperf/internal/netfault"
 )
 
 // ReadyLine starts the line a member process prints on its standard output
@@ -20,7 +26,7 @@ const ReadyLine = "etcdperf-server ready"
 // cfg. They are the one definition of the member process's command line;
 // MemberConfig.Args writes it.
 func BindMemberFlags(fs *pflag.FlagSet, cfg *MemberConfig) {
-	fs.StringVar(&cfg.Name, "name", "etcdperf-0", "member name (etcd --name)")
+	fs.StringVar(&cfg.Name, "name", "etcdperf-1", "member name (etcd --name)")
 	fs.StringVar(&cfg.DataDir, "data-dir", "", "etcd's data directory (etcd --data-dir); created if missing")
 	fs.StringVar(&cfg.ClientURL, "listen-client-url", "http://127.0.0.1:2379", "client URL to listen on and advertise (loopback)")
 	fs.StringVar(&cfg.PeerURL, "listen-peer-url", "http://127.0.0.1:2380", "peer URL to listen on and advertise (loopback)")
@@ -30,7 +36,34 @@ func BindMemberFlags(fs *pflag.FlagSet, cfg *MemberConfig) {
 	fs.DurationVar(&cfg.StartTimeout, "start-timeout", DefaultStartTimeout, "give up when the member is not ready by then")
 	fs.BoolVar(&cfg.ExitWithParent, "exit-with-parent", false, "stop when the process that started this one goes away (set by etcdperf for its members)")
 	fs.DurationVar(&cfg.SlowFsync, "slow-fsync", 0, "run etcd on a slow view of --data-dir in which every fsync/fdatasync takes this much longer (etcdperf slowdisk in a child process; needs root and /dev/fuse)")
+	fs.Float64Var(&cfg.CPULimit, "cpu-limit", 0, "let the member use at most this many CPUs, e.g. 0.1 (a CPU cgroup of its own: cgroup v1 cpu.cfs_quota_us or v2 cpu.max; needs root)")
+	fs.Var(delayValue{&cfg.PeerDelay}, "peer-latency", "put the peer port behind a slow link: D[,JITTER] more per round trip of the other members to this one, e.g. 200ms or 200ms,20ms")
 }
+
+// delayValue is a flag holding a netfault.Delay written as D[,JITTER].
+type delayValue struct{ d *netfault.Delay }
+
+func (v delayValue) String() string {
+	if v.d == nil || v.d.Latency == 0 {
+		return ""
+	}
+	s := v.d.Latency.String()
+	if v.d.Jitter > 0 {
+		s += "," + v.d.Jitter.String()
+	}
+	return s
+}
+
+func (v delayValue) Set(s string) error {
+	d, err := ParseDelay(s)
+	if err != nil {
+		return err
+	}
+	*v.d = d
+	return nil
+}
+
+func (delayValue) Type() string { return "D[,JITTER]" }
 
 // Args returns the command line of `etcdperf server` for c.
 func (c MemberConfig) Args() []string {
@@ -53,6 +86,12 @@ func (c MemberConfig) Args() []string {
 	if c.SlowFsync > 0 {
 		a = append(a, "--slow-fsync", c.SlowFsync.String())
 	}
+	if c.CPULimit > 0 {
+		a = append(a, "--cpu-limit", strconv.FormatFloat(c.CPULimit, 'g', -1, 64))
+	}
+	if c.PeerDelay.Latency > 0 {
+		a = append(a, "--peer-latency", delayValue{&c.PeerDelay}.String())
+	}
 	return a
 }
 
@@ -62,7 +101,11 @@ func (c MemberConfig) Args() []string {
 // writes ReadyLine and the client URL to ready once etcd serves clients.
 // The member's data stays; the parent removes it. With cfg.SlowFsync the
 // data dir holds the files in real/ and etcd runs on the slow view of
-// them mounted on slow/, which is unmounted after etcd stops.
+// them mounted on slow/, which is unmounted after etcd stops. With
+// cfg.CPULimit the process moves into a CPU cgroup of its own (after
+// starting the slow view's server, which keeps its CPU), and back out
+// when etcd has stopped. With cfg.PeerDelay etcd listens for its peers on
+// another loopback port, and a slow link listens on the peer URL.
 func ServeMember(ctx context.Context, cfg MemberConfig, ready io.Writer) (err error) {
 	parent := os.Getppid()
 	if cfg.LogFile != "" {
@@ -93,6 +136,25 @@ func ServeMember(ctx context.Context, cfg MemberConfig, ready io.Writer) (err er
 		}()
 		cfg.DataDir = sd.View
 	}
+	if cfg.CPULimit > 0 {
+		lim, err := cgroup.Host.Limit(os.Getpid(), cfg.CPULimit)
+		if err != nil {
+			return fmt.Errorf("member %s: --cpu-limit: %w", cfg.Name, err)
+		}
+		defer func() {
+			if lerr := lim.Release(); lerr != nil && err == nil {
+				err = lerr
+			}
+		}()
+	}
+	if cfg.PeerDelay.Latency > 0 {
+		link, listen, err := slowLink(cfg)
+		if err != nil {
+			return fmt.Errorf("member %s: --peer-latency: %w", cfg.Name, err)
+		}
+		defer link.Close()
+		cfg.listenPeerURL = listen
+	}
 	m, err := StartMember(ctx, cfg)
 	if err != nil {
 		return err
@@ -107,6 +169,25 @@ func ServeMember(ctx context.Context, cfg MemberConfig, ready io.Writer) (err er
 	case err := <-m.Err():
 		return fmt.Errorf("etcd member %s failed: %w", cfg.Name, err)
 	}
+}
+
+// slowLink starts the slow link on the member's peer URL, in front of a
+// new loopback port for etcd's peer listener, which it returns as a URL.
+func slowLink(cfg MemberConfig) (*netfault.Proxy, string, error) {
+	u, err := url.Parse(cfg.PeerURL)
+	if err != nil || u.Scheme != "http" {
+		return nil, "", fmt.Errorf("the peer URL %q must be http://host:port", cfg.PeerURL)
+	}
+	ports, err := freePorts(1)
+	if err != nil {
+		return nil, "", err
+	}
+	inner := net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
+	p, err := netfault.Listen(u.Host, inner, cfg.PeerDelay)
+	if err != nil {
+		return nil, "", err
+	}
+	return p, "http://" + inner, nil
 }
 
 // watchParent cancels when this process is re-parented: the process that

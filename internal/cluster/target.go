@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/etcdperf/etcdperf/internal/cgroup"
 )
 
 // Kinds of targets.
@@ -43,6 +45,19 @@ type TargetOptions struct {
 	Separate bool
 	// StartTimeout bounds starting the members (default DefaultStartTimeout).
 	StartTimeout time.Duration
+	// Faults holds what each member (by index) suffers on purpose; a member
+	// with a fault always runs as a child process.
+	Faults []Fault
+}
+
+// faulty reports whether any member has a fault.
+func (o TargetOptions) faulty() bool {
+	for _, f := range o.Faults {
+		if f.Any() {
+			return true
+		}
+	}
+	return false
 }
 
 // Target is an etcd cluster a command uses: external, or embedded and owned
@@ -135,10 +150,16 @@ func (t *Target) stopMembers() {
 		t.inproc.Close()
 		t.inproc = nil
 	}
+	limited := false
 	for _, p := range t.procs {
 		p.stop(10 * time.Second)
+		limited = limited || p.cfg.CPULimit > 0
 	}
 	t.procs = nil
+	if limited {
+		// A member killed outright could not leave its CPU cgroup.
+		cgroup.Host.RemoveStale()
+	}
 	if t.logFile != nil {
 		GRPCLogTo(nil)
 		t.logFile.Close()
@@ -201,7 +222,10 @@ func startEmbedded(ctx context.Context, o TargetOptions) (*Target, error) {
 		timeout = DefaultStartTimeout
 	}
 	command := o.ServerCommand
-	inProcess := n == 1 && !o.Separate
+	if len(o.Faults) > n {
+		return fail(fmt.Errorf("%d faults for %d members", len(o.Faults), n))
+	}
+	inProcess := n == 1 && !o.Separate && !o.faulty()
 	if !inProcess && len(command) == 0 {
 		exe, err := os.Executable()
 		if err != nil {
@@ -214,7 +238,7 @@ func startEmbedded(ctx context.Context, o TargetOptions) (*Target, error) {
 	const attempts = 3
 	var cfgs []MemberConfig
 	for attempt := 1; ; attempt++ {
-		cfgs, err = memberConfigs(runDir, n, o.RunID, timeout)
+		cfgs, err = memberConfigs(runDir, n, o.RunID, timeout, o.Faults)
 		if err != nil {
 			return fail(err)
 		}
@@ -247,7 +271,8 @@ func startEmbedded(ctx context.Context, o TargetOptions) (*Target, error) {
 	}
 	t.client = c
 	for i, c := range cfgs {
-		m := Member{Name: c.Name, ClientURL: c.ClientURL, MetricsURL: MetricsURL(c.ClientURL), PeerURL: c.PeerURL, DataDir: c.DataDir, LogFile: c.LogFile}
+		m := Member{Name: c.Name, ClientURL: c.ClientURL, MetricsURL: MetricsURL(c.ClientURL), PeerURL: c.PeerURL, DataDir: c.DataDir, LogFile: c.LogFile,
+			Fault: c.Fault.String()}
 		if t.procs != nil {
 			m.PID = t.procs[i].cmd.Process.Pid
 		} else {
@@ -276,7 +301,7 @@ func (t *Target) startInProcess(ctx context.Context, cfg MemberConfig) error {
 	return nil
 }
 
-func memberConfigs(runDir string, n int, runID string, timeout time.Duration) ([]MemberConfig, error) {
+func memberConfigs(runDir string, n int, runID string, timeout time.Duration, faults []Fault) ([]MemberConfig, error) {
 	ports, err := freePorts(2 * n)
 	if err != nil {
 		return nil, err
@@ -284,7 +309,7 @@ func memberConfigs(runDir string, n int, runID string, timeout time.Duration) ([
 	cfgs := make([]MemberConfig, n)
 	var initial []string
 	for i := range cfgs {
-		name := fmt.Sprintf("etcdperf-%d", i)
+		name := fmt.Sprintf("etcdperf-%d", i+1)
 		cfgs[i] = MemberConfig{
 			Name:         name,
 			DataDir:      filepath.Join(runDir, name),
@@ -293,6 +318,9 @@ func memberConfigs(runDir string, n int, runID string, timeout time.Duration) ([
 			ClusterToken: "etcdperf-" + runID,
 			LogFile:      filepath.Join(runDir, name+".log"),
 			StartTimeout: timeout,
+		}
+		if i < len(faults) {
+			cfgs[i].Fault = faults[i]
 		}
 		initial = append(initial, name+"="+cfgs[i].PeerURL)
 	}
@@ -308,7 +336,7 @@ func (t *Target) mergeKnown(ms []Member) []Member {
 	for i := range ms {
 		for _, k := range t.members {
 			if k.Name == ms[i].Name {
-				ms[i].DataDir, ms[i].LogFile, ms[i].PID = k.DataDir, k.LogFile, k.PID
+				ms[i].DataDir, ms[i].LogFile, ms[i].PID, ms[i].Fault = k.DataDir, k.LogFile, k.PID, k.Fault
 			}
 		}
 	}

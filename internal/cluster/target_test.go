@@ -19,7 +19,7 @@ func TestEmbeddedSingleMember(t *testing.T) {
 		t.Fatal(err)
 	}
 	ms := tg.Members()
-	if len(ms) != 1 || !ms[0].Leader || !strings.HasPrefix(ms[0].ClientURL, "http://127.0.0.1:") || ms[0].DataDir != filepath.Join(dir, "etcdperf-single", "etcdperf-0") {
+	if len(ms) != 1 || !ms[0].Leader || !strings.HasPrefix(ms[0].ClientURL, "http://127.0.0.1:") || ms[0].DataDir != filepath.Join(dir, "etcdperf-single", "etcdperf-1") {
 		t.Errorf("members %+v", ms)
 	}
 	if tg.Kind() != Embedded || tg.Client().Version() == "" {

@@ -1,6 +1,7 @@
 package hoststats
 
 import (
+	"os"
 	"sync"
 	"time"
 
@@ -72,5 +73,6 @@ func (s *Sampler) Stop() (*result.Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &result.Host{Device: s.device, Summary: Between(s.first, last), Series: s.series}, nil
+	host, _ := os.Hostname()
+	return &result.Host{Hostname: host, Device: s.device, Summary: Between(s.first, last), Series: s.series}, nil
 }

@@ -1,0 +1,151 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/etcdperf/etcdperf/internal/cgroup"
+	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/testutil"
+)
+
+// ownGroups lists the CPU cgroups that etcdperf made for its members.
+func ownGroups(t *testing.T) []string {
+	t.Helper()
+	g, err := cgroup.Host.Of(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, dir := range []string{g.Dir(), g.Parent().Dir(), filepath.Join(g.H.Mount)} {
+		m, _ := filepath.Glob(filepath.Join(dir, "etcdperf-member-*"))
+		out = append(out, m...)
+	}
+	return out
+}
+
+func skipWithoutFaults(t *testing.T) {
+	t.Helper()
+	if err := cluster.SlowDiskSupported(); err != nil {
+		t.Skipf("skipped: %v", err)
+	}
+	if err := cgroup.Host.CanLimit(); err != nil {
+		t.Skipf("skipped: %v", err)
+	}
+}
+
+// Members with each fault: the run works, and when it ends, and when
+// etcdperf itself is killed, no cgroup, slow mount, member process or file
+// is left.
+func TestFaultMembersCleanUp(t *testing.T) {
+	skipWithoutFaults(t)
+	if left := ownGroups(t); len(left) > 0 {
+		t.Fatalf("groups from before the test: %v", left)
+	}
+	faults := []string{"--fault", "1:cpu-limit=0.5", "--fault", "2:peer-latency=20ms,4ms", "--fault", "3:slow-fsync=2ms"}
+	dir := t.TempDir()
+	r := testutil.RunBinary(t, 2*time.Minute, append([]string{"bench", "put", "--members", "3", "--data-dir", dir, "--total", "300", "--clients", "4", "-o", "json"}, faults...)...)
+	if r.Code == 2 {
+		t.Fatalf("exit 2: %s", r.Stderr)
+	}
+	res := decodeResult(t, r.Stdout)
+	if res.Bench == nil || res.Bench.Ops != 300 || res.Target == nil || len(res.Target.Members) != 3 {
+		t.Fatalf("bench with faulty members: %+v", res.Bench)
+	}
+	// The limited member ran in its own group, as the Result says.
+	var limited bool
+	for _, p := range res.Server.Processes {
+		limited = limited || (p.Name == "etcdperf-1" && p.CPULimit == 0.5 && strings.Contains(p.Cgroup, "etcdperf-member-"))
+	}
+	if !limited {
+		t.Errorf("no process figures with the 0.5 CPU limit of etcdperf-1: %+v", res.Server.Processes)
+	}
+	assertFaultsGone(t, dir)
+
+	// etcdperf killed outright while its members run.
+	dir = t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, testutil.Binary(t), append([]string{"bench", "put", "--members", "3", "--data-dir", dir, "--duration", "1m", "--rate", "50"}, faults...)...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for len(ownGroups(t)) == 0 || len(slowMountsUnder(t, dir)) == 0 {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("the members did not start with their faults within a minute")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(2 * time.Second) // the load is on
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	deadline = time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) && (len(ownGroups(t)) > 0 || len(slowMountsUnder(t, dir)) > 0 || len(processesWith(t, dir)) > 0) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if g, m, p := ownGroups(t), slowMountsUnder(t, dir), processesWith(t, dir); len(g)+len(m)+len(p) > 0 {
+		t.Errorf("after etcdperf was killed: groups %v, mounts %v, processes %v", g, m, p)
+	}
+	// The members' data is etcdperf's to remove; it was killed before it
+	// could: the folder holds only the run folder, no mount.
+	os.RemoveAll(dir)
+}
+
+func assertFaultsGone(t *testing.T, dir string) {
+	t.Helper()
+	if g := ownGroups(t); len(g) > 0 {
+		t.Errorf("CPU cgroups left: %v", g)
+	}
+	if m := slowMountsUnder(t, dir); len(m) > 0 {
+		t.Errorf("slow mounts left: %v", m)
+	}
+	if p := processesWith(t, dir); len(p) > 0 {
+		t.Errorf("processes left: %v", p)
+	}
+	assertEmptyDir(t, dir)
+}
+
+// Bad --fault values: one line, exit 2, before anything starts.
+func TestFaultUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bench", "put", "--members", "3", "--fault", "4:cpu-limit=0.1"}, "from 1 to 3"},
+		{[]string{"bench", "put", "--members", "3", "--fault", "3:cpu-limit"}, "MEMBER:KIND=VALUE"},
+		{[]string{"bench", "put", "--members", "3", "--fault", "3:cpu-limit=0"}, "smallest quota"},
+		{[]string{"bench", "put", "--members", "3", "--fault", "3:cpu-limit=64"}, "limits nothing"},
+		{[]string{"bench", "put", "--members", "3", "--fault", "3:disk=slow"}, "unknown kind"},
+		{[]string{"bench", "put", "--members", "3", "--fault", "all:slow-fsync=15ms", "--fault", "2:slow-fsync=5ms"}, "already has"},
+		{[]string{"check", "--fault", "1:peer-latency=200ms"}, "--members 2 or more"},
+		{[]string{"check", "--members", "3", "--fault", "2:peer-latency=200ms,300ms"}, "jitter"},
+		{[]string{"doctor", "--members", "3", "--fault", "2:slow-fsync=soon"}, "not a duration"},
+		{[]string{"check", "--endpoints", "127.0.0.1:2379", "--fault", "1:cpu-limit=0.1"}, "--fault is for the embedded etcd"},
+		{[]string{"server", "--data-dir", dir, "--cpu-limit", "0.001"}, "smallest quota"},
+		{[]string{"server", "--data-dir", dir, "--peer-latency", "fast"}, "latency"},
+	} {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			args := c.args
+			if c.args[0] != "server" && !strings.Contains(strings.Join(c.args, " "), "--endpoints") {
+				args = append(args, "--data-dir", dir)
+			}
+			r := testutil.RunBinary(t, 30*time.Second, args...)
+			line := strings.TrimSpace(r.Stderr)
+			if r.Code != 2 || strings.Contains(line, "\n") || !strings.Contains(line, c.want) {
+				t.Errorf("exit %d, stderr %q; want exit 2 and one line with %q", r.Code, r.Stderr, c.want)
+			}
+			assertEmptyDir(t, dir)
+		})
+	}
+}

@@ -1,0 +1,110 @@
+package hoststats
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/etcdperf/etcdperf/internal/cgroup"
+	"github.com/etcdperf/etcdperf/internal/procstats"
+	"github.com/etcdperf/etcdperf/internal/result"
+	"github.com/etcdperf/etcdperf/internal/sysinfo"
+)
+
+// Member follows one etcd member process that runs on this host: its
+// threads' CPU time and run-queue wait, its CPU cgroup's quota and
+// throttling, and the device under its write-ahead log.
+type Member struct {
+	proc result.MemberProcess
+	pid  int
+	// group is the cgroup that limits the process, if one does.
+	group   cgroup.Group
+	limited bool
+	device  string
+}
+
+// MemberSnapshot is a member process's counters at one instant.
+type MemberSnapshot struct {
+	Sched   procstats.Sched
+	CPU     cgroup.Stat
+	Disk    DiskCounters
+	HasDev  bool
+	HostCPU CPUCounters
+	err     error
+}
+
+// OpenMember finds out where process pid (the member called name, found
+// as found says) keeps its WAL and what limits its CPU. A process that
+// holds no etcd files is an error; what cannot be found of the rest is
+// said in the member's Error.
+func OpenMember(name string, pid int, found string) (*Member, error) {
+	host, _ := os.Hostname()
+	m := &Member{pid: pid, proc: result.MemberProcess{Name: name, Host: host, PID: pid, Found: found}}
+	files, err := procstats.Host.OpenEtcdFiles(pid)
+	if err != nil {
+		return nil, err
+	}
+	m.proc.WALDir, m.proc.DataDir = files.WALDir, files.DataDir()
+	var problems []error
+	where := files.WALDir
+	if where == "" {
+		where = m.proc.DataDir
+	}
+	if mt, err := sysinfo.FindMount(where); err == nil {
+		m.proc.FSType, m.proc.MountPoint, m.proc.Device, m.proc.Volatile = mt.FSType, mt.MountPoint, mt.Device, mt.Volatile()
+		m.device = mt.Device
+	} else {
+		problems = append(problems, fmt.Errorf("the file system of %s: %w", where, err))
+	}
+	if g, cores, ok, err := cgroup.Host.Limiting(pid); err == nil && ok {
+		m.group, m.limited, m.proc.CPULimit, m.proc.Cgroup = g, true, cores, g.Dir()
+	} else if err != nil && !errors.Is(err, cgroup.ErrNoCPUController) {
+		problems = append(problems, err)
+	}
+	if len(problems) > 0 {
+		m.proc.Error = errors.Join(problems...).Error()
+	}
+	return m, nil
+}
+
+// Take reads the member's counters now.
+func (m *Member) Take() MemberSnapshot {
+	var s MemberSnapshot
+	if s.Sched, s.err = procstats.Host.ReadSched(m.pid); s.err != nil {
+		return s
+	}
+	if m.limited {
+		s.CPU, _ = m.group.Stat()
+	}
+	s.HostCPU, _ = ReadCPU()
+	if m.device != "" {
+		if d, err := ReadDisk(m.device); err == nil {
+			s.Disk, s.HasDev = d, true
+		}
+	}
+	return s
+}
+
+// Between returns the member's process figures from a to b.
+func (m *Member) Between(a, b MemberSnapshot) result.MemberProcess {
+	p := m.proc
+	if err := errors.Join(a.err, b.err); err != nil {
+		p.Error = err.Error()
+		return p
+	}
+	r := procstats.SchedBetween(a.Sched, b.Sched)
+	p.Seconds, p.CPU, p.RunQueueWait, p.SchedWait = r.Seconds, r.CPU, r.Wait, r.WaitPerSlice
+	if m.limited {
+		th := cgroup.Between(a.CPU, b.CPU)
+		p.Throttled, p.ThrottledTime = th.Share, th.Time
+	}
+	hs := Between(Snapshot{At: a.Sched.At, Disk: a.Disk, HasDev: a.HasDev, CPU: a.HostCPU}, Snapshot{At: b.Sched.At, Disk: b.Disk, HasDev: b.HasDev, CPU: b.HostCPU})
+	p.HostCPUBusy = hs.CPUBusy
+	if a.HasDev && b.HasDev {
+		p.DeviceFlushAwait, p.DeviceFlushes, p.DeviceWriteAwait, p.DeviceUtil = hs.FlushAwait, hs.FlushIOPS, hs.WriteAwait, hs.Util
+	}
+	return p
+}
+
+// Process is what is known of the member before any figure is measured.
+func (m *Member) Process() result.MemberProcess { return m.proc }
