@@ -15,12 +15,8 @@ func init() {
 	Register(
 		Rule{ID: "client_saturated", Apply: clientSaturated},
 		Rule{ID: "etcd_too_slow_for_profile", Apply: etcdTooSlowForProfile},
-		Rule{ID: "etcd_wal_fsync_slow", Apply: etcdWALFsyncSlow},
-		Rule{ID: "etcd_backend_commit_slow", Apply: etcdBackendCommitSlow},
 		Rule{ID: "device_busy", Apply: deviceBusy},
-		Rule{ID: "etcd_cpu_saturated", Apply: etcdCPUSaturated},
 		Rule{ID: "leader_changes_under_load", Apply: leaderChangesUnderLoad},
-		Rule{ID: "peer_rtt_high", Apply: peerRTTSlow},
 		Rule{ID: "db_near_quota", Apply: dbNearQuota},
 		Rule{ID: "db_fragmented", Apply: dbFragmented},
 	)
@@ -39,14 +35,9 @@ const (
 	// clientsBusy: with this share of the clients waiting for etcd on
 	// average, etcd set the pace (Little's law: throughput x service time).
 	clientsBusy = 0.90
-	// etcdCPUHigh: etcd's members used this share of the machine's CPUs.
-	etcdCPUHigh = 0.80
 	// deviceBusyHigh: the device had I/O in flight this share of the time
 	// (iostat %util); beyond it, requests queue behind each other.
 	deviceBusyHigh = 0.80
-	// peerRTTHigh is half of etcd's default 100ms heartbeat interval: the
-	// tuning guide sets the heartbeat to about the peers' round trip.
-	peerRTTHigh = 0.050
 	// dbQuotaHigh: the database filled this share of its space quota.
 	dbQuotaHigh = 0.80
 	// dbFragmentedSize and dbInUseLow: a database of at least this size
@@ -114,6 +105,7 @@ func clientSaturated(r *result.Result) []result.Finding {
 	return []result.Finding{{
 		ID:       "client_saturated",
 		Severity: result.Warning,
+		Cause:    result.CauseClient,
 		Title: fmt.Sprintf("The load generator's machine, not etcd, kept the throughput at %.0f of %.0f puts/s: it could not send the requests on time, so this run says nothing against etcd",
 			b.Throughput, pf.TargetRate),
 		Evidence: clientReasons(r),
@@ -167,99 +159,6 @@ func diskEvidence(r *result.Result) []result.Evidence {
 	return ev
 }
 
-func etcdWALFsyncSlow(r *result.Result) []result.Finding {
-	return serverDiskFinding(r, check.WALFsyncP99, "etcd_wal_fsync_slow", "WAL fsync",
-		"every write waits for the disk; expect \"apply request took too long\", missed heartbeats and leader elections",
-		"Give etcd's WAL a dedicated SSD/NVMe or provisioned-IOPS volume (etcd --wal-dir), keep image pulls, builds and logs of neighbouring workloads off it, and run etcd with I/O priority (ionice -c2 -n0).")
-}
-
-func etcdBackendCommitSlow(r *result.Result) []result.Finding {
-	return serverDiskFinding(r, check.BackendCommitP99, "etcd_backend_commit_slow", "backend commit",
-		"bbolt's commits wait for the disk", diskAdvice)
-}
-
-// serverDiskFinding reports etcd's own disk latency (the check id) near or
-// over its limit: the disk's doing, or, when the CPUs were saturated and
-// the device itself answered ten times faster, the CPU's.
-func serverDiskFinding(r *result.Result, id, findingID, what, consequence, advice string) []result.Finding {
-	if r.Perf == nil {
-		return nil
-	}
-	c, ok := FindCheck(r, id)
-	if !ok || c.Status == result.StatusPass {
-		return nil
-	}
-	f := result.Finding{ID: findingID, Severity: result.Critical,
-		Title:    fmt.Sprintf("etcd's %s p99 under this load is %s, over the %s limit", what, units.Seconds(c.Observed), units.Seconds(c.Limit)),
-		Evidence: append([]result.Evidence{EvidenceOf(c)}, diskEvidence(r)...), Recommendation: advice}
-	if c.Status == result.StatusWarn {
-		f.Severity = result.Warning
-		f.Title = fmt.Sprintf("etcd's %s p99 under this load is %s, close to the %s limit", what, units.Seconds(c.Observed), units.Seconds(c.Limit))
-	}
-	if cpuStarved(r, c.Observed) {
-		blameCPU(&f, r)
-	} else if c.Status == result.StatusFail {
-		f.Title += ": " + consequence
-	}
-	return []result.Finding{f}
-}
-
-// blameCPU turns a finding about a slow fsync into one about the CPU, for
-// a Result where cpuStarved holds: its ID gains "_cpu", its title says how
-// fast the device (or memory) was, and its advice is the CPU's.
-func blameCPU(f *result.Finding, r *result.Result) {
-	f.ID += "_cpu"
-	f.Title += fmt.Sprintf(", yet %s while the CPUs were %.0f%% busy: the time went to waiting for a CPU, not to a disk",
-		deviceTime(r), r.Host.Summary.CPUBusy*100)
-	f.Evidence = append(f.Evidence, result.Evidence{What: "CPU busy (all CPUs)", Observed: r.Host.Summary.CPUBusy, Limit: cpuBusyHigh, Unit: "ratio", Source: "/proc/stat"})
-	f.Recommendation = cpuAdvice
-}
-
-const cpuAdvice = "Give etcd CPUs of its own: do not co-locate it with builds, workers or a load generator, and keep its process above batch work " +
-	"(nice, cgroup CPU weight); measure again on a quiet machine to judge the disk alone."
-
-// starvedFactor: a device that completes its flushes this many times
-// faster than etcd's fsync p99 is not what etcd waits for.
-const starvedFactor = 10
-
-// cpuStarved reports that a slow fsync or commit p99 came from waiting for
-// a CPU rather than for the device: the storage is in memory, where an
-// fsync does no I/O, or the machine's CPUs were saturated while the device
-// completed its flushes (or writes) in a tenth of that time.
-func cpuStarved(r *result.Result, p99 float64) bool {
-	if r.Env != nil && r.Env.Volatile {
-		return r.Host != nil
-	}
-	h := r.Host
-	if h == nil || h.Summary.CPUBusy < cpuBusyHigh {
-		return false
-	}
-	dev := deviceServiceTime(h)
-	return h.Device != "" && dev > 0 && dev*starvedFactor <= p99
-}
-
-// deviceServiceTime is the device's mean flush time, or its mean write
-// time on kernels that do not count flushes.
-func deviceServiceTime(h *result.Host) float64 {
-	if h.Summary.FlushIOPS > 0 {
-		return h.Summary.FlushAwait
-	}
-	return h.Summary.WriteAwait
-}
-
-// deviceTime says how fast the device itself was.
-func deviceTime(r *result.Result) string {
-	h := r.Host
-	if r.Env != nil && r.Env.Volatile {
-		return r.Env.Dir + " is in memory (" + r.Env.FSType + ")"
-	}
-	what := "flushed its cache"
-	if h.Summary.FlushIOPS == 0 {
-		what = "completed a write"
-	}
-	return fmt.Sprintf("the device %s in %s on average", what, units.Seconds(deviceServiceTime(h)))
-}
-
 func deviceBusy(r *result.Result) []result.Finding {
 	if r.Perf == nil || r.Host == nil || r.Host.Device == "" || r.Host.Summary.Util < deviceBusyHigh {
 		return nil
@@ -268,31 +167,13 @@ func deviceBusy(r *result.Result) []result.Finding {
 	return []result.Finding{{
 		ID:       "device_busy",
 		Severity: result.Warning,
+		Cause:    result.CauseDisk,
 		Title: fmt.Sprintf("The device %s was busy %.0f%% of the load's time: etcd's writes queue behind each other, or behind another workload's",
 			r.Host.Device, s.Util*100),
 		Evidence: append([]result.Evidence{{What: "device busy (iostat %util)", Observed: s.Util, Limit: deviceBusyHigh, Unit: "ratio", Source: "/proc/diskstats"}},
 			diskEvidence(r)[1:]...),
 		Recommendation: "Give etcd a device of its own (at least for the WAL, etcd --wal-dir) with more IOPS, and move other writers off it; " +
 			"a device busy most of the time leaves no headroom for a burst.",
-	}}
-}
-
-func etcdCPUSaturated(r *result.Result) []result.Finding {
-	pf := r.Perf
-	if pf == nil || pf.ServerCPU <= 0 || pf.CPUs <= 0 {
-		return nil
-	}
-	share := pf.ServerCPU / float64(pf.CPUs)
-	if share < etcdCPUHigh {
-		return nil
-	}
-	return []result.Finding{{
-		ID:       "etcd_cpu_saturated",
-		Severity: result.Warning,
-		Title:    fmt.Sprintf("etcd used %.0f%% of the machine's %d CPUs: its CPU, not only its disk, limits it", share*100, pf.CPUs),
-		Evidence: []result.Evidence{{What: "etcd's CPU use (share of the machine's CPUs)", Observed: share, Limit: etcdCPUHigh, Unit: "ratio", Source: "process_cpu_seconds_total"}},
-		Recommendation: "Give etcd more and dedicated CPUs (etcd's hardware guide: 2-4 cores for a small cluster, 8+ for a large one); " +
-			"do not co-locate etcd with workers, builds or the load generator.",
 	}}
 }
 
@@ -311,29 +192,6 @@ func leaderChangesUnderLoad(r *result.Result) []result.Finding {
 		Evidence: []result.Evidence{EvidenceOf(c)},
 		Recommendation: "A leader misses heartbeats when its raft loop waits for the disk (WAL fsync) or the CPU, or when the network drops them; " +
 			"if the members are far apart, raise --heartbeat-interval to about the round-trip time and --election-timeout to 10x it (etcd tuning guide).",
-	}}
-}
-
-func peerRTTSlow(r *result.Result) []result.Finding {
-	if r.Perf == nil {
-		return nil
-	}
-	var worst result.PerfMember
-	for _, m := range r.Perf.Members {
-		if m.PeerRTT > worst.PeerRTT {
-			worst = m
-		}
-	}
-	if worst.PeerRTT < peerRTTHigh {
-		return nil
-	}
-	return []result.Finding{{
-		ID:       "peer_rtt_high",
-		Severity: result.Warning,
-		Title:    fmt.Sprintf("Round trips between the members reach %s (p99 at %s): heartbeats every 100ms leave little margin", units.Seconds(worst.PeerRTT), worst.Name),
-		Evidence: []result.Evidence{{What: "peer round-trip time p99 of " + worst.Name, Observed: worst.PeerRTT, Limit: peerRTTHigh, Unit: "s", Source: metricsSrc}},
-		Recommendation: "For slow or distant networks set etcd's --heartbeat-interval to about the round-trip time and --election-timeout to 10x it, " +
-			"the same on every member; better, keep the members in one region on a low-latency network.",
 	}}
 }
 

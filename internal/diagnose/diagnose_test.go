@@ -11,8 +11,7 @@ import (
 func diskResult(p99 float64, fs string, volatile bool, sync string) *result.Result {
 	r := result.New("disk")
 	r.Env = &result.Env{Dir: "/d", FSType: fs, Volatile: volatile}
-	r.Disk = &result.Disk{}
-	r.Params = map[string]any{"sync": sync}
+	r.Disk = &result.Disk{Sync: sync}
 	c, _ := check.Lookup(check.Table, check.DiskSyncP99)
 	r.Checks = []result.Check{check.Evaluate(c, p99)}
 	return r
@@ -79,8 +78,9 @@ func TestHostRules(t *testing.T) {
 	r.Disk.SyncLatency = &result.Latency{P99: 0.007}
 	r.Host = &result.Host{Device: "vda", Summary: result.HostSample{CPUBusy: 0.92, FlushAwait: 0.0002, Steal: 0.15}}
 	got := ids(Run(r))
-	if got["host_cpu_saturated"] != result.Warning || got["host_cpu_steal"] != result.Warning {
-		t.Errorf("findings %v, want CPU saturation and steal warnings", got)
+	// A busy host is a fact (info), steal a warning about the host.
+	if got["host_cpu_saturated"] != result.Info || got["host_cpu_steal"] != result.Warning {
+		t.Errorf("findings %v, want CPU saturation (info) and steal (warning)", got)
 	}
 	r.Host.Summary = result.HostSample{CPUBusy: 0.3, Steal: 0.01}
 	got = ids(Run(r))

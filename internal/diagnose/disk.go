@@ -27,7 +27,7 @@ func volatileStorage(r *result.Result) []result.Finding {
 		Title: fmt.Sprintf("%s is on %s, in memory: fdatasync is a no-op there, so this measured RAM, not a disk, and the data is lost on reboot",
 			r.Env.Dir, r.Env.FSType),
 		Evidence: []result.Evidence{{What: "file system type of " + r.Env.Dir + " is " + r.Env.FSType, Source: "/proc/self/mountinfo"}},
-		Recommendation: "A RAM disk is fine for a throw-away etcd in CI (the CI team of the first field report moved etcd to tmpfs on purpose), " +
+		Recommendation: "A RAM disk is fine for a throw-away etcd (a CI cluster rebuilt for every run), " +
 			"never for a cluster whose data must survive a reboot: measure the disk etcd will really use.",
 	}}
 }
@@ -42,6 +42,7 @@ func diskTooSlow(r *result.Result) []result.Finding {
 	}
 	f := result.Finding{
 		ID:             "disk_too_slow",
+		Cause:          result.CauseDisk,
 		Evidence:       []result.Evidence{EvidenceOf(c)},
 		Recommendation: diskAdvice,
 	}
@@ -75,6 +76,7 @@ func diskLowIOPS(r *result.Result) []result.Finding {
 	return []result.Finding{{
 		ID:             "disk_low_iops",
 		Severity:       result.Critical,
+		Cause:          result.CauseDisk,
 		Title:          fmt.Sprintf("The disk completes only %.0f synced writes per second; etcd needs at least %.0f", c.Observed, c.Limit),
 		Evidence:       []result.Evidence{EvidenceOf(c)},
 		Recommendation: diskAdvice,
@@ -82,7 +84,7 @@ func diskLowIOPS(r *result.Result) []result.Finding {
 }
 
 func noSync(r *result.Result) []result.Finding {
-	if r.Disk == nil || r.Params["sync"] != "none" {
+	if r.Disk == nil || r.Disk.Sync != "none" {
 		return nil
 	}
 	return []result.Finding{{
@@ -91,4 +93,63 @@ func noSync(r *result.Result) []result.Finding {
 		Title:          "--sync none measures the page cache, not the storage: etcd syncs every WAL write",
 		Recommendation: "Run with the default --sync fdatasync to judge the storage for etcd.",
 	}}
+}
+
+// blameCPU turns the disk probe's finding about a slow fdatasync into one
+// about the CPU, for a Result where cpuStarved holds (the probe runs in
+// etcdperf's own process, on the host whose CPUs and device were read):
+// its ID gains "_cpu", its title says how fast the device (or memory)
+// was, and its advice is the CPU's.
+func blameCPU(f *result.Finding, r *result.Result) {
+	f.ID += "_cpu"
+	f.Cause = result.CauseCPU
+	f.Title += fmt.Sprintf(", yet %s while the CPUs were %.0f%% busy: the time went to waiting for a CPU, not to a disk",
+		deviceTime(r), r.Host.Summary.CPUBusy*100)
+	f.Evidence = append(f.Evidence, result.Evidence{What: "CPU busy (all CPUs)", Observed: r.Host.Summary.CPUBusy, Limit: cpuBusyHigh, Unit: "ratio", Source: "/proc/stat"})
+	f.Recommendation = cpuAdvice
+}
+
+const cpuAdvice = "Give etcd CPUs of its own: do not co-locate it with builds, workers or a load generator, and keep its process above batch work " +
+	"(nice, cgroup CPU weight); measure again on a quiet machine to judge the disk alone."
+
+// starvedFactor: a device that completes its flushes this many times
+// faster than etcd's fsync p99 is not what etcd waits for.
+const starvedFactor = 10
+
+// cpuStarved reports that the probe's slow fdatasync p99 came from waiting
+// for a CPU rather than for the device: the storage is in memory, where an
+// fsync does no I/O, or the machine's CPUs were saturated while the device
+// completed its flushes (or writes) in a tenth of that time.
+func cpuStarved(r *result.Result, p99 float64) bool {
+	if r.Env != nil && r.Env.Volatile {
+		return r.Host != nil
+	}
+	h := r.Host
+	if h == nil || h.Summary.CPUBusy < cpuBusyHigh {
+		return false
+	}
+	dev := deviceServiceTime(h)
+	return h.Device != "" && dev > 0 && dev*starvedFactor <= p99
+}
+
+// deviceServiceTime is the device's mean flush time, or its mean write
+// time on kernels that do not count flushes.
+func deviceServiceTime(h *result.Host) float64 {
+	if h.Summary.FlushIOPS > 0 {
+		return h.Summary.FlushAwait
+	}
+	return h.Summary.WriteAwait
+}
+
+// deviceTime says how fast the device itself was.
+func deviceTime(r *result.Result) string {
+	h := r.Host
+	if r.Env != nil && r.Env.Volatile {
+		return r.Env.Dir + " is in memory (" + r.Env.FSType + ")"
+	}
+	what := "flushed its cache"
+	if h.Summary.FlushIOPS == 0 {
+		what = "completed a write"
+	}
+	return fmt.Sprintf("the device %s in %s on average", what, units.Seconds(deviceServiceTime(h)))
 }

@@ -22,6 +22,9 @@ const (
 	LimitDisk    = "disk"
 	LimitCPU     = "cpu"
 	LimitNetwork = "network"
+	// LimitDiskOrCPU: a member's fsync was slow and etcdperf could not see
+	// its host to tell its disk from its CPU.
+	LimitDiskOrCPU = "disk_or_cpu"
 	// LimitEtcd: etcd could not keep up, and neither its disk nor its
 	// CPU stood out.
 	LimitEtcd = "etcd"
@@ -32,55 +35,46 @@ const (
 // a neighbour's bulk writes to be worth a finding.
 const noiseSlower = 2.0
 
-// DoctorLimitedBy names the resource that is at or over its limit on a
-// doctor target, the first of: the disk (the probe's fdatasync, etcd's
-// WAL fsync or backend commit near or over their limits, or the device
-// busy most of the time), unless the CPUs were saturated while the device
-// itself answered ten times faster (then the CPU: the host's view during
-// the load stands for the probe's too), or the same load failing with a
-// neighbour writing on the device (--noise), the client (the load generator could not send on
-// time), the CPU (etcd's, or the machine's), the network (peers' round
-// trips, leader changes with a fine disk), etcd itself (it could not keep
-// up without another sign); "none" when nothing is near its limit.
+// DoctorLimitedBy names what limits etcd on a doctor target, from its
+// findings (which must be in r): the cause of the most severe finding
+// that names one (the disk, the CPU, the disk or the CPU of a member
+// etcdperf could not see, the network, the load generator); else etcd
+// itself when every client waited for it without another sign, the
+// network when the leader changed; "none" when nothing is near its limit.
+// How busy this host's CPUs were is not a cause by itself: only a
+// member's own process tells whether etcd waited for a CPU.
 func DoctorLimitedBy(r *result.Result) string {
-	for _, id := range []string{check.DiskSyncP99, check.WALFsyncP99, check.BackendCommitP99} {
-		if c, ok := FindCheck(r, id); ok && c.Status != result.StatusPass {
-			if cpuStarved(r, c.Observed) {
-				return LimitCPU
+	l, _ := DoctorLimit(r)
+	return l
+}
+
+// DoctorLimit is DoctorLimitedBy with the members the finding names (none
+// when it names none).
+func DoctorLimit(r *result.Result) (string, []string) {
+	for _, f := range r.Findings {
+		if f.Severity == result.Info {
+			continue
+		}
+		if l, ok := causeLimits[f.Cause]; ok {
+			if len(memberViews(r)) < 2 {
+				return l, nil // one member: naming it says nothing
 			}
-			return LimitDisk
+			return l, f.Members
 		}
 	}
-	if r.Perf != nil && r.Host != nil && r.Host.Device != "" && r.Host.Summary.Util >= deviceBusyHigh {
-		return LimitDisk
+	if c, ok := FindCheck(r, check.LeaderChanges); ok && c.Status == result.StatusFail {
+		return LimitNetwork, nil
 	}
-	if t, ok := target(r); ok && t.Noise != nil && t.Noise.Verdict == result.Fail {
-		return LimitDisk
+	if LoadLimitedBy(r) == LimitServer {
+		return LimitEtcd, nil
 	}
-	load := LoadLimitedBy(r)
-	if load == LimitClient {
-		return LimitClient
-	}
-	if pf := r.Perf; pf != nil && pf.CPUs > 0 && pf.ServerCPU/float64(pf.CPUs) >= etcdCPUHigh {
-		return LimitCPU
-	}
-	if r.Host != nil && r.Host.Summary.CPUBusy >= cpuBusyHigh {
-		return LimitCPU
-	}
-	if pf := r.Perf; pf != nil {
-		for _, m := range pf.Members {
-			if m.PeerRTT >= peerRTTHigh {
-				return LimitNetwork
-			}
-		}
-		if c, ok := FindCheck(r, check.LeaderChanges); ok && c.Status == result.StatusFail {
-			return LimitNetwork
-		}
-	}
-	if load == LimitServer {
-		return LimitEtcd
-	}
-	return LimitNone
+	return LimitNone, nil
+}
+
+// causeLimits maps a finding's cause to what limits etcd.
+var causeLimits = map[string]string{
+	result.CauseDisk: LimitDisk, result.CauseCPU: LimitCPU, result.CauseDiskOrCPU: LimitDiskOrCPU,
+	result.CauseNetwork: LimitNetwork, result.CauseClient: LimitClient,
 }
 
 // target returns the doctor row of a target's Result.
@@ -120,13 +114,14 @@ func noiseDegrades(r *result.Result) []result.Finding {
 			{What: "request p99 with the neighbour writing", Observed: n.RequestP99, Unit: "s", Source: "etcdperf load"},
 		},
 		Recommendation: "Keep image pulls, builds and logs of other workloads off etcd's device: a dedicated volume for etcd (at least its WAL, --wal-dir), " +
-			"etcd started with I/O priority (ionice -c2 -n0), and a device with IOPS to spare; the first field report's CI etcd timed out exactly when neighbours pulled images.",
+			"etcd started with I/O priority (ionice -c2 -n0, as etcd's tuning guide advises when other processes share its disk), and a device with IOPS to spare.",
 	}
 	if n.DeviceUtil > 0 {
 		f.Evidence = append(f.Evidence, result.Evidence{What: "device busy with the neighbour writing", Observed: n.DeviceUtil, Unit: "ratio", Source: "/proc/diskstats"})
 	}
 	if overLimit {
-		f.Severity = result.Critical
+		// Only then does the disk limit etcd: under contention.
+		f.Severity, f.Cause = result.Critical, result.CauseDisk
 		f.Title += ": over the limit, etcd fails under such contention"
 	}
 	return []result.Finding{f}

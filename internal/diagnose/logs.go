@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
@@ -161,7 +162,7 @@ func logsDisk(r *result.Result) []result.Finding {
 		return nil
 	}
 	n := logCount(l, "slow_fdatasync")
-	ev := tookEvidence(l, "slow_fdatasync", 0.010)
+	ev := tookEvidence(l, "slow_fdatasync", LimitOf(r, check.DiskSyncP99))
 	ev = append(ev, countEvidence(l, "slow_fdatasync", "heartbeat_late", "server_overloaded", "slow_apply", "tick_missed")...)
 	longest := ""
 	if st := logStats(l, "slow_fdatasync"); st != nil && st.Took != nil {
@@ -191,11 +192,16 @@ func logsRaftBlocked(r *result.Result) []result.Finding {
 	}
 	ev := tookEvidence(l, "heartbeat_late", 0)
 	ev = append(ev, countEvidence(l, "heartbeat_late", "server_overloaded", "tick_missed", "slow_apply")...)
+	perStall := 1.0
+	if logCount(l, "tick_missed") == 0 {
+		perStall = float64(len(l.Members) - 1) // one late heartbeat to each follower
+	}
+	sev, once := stallSeverity(float64(n), perStall)
 	return []result.Finding{{
 		ID:       "logs_raft_loop_blocked",
-		Severity: result.Warning,
+		Severity: sev,
 		Title: fmt.Sprintf("etcd's raft loop was blocked %s (late heartbeats, missed ticks) without slow-fdatasync warnings: "+
-			"a disk slower than 10ms but faster than 1s per fdatasync, or CPU starvation", nTimes(n)),
+			"a disk slower than 10ms but faster than 1s per fdatasync, or CPU starvation%s", nTimes(n), once),
 		Evidence: ev,
 		Recommendation: "etcd FAQ: \"usually this issue is caused by a slow disk\"; it can also be CPU starvation. " + logsDiskAdvice +
 			" Then check that etcd has dedicated CPU (no throttling by a container limit, no noisy neighbours) and raise its CPU priority.",
@@ -274,18 +280,21 @@ func logsSlowRequests(r *result.Result) []result.Finding {
 		ev = append(ev, result.Evidence{What: fmt.Sprintf("most frequent key prefix in slow requests: %s (%d requests, longest %s)",
 			p.Prefix, p.Count, units.Seconds(p.Max)), Source: logsSource})
 	}
-	title := fmt.Sprintf("%s longer than etcd's warning threshold without slow-disk or late-heartbeat warnings: CPU or large requests", nOf(slow, "request took", "requests took"))
+	title := fmt.Sprintf("%s longer than etcd's warning threshold without slow-disk or late-heartbeat warnings: CPU, a disk slower than 10ms but faster than 1s per fdatasync (etcd logs only slower ones), large requests, or a member's slow link to its leader",
+		nOf(slow, "request took", "requests took"))
 	if len(large) > 0 {
 		title = fmt.Sprintf("%s longer than etcd's warning threshold, with large ranges over %s: expensive requests, not the disk", nOf(slow, "request took", "requests took"), strings.Join(large, ", "))
 	}
+	sev, once := stallSeverity(float64(slow), 1)
 	return []result.Finding{{
 		ID:       "logs_slow_requests",
-		Severity: result.Warning,
-		Title:    title,
+		Severity: sev,
+		Title:    title + once,
 		Evidence: ev,
 		Recommendation: "Look at the top requests and key prefixes: paginate large lists (limit), avoid reading whole prefixes often, " +
 			"and compact and defragment a large database. If requests are small, look at CPU: etcd needs dedicated cores, and a throttled or shared CPU makes every apply slow " +
-			"(etcd FAQ, \"apply request took too long\").",
+			"(etcd FAQ, \"apply request took too long\"); a disk whose fdatasync is slower than 10ms but under 1s leaves no line of its own, so measure it (etcdperf metrics, or etcdperf disk on the member's host). A follower's linearizable reads wait for a round trip to the leader: if the slow ones are on one follower, " +
+			"look at its network (etcdperf metrics shows the members' round trips).",
 	}}
 }
 

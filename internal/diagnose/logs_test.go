@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -24,6 +25,14 @@ func logsResult(classes map[string]int64, took map[string]float64, prefixes []re
 	return r
 }
 
+// withMembers gives a logs Result n members (the files of n members).
+func withMembers(r *result.Result, n int) *result.Result {
+	for i := len(r.Logs.Members); i < n; i++ {
+		r.Logs.Members = append(r.Logs.Members, result.LogMember{Name: fmt.Sprintf("etcd-%d", i)})
+	}
+	return r
+}
+
 func TestLogsRules(t *testing.T) {
 	type sev = map[string]result.Severity
 	pods := []result.LogKeyPrefix{{Prefix: "/registry/pods/", Count: 40, Took: 30, Max: 2, MaxCount: 5000}}
@@ -44,7 +53,13 @@ func TestLogsRules(t *testing.T) {
 		{"large ranges", logsResult(map[string]int64{"slow_read_only_range": 40}, map[string]float64{"slow_read_only_range": 2}, pods, 0),
 			sev{"logs_slow_requests": result.Warning}, result.Warn, "/registry/pods/"},
 		{"slow requests, small", logsResult(map[string]int64{"slow_apply": 40}, map[string]float64{"slow_apply": 0.3}, nil, 0),
-			sev{"logs_slow_requests": result.Warning}, result.Warn, "CPU or large requests"},
+			sev{"logs_slow_requests": result.Warning}, result.Warn, "CPU, a disk slower than 10ms but faster than 1s per fdatasync (etcd logs only slower ones), large requests, or a member's slow link"},
+		{"one slow request: a single stall", logsResult(map[string]int64{"slow_apply": 1}, map[string]float64{"slow_apply": 0.15}, nil, 0),
+			sev{"logs_slow_requests": result.Info}, result.Pass, "single stall"},
+		{"one stall of a 3-member cluster's leader: a late heartbeat to each follower", withMembers(logsResult(map[string]int64{"heartbeat_late": 2}, nil, nil, 0), 3),
+			sev{"logs_raft_loop_blocked": result.Info}, result.Pass, "single stall"},
+		{"the same leader stalled twice", withMembers(logsResult(map[string]int64{"heartbeat_late": 4}, nil, nil, 0), 3),
+			sev{"logs_raft_loop_blocked": result.Warning}, result.Warn, "4 times"},
 		{"leader churn", logsResult(map[string]int64{"leader_lost": 2, "leader_elected": 3}, nil, nil, 2),
 			sev{"logs_leader_churn": result.Warning}, result.Warn, "leader"},
 		{"frequent elections", logsResult(map[string]int64{"leader_changed": 6, "election_started": 6}, nil, nil, 5),

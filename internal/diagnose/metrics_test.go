@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"fmt"
 	"maps"
 	"strings"
 	"testing"
@@ -50,7 +51,9 @@ func TestMetricsRules(t *testing.T) {
 		{"slow read indexes", metricsResult([]bool{true}, with(func(s *result.MetricsSignals) { s.SlowReadIndexes = 3 })),
 			map[string]result.Severity{"metrics_slow_read_indexes": result.Warning}, "etcd-1: 3"},
 		{"slow applies and late heartbeats", metricsResult([]bool{true}, with(func(s *result.MetricsSignals) { s.SlowApplies, s.HeartbeatFailures = 2, 1 })),
-			map[string]result.Severity{"metrics_slow_applies": result.Warning, "metrics_heartbeat_failures": result.Warning}, "etcd-1: 2"},
+			map[string]result.Severity{"metrics_slow_applies": result.Warning, "metrics_heartbeat_failures": result.Info}, "etcd-1: 2"},
+		{"one slow apply: a single stall", metricsResult([]bool{true}, with(func(s *result.MetricsSignals) { s.SlowApplies = 1 })),
+			map[string]result.Severity{"metrics_slow_applies": result.Info}, "etcd-1: 1"},
 		{"database near its quota", metricsResult([]bool{true}, with(func(s *result.MetricsSignals) { s.DBSize = 1.7 * (1 << 30) })),
 			map[string]result.Severity{"metrics_db_quota": result.Warning}, "1.7 GiB of its 2.0 GiB quota (85%)"},
 		{"database at its quota", metricsResult([]bool{true}, with(func(s *result.MetricsSignals) { s.DBSize = 1.95 * (1 << 30) })),
@@ -72,5 +75,35 @@ func TestMetricsRules(t *testing.T) {
 				t.Errorf("evidence %q does not tell %q", all, c.evidence)
 			}
 		})
+	}
+}
+
+// A leader stalled once sends one late heartbeat to each follower, and
+// etcd counts each: up to that many is one stall; more recur.
+func TestHeartbeatFailuresPerStall(t *testing.T) {
+	members := func(failures ...float64) []result.PromMember {
+		var ms []result.PromMember
+		for i, f := range failures {
+			ms = append(ms, result.PromMember{Instance: fmt.Sprintf("m%d", i+1), Observed: map[string]float64{"heartbeat_failures": f}})
+		}
+		return ms
+	}
+	for _, c := range []struct {
+		ms   []result.PromMember
+		want result.Severity
+	}{
+		{members(2, 0, 0), result.Info},
+		{members(1, 0, 0), result.Info},
+		{members(3, 0, 0), result.Warning},
+		{members(2, 1, 0), result.Warning},
+		{members(2), result.Warning},
+	} {
+		fs := heartbeatFailures(c.ms, "x")
+		if len(fs) != 1 || fs[0].Severity != c.want {
+			t.Errorf("%+v: %+v, want one finding of severity %s", c.ms, fs, c.want)
+		}
+	}
+	if fs := heartbeatFailures(members(0, 0, 0), "x"); len(fs) != 0 {
+		t.Errorf("no failure, findings %+v", fs)
 	}
 }

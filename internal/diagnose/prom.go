@@ -30,11 +30,11 @@ type historyAdvice struct {
 
 var historyAdvices = map[string]historyAdvice{
 	check.WALFsyncP99: {"WAL fsync p99",
-		"The WAL's fdatasync was too slow in these windows: look at what else used that disk then (backups, compactions, neighbours' I/O), " +
-			"and run `etcdperf disk --dir <etcd data dir>` on the member. " + diskAdvice},
+		"These are the windows in which etcd's WAL fsync was slow; the finding on the member says whether its disk or its CPU was the cause " +
+			"(etcd's histogram counts both). Look at what else ran on that host then (backups, compactions, neighbours' I/O or builds)."},
 	check.BackendCommitP99: {"backend commit p99",
-		"bbolt commits were slow in these windows: the disk was slow or busy (see WAL fsync), or the database is large and fragmented " +
-			"(defragment it, compact history). " + diskAdvice},
+		"These are the windows in which bbolt's commits were slow: a slow disk or a CPU-starved member (the finding on the member says which), " +
+			"or a large, fragmented database (defragment it, compact history)."},
 	check.LeaderChanges: {"leader changes",
 		"Elections happen when followers miss heartbeats: check the WAL fsync latency of that time, CPU starvation of etcd, and the network " +
 			"between members; raise --heartbeat-interval and --election-timeout only when the round trip between members needs it."},
@@ -82,8 +82,17 @@ func breachFindings(r *result.Result, breaches []result.PromBreach, prefix strin
 		}
 		var members []string
 		f := result.Finding{ID: prefix + id, Severity: result.Warning, Recommendation: adv.advice}
-		if failed {
+		// Windows over a limit in a period whose p99 kept it are told
+		// (when, how often, how far), as moments, not as a verdict: a p99
+		// over a short window swings with everything else on the host, and
+		// etcd's own alerting rules ask for a p99 over its limit for 10
+		// minutes (etcd-mixin etcdHighFsyncDurations). A member without a
+		// leader is always worth a warning.
+		switch {
+		case failed:
 			f.Severity = result.Critical
+		case !mustWarn[id]:
+			f.Severity = result.Info
 		}
 		for _, b := range bs {
 			members = append(members, b.Instance)
@@ -112,6 +121,11 @@ func breachFindings(r *result.Result, breaches []result.PromBreach, prefix strin
 	}
 	return out
 }
+
+// mustWarn are the criteria whose passing at times is a warning even when
+// the period as a whole kept the limit: counts of events that hurt clients
+// when they happen.
+var mustWarn = map[string]bool{check.LeaderChanges: true, check.ProposalsFailed: true}
 
 func breachWord(b result.PromBreach) string {
 	if b.Failed == b.Points {
@@ -174,10 +188,11 @@ func slowApplies(ms []result.PromMember, id string) []result.Finding {
 		return nil
 	}
 	c, _ := check.Lookup(check.Table, check.ApplyDuration)
+	sev, once := stallSeverity(total, 1)
 	return []result.Finding{{
 		ID:       id,
-		Severity: result.Warning,
-		Title:    fmt.Sprintf("%g applies took longer than %s in this period (etcd logged \"apply request took too long\")", total, units.Seconds(c.Limit)),
+		Severity: sev,
+		Title:    fmt.Sprintf("%g applies took longer than %s in this period (etcd logged \"apply request took too long\")%s", total, units.Seconds(c.Limit), once),
 		Evidence: []result.Evidence{{What: "increase of etcd_server_slow_apply_total over the period (" + strings.Join(who, ", ") + ")", Observed: total, Unit: "count", Source: c.Source}},
 		Recommendation: "Slow applies come from a slow backend (see backend commit), expensive requests (large ranges, big transactions) " +
 			"or CPU starvation: look at the requests of that time and at etcd's CPU.",
@@ -193,15 +208,32 @@ func historyHeartbeatFailures(r *result.Result) []result.Finding {
 	return heartbeatFailures(r.Prom.Members, "history_heartbeat_failures")
 }
 
+// stallSeverity is the severity of n events etcd counted or logged (slow
+// applies, late heartbeats, slow requests) in a period, of which one stall
+// makes up to perStall (a leader stalled once sends one late heartbeat to
+// each follower, and counts each): a single stall, as a busy host or a
+// pause of the process makes, is told as information; the disk, the CPU
+// or expensive requests make them recur.
+func stallSeverity(n, perStall float64) (result.Severity, string) {
+	if n > 0 && !recurring(n, perStall) {
+		return result.Info, ": a single stall, not a pattern (a busy host or a pause of the process makes one); it matters when it recurs"
+	}
+	return result.Warning, ""
+}
+
+// recurring says whether n events make more than one stall.
+func recurring(n, perStall float64) bool { return n > max(1, perStall) }
+
 func heartbeatFailures(ms []result.PromMember, id string) []result.Finding {
 	total, who := memberTotals(ms, "heartbeat_failures")
 	if total == 0 {
 		return nil
 	}
+	sev, once := stallSeverity(total, float64(len(ms)-1))
 	return []result.Finding{{
 		ID:       id,
-		Severity: result.Warning,
-		Title:    fmt.Sprintf("The leader failed to send %g heartbeats on time in this period (etcd logged \"failed to send out heartbeat on time\")", total),
+		Severity: sev,
+		Title:    fmt.Sprintf("The leader failed to send %g heartbeats on time in this period (etcd logged \"failed to send out heartbeat on time\")%s", total, once),
 		Evidence: []result.Evidence{{What: "increase of etcd_server_heartbeat_send_failures_total over the period (" + strings.Join(who, ", ") + ")", Observed: total, Unit: "count"}},
 		Recommendation: "The leader was too slow to send heartbeats: usually a slow disk (WAL fsync) or CPU starvation on the leader, " +
 			"sometimes the network; if it persists, followers start elections.",

@@ -34,8 +34,8 @@ const (
 	// rssPerValueWarn is how many times an object's value size the memory
 	// may grow by per object before it is worth a warning: etcd holds each
 	// key in its in-memory index, recent raft entries in memory, and the
-	// database mapped (seed 003 saw 2 GB to 40 GB over 40,000 pods, about
-	// 950 KB per pod).
+	// database mapped (scaleTestSource saw 2 GB to 40 GB over 40,000 pods,
+	// about 950 KB per pod).
 	rssPerValueWarn = 10
 	// superlinearExponent is the exponent of list time over objects above
 	// which lists grow faster than linearly (with room for noise: a list
@@ -54,11 +54,15 @@ const (
 	scaleSource     = "etcdperf scale steps"
 )
 
+// scaleTestSource is the public scale test of etcd under Kubernetes that
+// the scale findings compare with.
+const scaleTestSource = "OpenStack performance-docs' etcd health tests (a 430-node Kubernetes cluster grown to about 40,000 pods)"
+
 const (
 	quotaAdvice = "Compact etcd's history (kube-apiserver compacts every 5 minutes; etcd's --auto-compaction-retention for other clients), " +
 		"defragment each member in turn to give the freed pages back (etcdctl defrag --endpoints one-member), and raise --quota-backend-bytes " +
 		"if the data needs it (etcd suggests at most 8 GiB). Fewer or smaller objects (events in their own etcd with --etcd-servers-overrides) shrink it for good."
-	largeRangeAdvice = "etcd's own warning is \"avoid queries with large range/delete range!\" (seed 003): list in pages (the API server's limit), " +
+	largeRangeAdvice = "etcd's own warning is \"avoid queries with large range/delete range!\" (etcd up to 3.3 logs it after a slow apply): list in pages (the API server's limit), " +
 		"serve lists from the API server's watch cache (resourceVersion=0, or consistent lists from cache in Kubernetes 1.31+), " +
 		"and move high-churn resources such as events to their own etcd (--etcd-servers-overrides)."
 )
@@ -246,7 +250,7 @@ func scaleRSSGrowth(r *result.Result) []result.Finding {
 		if slope > rssPerValueWarn*mean {
 			f.Severity = result.Warning
 			f.Title += fmt.Sprintf(", %.0f times the objects' mean size", slope/mean)
-			f.Recommendation = "Memory grows much faster than the data, as in the field's growth test (seed 003: 2 GB to 40 GB over 40,000 pods): " +
+			f.Recommendation = "Memory grows much faster than the data, as in " + scaleTestSource + ", where etcd grew from 2 GB to 40 GB: " +
 				"look for what holds memory per object (many watchers with large histories, an unusually high --snapshot-count, large transactions). " + f.Recommendation
 		}
 	}
@@ -334,7 +338,7 @@ func scaleSlowApplies(r *result.Result) []result.Finding {
 			{What: "\"apply request took too long\" lines for writes", Observed: float64(writes), Unit: "count", Source: "etcd logs"},
 			{What: "\"apply request took too long\" lines for read-only ranges and txns", Observed: float64(reads), Unit: "count", Source: "etcd logs"},
 		},
-		Recommendation: "Applies over --warning-apply-duration (100ms) are what the field saw first as the pods grew (seed 003: \"apply entries took too long\"). " +
+		Recommendation: "Applies over --warning-apply-duration (100ms) are the first sign as the objects grow (\"apply entries took too long\" in " + scaleTestSource + "). " +
 			"They come from large ranges and deletes, large transactions, or a slow backend commit (the disk): " + largeRangeAdvice}
 	if reads > writes {
 		f.Title += ", mostly read-only ranges: the lists' pages"

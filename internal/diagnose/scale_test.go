@@ -54,7 +54,7 @@ func TestScaleRSSGrowth(t *testing.T) {
 	if !ok || f.Severity != result.Info || !strings.Contains(f.Title, "195.3 MiB per 10,000 objects between 10000 and 50000 objects") {
 		t.Errorf("%+v", f)
 	}
-	// The seed's 950 KB per pod: memory grows far faster than the data.
+	// The 950 KB per pod of OpenStack performance-docs' etcd health tests: memory grows far faster than the data.
 	f, ok = finding(t, Run(scaleRun(steps, func(n float64) float64 { return 2e9 + 950e3*n }, nil, nil)), "scale_rss_growth")
 	if !ok || f.Severity != result.Warning || !strings.Contains(f.Title, "times the objects' mean size") {
 		t.Errorf("%+v", f)

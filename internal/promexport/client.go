@@ -1,7 +1,7 @@
 // Package promexport reads etcd's history from a Prometheus server with
 // range queries (the Prometheus HTTP API) and aligns the series into one
-// table: one row per timestamp, one column per series, as the fourth field
-// report did by hand with curl, jq and paste.
+// table: one row per timestamp, one column per series, as etcd health test
+// plans do by hand with curl, jq and paste.
 package promexport
 
 import (

@@ -46,9 +46,11 @@ func historySignals() []signal {
 	n := promscrape.EtcdNames
 	return []signal{
 		{id: check.WALFsyncP99, unit: "s",
-			step: func(b builder) string { return b.quantile(0.99, n.WALFsync[0]) }},
+			step:    func(b builder) string { return b.judgedQuantile(0.99, n.WALFsync[0]) },
+			overall: func(b builder, p string) string { b.window = p; return b.quantile(0.99, n.WALFsync[0]) }},
 		{id: check.BackendCommitP99, unit: "s",
-			step: func(b builder) string { return b.quantile(0.99, n.BackendCommit[0]) }},
+			step:    func(b builder) string { return b.judgedQuantile(0.99, n.BackendCommit[0]) },
+			overall: func(b builder, p string) string { b.window = p; return b.quantile(0.99, n.BackendCommit[0]) }},
 		{id: check.LeaderChanges, unit: "count", counted: true,
 			step: func(b builder) string { return b.increase(n.LeaderChanges[0]) }},
 		{id: check.ProposalsFailed, unit: "count", counted: true,

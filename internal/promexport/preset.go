@@ -2,6 +2,7 @@ package promexport
 
 import (
 	"fmt"
+	"github.com/etcdperf/etcdperf/internal/check"
 	"sort"
 	"strings"
 	"time"
@@ -57,6 +58,14 @@ func (b builder) quantile(q float64, histogram string) string {
 	return fmt.Sprintf("histogram_quantile(%g, sum by (instance, le) (rate(%s[%s])))", q, b.sel(histogram+"_bucket"), b.window)
 }
 
+// judgedQuantile is quantile where the window holds enough observations
+// for it to be one (check.MinSamples), absent elsewhere: a p99 of a
+// handful of observations is their maximum.
+func (b builder) judgedQuantile(q float64, histogram string) string {
+	return fmt.Sprintf("%s and on (instance) (sum by (instance) (increase(%s[%s])) >= %g)",
+		b.quantile(q, histogram), b.sel(histogram+"_count"), b.window, check.MinSamples(q))
+}
+
 // rate is the per-second rate per instance of the first counter of names
 // that the server has.
 func (b builder) rate(names []string, extra ...string) string {
@@ -76,8 +85,8 @@ var presets = map[string][]presetEntry{
 	PresetEtcd: etcdPreset(),
 }
 
-// etcdPreset holds the signals the fourth field report pulled out of
-// Prometheus (memory, snapshot save, backend commit and WAL fsync
+// etcdPreset holds the signals OpenStack performance-docs' etcd health
+// tests pulled out of Prometheus (memory, snapshot save, backend commit and WAL fsync
 // latencies, pending proposals, failed requests, peer traffic) plus leader
 // changes, the database size and what etcd's own guide watches.
 func etcdPreset() []presetEntry {

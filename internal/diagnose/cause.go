@@ -1,0 +1,560 @@
+package diagnose
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/result"
+	"github.com/etcdperf/etcdperf/internal/units"
+)
+
+// The rules that name what makes each member slow: its disk, its CPU, or
+// the network to it. They read etcd's own metrics of every member (the
+// server section of bench, check and doctor, or the members of metrics),
+// the members' round trips to each other, and, for the members that run
+// on the host etcdperf ran on, what the kernel says of their processes.
+//
+// etcd's WAL fsync histogram times the fdatasync call and the wait for a
+// CPU after it: a member starved of CPU shows a slow fsync on a fast disk.
+// Only the member's own process (its threads' run-queue wait, its cgroup's
+// throttling) tells the two apart; without it, the finding says both and
+// how to tell.
+func init() {
+	Register(
+		Rule{ID: "member_cause", Apply: memberCauseFindings},
+		Rule{ID: "member_volatile", Apply: memberVolatile},
+	)
+}
+
+// Levels of the cause rules.
+const (
+	// throttledHigh and throttledTimeHigh: a member whose cgroup ran out of
+	// quota in this share of its periods, stopped this long per second,
+	// waits for its CPU limit.
+	throttledHigh     = 0.20
+	throttledTimeHigh = 0.05
+	// schedWaitHigh: a thread of a healthy member gets a CPU within tens of
+	// microseconds of becoming runnable, even on a busy host (measured:
+	// 0.05ms idle, 0.12ms with three CPU-bound neighbours on two CPUs); a
+	// starved one waits milliseconds each time.
+	schedWaitHigh = 0.001
+	// cpuAtLimit: a member using this share of the CPUs it may use has none
+	// to spare.
+	cpuAtLimit = 0.90
+	// hostBusyHigh: a host whose CPUs are this busy makes every fsync wait
+	// for a CPU, in the kernel and in etcd.
+	hostBusyHigh = 0.90
+	// peerRTTHigh is half of etcd's default 100ms heartbeat interval: the
+	// tuning guide sets the heartbeat to about the peers' round trip.
+	peerRTTHigh = 0.050
+)
+
+// memberView is what is known of one member, whichever command saw it.
+type memberView struct {
+	name                string
+	wal, commit         *result.Latency
+	slowApplies, hbFail float64
+	proc                *result.MemberProcess
+}
+
+// memberViews gathers each member's signals from a Result: the members of
+// metrics, or the server section of bench, check and doctor.
+func memberViews(r *result.Result) []memberView {
+	var vs []memberView
+	procOf := func(procs []result.MemberProcess, name string) *result.MemberProcess {
+		for i := range procs {
+			if procs[i].Name == name {
+				return &procs[i]
+			}
+		}
+		return nil
+	}
+	switch {
+	case r.Prom != nil:
+		// A history holds each member's p99 over the period, and nothing
+		// of its process.
+		for _, m := range r.Prom.Members {
+			v := memberView{name: m.Instance, slowApplies: m.Observed["slow_applies"], hbFail: m.Observed["heartbeat_failures"]}
+			if p99, ok := m.Observed[check.WALFsyncP99]; ok {
+				v.wal = &result.Latency{Count: 1, P99: p99}
+			}
+			if p99, ok := m.Observed[check.BackendCommitP99]; ok {
+				v.commit = &result.Latency{Count: 1, P99: p99}
+			}
+			vs = append(vs, v)
+		}
+	case r.Metrics != nil:
+		for _, m := range r.Metrics.Members {
+			if m.Overall == nil {
+				continue
+			}
+			vs = append(vs, memberView{name: m.Name, wal: m.Overall.WALFsync, commit: m.Overall.BackendCommit,
+				slowApplies: m.Overall.SlowApplies, hbFail: m.Overall.HeartbeatFailures, proc: m.Process})
+		}
+	case r.Server != nil:
+		s := r.Server
+		if len(s.Members) == 0 {
+			name := ""
+			switch {
+			case len(s.Processes) == 1:
+				name = s.Processes[0].Name
+			case r.Target != nil && len(r.Target.Members) == 1:
+				name = r.Target.Members[0].Name
+			}
+			vs = append(vs, memberView{name: name, wal: s.WALFsync, commit: s.BackendCommit, proc: procOf(s.Processes, name)})
+			break
+		}
+		for _, m := range s.Members {
+			vs = append(vs, memberView{name: m.Name, wal: m.WALFsync, commit: m.BackendCommit, proc: procOf(s.Processes, m.Name)})
+		}
+	}
+	return vs
+}
+
+// peerRTTsOf returns the members' round trips to each other.
+func peerRTTsOf(r *result.Result) []result.PeerRTT {
+	switch {
+	case r.Prom != nil:
+		return r.Prom.PeerRTTs
+	case r.Metrics != nil:
+		return r.Metrics.PeerRTTs
+	case r.Server != nil:
+		return r.Server.PeerRTTs
+	}
+	return nil
+}
+
+// symptom is a member's disk latency over its limit.
+type symptom struct {
+	check result.Check // the member's own value judged by the run's criterion
+}
+
+// memberSymptoms judges a member's WAL fsync and backend commit p99 by the
+// limits the run judged the cluster by (none when it judged neither: e.g.
+// a memory measurement's burst of writes). Only a p99 over its limit is a
+// symptom whose cause is named: a p99 near it is the checks' to warn of,
+// and on a shared host a healthy member's tail swings that far.
+func memberSymptoms(r *result.Result, v memberView) []symptom {
+	var out []symptom
+	for _, s := range []struct {
+		id string
+		l  *result.Latency
+	}{{check.WALFsyncP99, v.wal}, {check.BackendCommitP99, v.commit}} {
+		if s.l == nil || s.l.Count == 0 {
+			continue
+		}
+		c, ok := FindCheck(r, s.id)
+		if !ok {
+			continue
+		}
+		c.Observed = s.l.P99
+		c.Bound = s.l.Bucketed && s.l.Resolution > 0 && s.l.P99 <= s.l.Resolution
+		if c.Observed >= c.Limit {
+			c.Status = result.StatusFail
+			out = append(out, symptom{check: c})
+		}
+	}
+	return out
+}
+
+// cpuStarvation returns the evidence that a member's process waited for a
+// CPU, with the same in words; nil when it did not (or was not measured).
+// deviceFast says that the device under its WAL answered far faster than
+// its fsync p99 (or that the WAL is in memory): then a saturated host
+// explains the rest, as the kernel's work for each fsync and the thread
+// that resumes after it wait for a CPU; the member's own mean wait hides
+// such a tail.
+func cpuStarvation(p *result.MemberProcess, deviceFast bool) ([]result.Evidence, []string) {
+	if !p.Measured() {
+		return nil, nil
+	}
+	var ev []result.Evidence
+	var words []string
+	if deviceFast && p.HostCPUBusy >= hostBusyHigh {
+		ev = append(ev, result.Evidence{What: fmt.Sprintf("share of the CPUs of host %s busy, where %s runs", p.Host, p.Name),
+			Observed: p.HostCPUBusy, Limit: hostBusyHigh, Unit: "ratio", Source: "/proc/stat on " + p.Host})
+		words = append(words, fmt.Sprintf("the CPUs of its host %s were %.0f%% busy", p.Host, p.HostCPUBusy*100))
+	}
+	if p.Throttled >= throttledHigh && p.ThrottledTime >= throttledTimeHigh {
+		ev = append(ev, result.Evidence{What: fmt.Sprintf("share of %s's CPU periods in which its cgroup ran out of quota (%s CPU; stopped %s per second)",
+			p.Name, units.Cores(p.CPULimit), units.Seconds(p.ThrottledTime)), Observed: p.Throttled, Limit: throttledHigh, Unit: "ratio", Source: p.Cgroup + "/cpu.stat"})
+		words = append(words, fmt.Sprintf("its cgroup (limit %s CPU) throttled it in %.0f%% of its CPU periods", units.Cores(p.CPULimit), p.Throttled*100))
+	}
+	if p.SchedWait >= schedWaitHigh {
+		ev = append(ev, result.Evidence{What: fmt.Sprintf("mean wait of %s's threads for a CPU each time they could run", p.Name),
+			Observed: p.SchedWait, Limit: schedWaitHigh, Unit: "s", Source: fmt.Sprintf("/proc/%d/task/*/schedstat on %s", p.PID, p.Host)})
+		words = append(words, fmt.Sprintf("its threads waited %s for a CPU on average each time they could run", units.Seconds(p.SchedWait)))
+	}
+	if p.CPULimit > 0 && p.CPU >= cpuAtLimit*p.CPULimit {
+		ev = append(ev, result.Evidence{What: fmt.Sprintf("CPU used by %s, of the %s CPU its cgroup allows", p.Name, units.Cores(p.CPULimit)),
+			Observed: p.CPU / p.CPULimit, Limit: cpuAtLimit, Unit: "ratio", Source: fmt.Sprintf("/proc/%d/task/*/schedstat, %s", p.PID, p.Cgroup)})
+		words = append(words, fmt.Sprintf("it used %s of its %s CPU", units.Cores(p.CPU), units.Cores(p.CPULimit)))
+	}
+	return ev, words
+}
+
+// processEvidence is what the process's figures say when they clear the
+// CPU: its threads got a CPU promptly and were not throttled.
+func processEvidence(p *result.MemberProcess) ([]result.Evidence, string) {
+	ev := []result.Evidence{{What: fmt.Sprintf("mean wait of %s's threads for a CPU each time they could run (pid %d on %s)", p.Name, p.PID, p.Host),
+		Observed: p.SchedWait, Limit: schedWaitHigh, Unit: "s", Source: "/proc/PID/task/*/schedstat"}}
+	words := fmt.Sprintf("its threads got a CPU within %s on average", units.Seconds(p.SchedWait))
+	if p.CPULimit > 0 {
+		ev = append(ev, result.Evidence{What: fmt.Sprintf("share of %s's CPU periods throttled (cgroup limit %s CPU)", p.Name, units.Cores(p.CPULimit)),
+			Observed: p.Throttled, Limit: throttledHigh, Unit: "ratio", Source: p.Cgroup + "/cpu.stat"})
+		words += fmt.Sprintf(" and its cgroup (limit %s CPU) throttled it in %.0f%% of its periods", units.Cores(p.CPULimit), p.Throttled*100)
+	}
+	return ev, words
+}
+
+// deviceEvidence is what the device under the member's WAL did, and
+// whether it accounts for a p99 of p99 (slow) or answered ten times faster
+// (fast; so does memory); neither when its time is not known (no block
+// device, as FUSE or NFS, or no write in the span).
+func deviceEvidence(p *result.MemberProcess, p99 float64) (ev []result.Evidence, words string, slow, fast bool) {
+	if !p.Measured() {
+		return nil, "", false, false
+	}
+	if p.Volatile {
+		return []result.Evidence{{What: fmt.Sprintf("%s's WAL (%s) is on %s, in memory: fdatasync does no I/O there", p.Name, p.WALDir, p.FSType),
+			Source: "/proc/self/mountinfo"}}, fmt.Sprintf("its WAL is on %s, in memory", p.FSType), false, true
+	}
+	if p.Device == "" {
+		return []result.Evidence{{What: fmt.Sprintf("%s's WAL (%s) is on %s, which has no block device whose statistics the kernel keeps", p.Name, p.WALDir, p.FSType),
+			Source: "/proc/self/mountinfo"}}, fmt.Sprintf("its WAL is on %s (no device statistics)", p.FSType), false, false
+	}
+	service, what := p.DeviceFlushAwait, "flushed its cache"
+	if p.DeviceFlushes == 0 {
+		service, what = p.DeviceWriteAwait, "completed a write"
+	}
+	if service <= 0 {
+		return nil, "", false, false
+	}
+	ev = []result.Evidence{{What: fmt.Sprintf("mean time %s, the device under %s's WAL, %s", p.Device, p.Name, what), Observed: service, Unit: "s",
+		Source: "/proc/diskstats on " + p.Host}}
+	slow = service*starvedFactor > p99
+	return ev, fmt.Sprintf("the device under its WAL (%s) %s in %s on average", p.Device, what, units.Seconds(service)), slow, !slow
+}
+
+// blame is one cause named for some members.
+type blame struct {
+	cause    string
+	members  []string
+	severity result.Severity
+	title    []string
+	evidence []result.Evidence
+}
+
+// memberBlames names the cause of every member's slow disk latencies, and
+// of slow round trips to a member.
+func memberBlames(r *result.Result) []blame {
+	views := memberViews(r)
+	by := map[string]*blame{}
+	var order []string
+	// A member's disk or CPU is named for a limit passed: critical.
+	add := func(cause, member string, title string, ev []result.Evidence) {
+		addAs(by, &order, result.Critical, cause, member, title, ev)
+	}
+	// explained: members whose late answers to their peers' probes their
+	// own CPU or stalls may explain (or whose process is not known).
+	explained := map[string]bool{}
+	named := map[string]bool{}
+	for _, v := range views {
+		syms := memberSymptoms(r, v)
+		if len(syms) == 0 {
+			continue
+		}
+		named[v.name] = true
+		var parts []string
+		var symEv []result.Evidence
+		for _, s := range syms {
+			what := symptomNames[s.check.Name]
+			parts = append(parts, fmt.Sprintf("%s %s (limit %s)", what, latencyText(s.check), units.Seconds(s.check.Limit)))
+			e := EvidenceOf(s.check)
+			e.What = fmt.Sprintf("%s of %s over the run", what, v.name)
+			symEv = append(symEv, e)
+		}
+		measured := v.name + "'s " + strings.Join(parts, ", ")
+		p99 := syms[0].check.Observed
+		devEv, devWords, devSlow, devFast := deviceEvidence(v.proc, p99)
+		cpuEv, cpuWords := cpuStarvation(v.proc, devFast)
+		with := func(words ...string) string {
+			var ws []string
+			for _, w := range words {
+				if w != "" {
+					ws = append(ws, w)
+				}
+			}
+			return strings.Join(ws, "; ")
+		}
+		switch {
+		case !v.proc.Measured():
+			explained[v.name] = true
+			why := "etcdperf could not measure its process: it does not run on this host"
+			switch {
+			case r.Prom != nil:
+				why = "a history in Prometheus says nothing of its process"
+			case v.proc != nil && v.proc.Error != "":
+				why = "etcdperf could not measure its process: " + v.proc.Error
+			}
+			add(result.CauseDiskOrCPU, v.name, fmt.Sprintf("%s, and %s", measured, why), symEv)
+		case len(cpuEv) > 0 && devSlow:
+			add(result.CauseDisk, v.name, fmt.Sprintf("%s, while %s", measured, devWords), append(symEv, devEv...))
+			add(result.CauseCPU, v.name, fmt.Sprintf("%s, while %s", measured, with(cpuWords...)), append(symEv, cpuEv...))
+		case len(cpuEv) > 0 || v.proc.Volatile:
+			// In memory, an fsync does no I/O: what is slow is the
+			// member's own work or its wait for a CPU.
+			explained[v.name] = true
+			add(result.CauseCPU, v.name, fmt.Sprintf("%s, while %s", measured, with(append(cpuWords, devWords)...)), append(append(symEv, cpuEv...), devEv...))
+		default:
+			procEv, procWords := processEvidence(v.proc)
+			add(result.CauseDisk, v.name, fmt.Sprintf("%s, while %s: the time went to its storage", measured, with(procWords, devWords)),
+				append(append(symEv, devEv...), procEv...))
+		}
+	}
+	// A member short of CPU whose disk latencies stayed under their limits
+	// still answers its leader and its clients late: when the run passed a
+	// limit (its requests, another member's disk), it is named too; when
+	// the cluster only stalled more than once (slow applies, late
+	// heartbeats: etcd's own loop ran late), it is named as a warning.
+	// Either way it answers its peers' probes late, and is not blamed on
+	// the network.
+	failed := slices.ContainsFunc(r.Checks, func(c result.Check) bool { return c.Status == result.StatusFail })
+	sev := result.Critical
+	if !failed {
+		sev = result.Warning
+	}
+	stalls := clusterStalled(views)
+	for _, v := range views {
+		if named[v.name] {
+			continue
+		}
+		cpuEv, cpuWords := cpuStarvation(v.proc, false)
+		if len(cpuEv) == 0 {
+			continue
+		}
+		explained[v.name] = true
+		if !failed && !stalls {
+			continue
+		}
+		var under []string
+		for _, l := range []struct {
+			id string
+			l  *result.Latency
+		}{{check.WALFsyncP99, v.wal}, {check.BackendCommitP99, v.commit}} {
+			if l.l != nil && l.l.Count > 0 {
+				bound := l.l.Bucketed && l.l.Resolution > 0 && l.l.P99 <= l.l.Resolution
+				under = append(under, symptomNames[l.id]+" "+latencyText(result.Check{Observed: l.l.P99, Bound: bound}))
+			}
+		}
+		measured := v.name + "'s disk latencies stayed under their limits"
+		if len(under) > 0 {
+			measured = fmt.Sprintf("%s (%s)", measured, strings.Join(under, ", "))
+		}
+		addAs(by, &order, sev, result.CauseCPU, v.name, fmt.Sprintf("%s, while %s", measured, strings.Join(cpuWords, "; ")), cpuEv)
+	}
+	if nb, ok := networkBlame(peerRTTsOf(r), explained); ok {
+		by[result.CauseNetwork] = &nb
+		order = append(order, result.CauseNetwork)
+	}
+	var out []blame
+	for _, c := range order {
+		out = append(out, *by[c])
+	}
+	return out
+}
+
+// addAs names cause for member with its evidence, at severity sev or
+// the severity it already has, whichever is higher.
+func addAs(by map[string]*blame, order *[]string, sev result.Severity, cause, member, title string, ev []result.Evidence) {
+	b, ok := by[cause]
+	if !ok {
+		b = &blame{cause: cause, severity: sev}
+		by[cause] = b
+		*order = append(*order, cause)
+	}
+	if sev == result.Critical {
+		b.severity = sev
+	}
+	if !slices.Contains(b.members, member) {
+		b.members = append(b.members, member)
+	}
+	b.title = append(b.title, title)
+	b.evidence = append(b.evidence, ev...)
+}
+
+// clusterStalled says whether the members' own loops ran late more than
+// once in the period (slow applies, late heartbeats: the levels at which
+// stallSeverity warns).
+func clusterStalled(views []memberView) bool {
+	var applies, hb float64
+	for _, v := range views {
+		applies += v.slowApplies
+		hb += v.hbFail
+	}
+	return recurring(applies, 1) || recurring(hb, float64(len(views)-1))
+}
+
+// symptomNames are the disk latencies the cause rules judge, in words.
+var symptomNames = map[string]string{check.WALFsyncP99: "WAL fsync p99", check.BackendCommitP99: "backend commit p99"}
+
+func latencyText(c result.Check) string {
+	if c.Bound {
+		return "<= " + units.Seconds(c.Observed)
+	}
+	return units.Seconds(c.Observed)
+}
+
+// networkBlame names the member that every slow round trip leads to (or
+// comes from): the one whose peer link is slow. A member short of CPU
+// (or not measured, so perhaps) answers its peers' probes late too, and is
+// not blamed on the network.
+func networkBlame(rtts []result.PeerRTT, explained map[string]bool) (blame, bool) {
+	var slow []result.PeerRTT
+	for _, p := range rtts {
+		if p.Mean >= peerRTTHigh {
+			slow = append(slow, p)
+		}
+	}
+	if len(slow) == 0 {
+		return blame{}, false
+	}
+	count := map[string]int{}
+	for _, p := range slow {
+		count[p.From]++
+		count[p.To]++
+	}
+	var common []string
+	for m, n := range count {
+		if n == len(slow) {
+			common = append(common, m)
+		}
+	}
+	sort.Strings(common)
+	members := common
+	if len(slow) < 2 || len(common) != 1 {
+		// One slow pair, or no member in all of them: name every member
+		// of a slow pair.
+		members = nil
+		for m := range count {
+			members = append(members, m)
+		}
+		sort.Strings(members)
+	}
+	for _, m := range members {
+		if explained[m] {
+			return blame{}, false
+		}
+	}
+	b := blame{cause: result.CauseNetwork, members: members, severity: result.Warning}
+	for _, p := range slow {
+		b.evidence = append(b.evidence, result.Evidence{What: fmt.Sprintf("round trip from %s to %s (mean of %.0f, %s)", p.From, p.To, p.Count, p.Scope),
+			Observed: p.Mean, Limit: peerRTTHigh, Unit: "s", Source: "etcd_network_peer_round_trip_time_seconds"})
+	}
+	for _, p := range rtts {
+		if p.Mean < peerRTTHigh && len(b.evidence) < 2*len(slow)+2 {
+			b.evidence = append(b.evidence, result.Evidence{What: fmt.Sprintf("round trip from %s to %s (mean of %.0f, %s), for comparison", p.From, p.To, p.Count, p.Scope),
+				Observed: p.Mean, Unit: "s", Source: "etcd_network_peer_round_trip_time_seconds"})
+		}
+	}
+	if len(members) == 1 {
+		b.title = []string{fmt.Sprintf("round trips to and from %s take %s, those between the other members %s", members[0],
+			units.Seconds(meanOf(slow)), fastText(rtts))}
+	} else {
+		b.title = []string{fmt.Sprintf("round trips between %s take %s", strings.Join(members, ", "), units.Seconds(meanOf(slow)))}
+	}
+	return b, true
+}
+
+func meanOf(ps []result.PeerRTT) float64 {
+	var s float64
+	for _, p := range ps {
+		s += p.Mean
+	}
+	return s / float64(len(ps))
+}
+
+func fastText(rtts []result.PeerRTT) string {
+	var fast []result.PeerRTT
+	for _, p := range rtts {
+		if p.Mean < peerRTTHigh {
+			fast = append(fast, p)
+		}
+	}
+	if len(fast) == 0 {
+		return "are not known"
+	}
+	return units.Seconds(meanOf(fast))
+}
+
+// Finding IDs of the cause rules.
+const (
+	FindingMemberDisk      = "member_disk_slow"
+	FindingMemberCPU       = "member_cpu_starved"
+	FindingMemberDiskOrCPU = "member_disk_or_cpu"
+	FindingMemberNetwork   = "member_network_slow"
+)
+
+// causeWords are each cause's finding: its ID, its title (the members,
+// then what was measured) and its advice.
+var causeWords = map[string]struct{ id, title, advice string }{
+	result.CauseDisk: {FindingMemberDisk, "The disk of %s is too slow for etcd: %s",
+		"etcd waits for this storage on every write: " + diskAdvice},
+	result.CauseCPU: {FindingMemberCPU, "%s is short of CPU, not of disk: %s",
+		"etcd's fsync histogram counts the time a starved member waits for a CPU after the disk answered. " +
+			"Raise or remove the member's CPU limit (its cgroup's quota; in Kubernetes, the etcd container's CPU limit), give it dedicated CPUs, " +
+			"and keep builds, workers and load generators off its host."},
+	result.CauseDiskOrCPU: {FindingMemberDiskOrCPU, "The disk or the CPU of %s is too slow for etcd: %s",
+		"etcd's fsync histogram counts both the disk and the wait for a CPU after it: to tell them apart, run " +
+			"`etcdperf doctor --endpoints <its client URL>` on that member's host (etcdperf then reads the member's run-queue wait and CPU throttling), " +
+			"or `etcdperf disk --dir <its data dir>` there: a fast fdatasync there means its CPU."},
+	result.CauseNetwork: {FindingMemberNetwork, "The network to %s is slow: %s",
+		"Heartbeats and log entries to this member take as long: it lags and answers its clients late, and with longer delays " +
+			"it starts elections. Check the link to its host (latency, packet loss, a saturated NIC); if the members are far apart by design, " +
+			"set --heartbeat-interval to about the round trip and --election-timeout to 10x it on every member (etcd tuning guide)."},
+}
+
+func memberCauseFindings(r *result.Result) []result.Finding {
+	var out []result.Finding
+	for _, b := range memberBlames(r) {
+		f := result.Finding{Severity: b.severity, Cause: b.cause, Members: b.members, Evidence: b.evidence}
+		who := strings.Join(b.members, ", ")
+		w := causeWords[b.cause]
+		f.ID, f.Title, f.Recommendation = w.id, fmt.Sprintf(w.title, who, strings.Join(b.title, "; ")), w.advice
+		out = append(out, f)
+	}
+	return out
+}
+
+// memberVolatile warns about members whose WAL is in memory (tmpfs), as
+// volatile_storage does for the storage under test: fast, not durable.
+func memberVolatile(r *result.Result) []result.Finding {
+	if r.Env != nil && r.Env.Volatile {
+		return nil // volatile_storage says it
+	}
+	var names []string
+	var ev []result.Evidence
+	fsType := ""
+	for _, v := range memberViews(r) {
+		if p := v.proc; p != nil && p.Volatile {
+			names = append(names, v.name)
+			fsType = p.FSType
+			ev = append(ev, result.Evidence{What: fmt.Sprintf("%s's WAL %s is on %s (on host %s)", v.name, p.WALDir, p.FSType, p.Host), Source: "/proc/self/mountinfo"})
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	return []result.Finding{{
+		ID:       "member_volatile",
+		Severity: result.Warning,
+		Title: fmt.Sprintf("The WAL of %s is in memory (%s): fdatasync is a no-op there, so these figures are RAM's, not a disk's, and the data is lost on reboot",
+			strings.Join(names, ", "), fsType),
+		Members:        names,
+		Evidence:       ev,
+		Recommendation: "A RAM disk suits a throw-away etcd (a CI cluster), never one whose data must survive a reboot: judge the disk etcd will really use.",
+	}}
+}

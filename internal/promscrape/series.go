@@ -1,0 +1,105 @@
+package promscrape
+
+import (
+	"math"
+
+	"github.com/etcdperf/etcdperf/internal/result"
+)
+
+// The signals read from the histograms, by EtcdSignals' IDs.
+const (
+	sigWALFsync      = "wal_fsync"
+	sigBackendCommit = "backend_commit"
+	sigPeerRTT       = "peer_rtt"
+)
+
+// SignalsBetween returns a member's signals between its previous answer
+// (nil for its first) and the current one, span seconds later, with the
+// histogram deltas by signal.
+func SignalsBetween(prev *Etcd, cur Etcd, span float64) (*result.MetricsSignals, map[string]Histogram) {
+	s := &result.MetricsSignals{Seconds: span}
+	deltas := map[string]Histogram{}
+	if prev != nil {
+		for _, id := range []string{sigWALFsync, sigBackendCommit, sigPeerRTT} {
+			if h, ok := cur.Histograms[id]; ok {
+				deltas[id] = h.Sub(prev.Histograms[id])
+			}
+		}
+		delta := func(id string) float64 {
+			c, p := cur.Values[id], prev.Values[id]
+			if c < p { // the member restarted
+				return c
+			}
+			return c - p
+		}
+		s.LeaderChanges = delta("leader_changes")
+		s.ProposalsCommitted = delta("proposals_committed")
+		s.ProposalsFailed = delta("proposals_failed")
+		s.SlowApplies = delta("slow_applies")
+		s.SlowReadIndexes = delta("slow_read_indexes")
+		s.HeartbeatFailures = delta("heartbeat_failures")
+	}
+	s.WALFsync, s.BackendCommit, s.PeerRTT = latencyOf(deltas, sigWALFsync), latencyOf(deltas, sigBackendCommit), latencyOf(deltas, sigPeerRTT)
+	v := cur.Values
+	s.HasLeader, s.IsLeader, s.ProposalsPending = v["has_leader"], v["is_leader"], v["proposals_pending"]
+	s.DBSize, s.DBSizeInUse, s.Quota, s.RSS = v["db_size"], v["db_size_in_use"], v["quota"], v["rss"]
+	for _, id := range []string{sigWALFsync, sigBackendCommit} {
+		if _, ok := cur.Histograms[id]; !ok {
+			s.Missing = append(s.Missing, id)
+		}
+	}
+	for _, id := range []string{"has_leader", "is_leader", "proposals_pending", "proposals_failed", "leader_changes", "db_size", "db_size_in_use",
+		"slow_applies", "slow_read_indexes", "heartbeat_failures", "rss"} {
+		if _, ok := v[id]; !ok {
+			s.Missing = append(s.Missing, id)
+		}
+	}
+	return s, deltas
+}
+
+func latencyOf(hs map[string]Histogram, id string) *result.Latency {
+	h, ok := hs[id]
+	if !ok {
+		return nil
+	}
+	l := h.Latency()
+	return &l
+}
+
+// Totals sums a member's intervals: its histograms and counters over a
+// run, correct across restarts (counter resets).
+type Totals struct {
+	hists    map[string]Histogram
+	counters result.MetricsSignals
+	spanned  float64
+}
+
+// Add counts one interval (SignalsBetween's signals and deltas).
+func (st *Totals) Add(s *result.MetricsSignals, deltas map[string]Histogram) {
+	if st.hists == nil {
+		st.hists = map[string]Histogram{}
+	}
+	for id, h := range deltas {
+		st.hists[id] = AddHist(st.hists[id], h)
+	}
+	c := &st.counters
+	c.LeaderChanges += s.LeaderChanges
+	c.ProposalsCommitted += s.ProposalsCommitted
+	c.ProposalsFailed += s.ProposalsFailed
+	c.SlowApplies += s.SlowApplies
+	c.SlowReadIndexes += s.SlowReadIndexes
+	c.HeartbeatFailures += s.HeartbeatFailures
+	st.spanned += s.Seconds
+}
+
+// Overall is the member over the run: the sums of its intervals and the
+// gauges of its last answer, whose signals are last.
+func (st *Totals) Overall(last *result.MetricsSignals) *result.MetricsSignals {
+	o := *last
+	c := st.counters
+	o.Seconds = math.Round(st.spanned*1000) / 1000
+	o.LeaderChanges, o.ProposalsCommitted, o.ProposalsFailed = c.LeaderChanges, c.ProposalsCommitted, c.ProposalsFailed
+	o.SlowApplies, o.SlowReadIndexes, o.HeartbeatFailures = c.SlowApplies, c.SlowReadIndexes, c.HeartbeatFailures
+	o.WALFsync, o.BackendCommit, o.PeerRTT = latencyOf(st.hists, sigWALFsync), latencyOf(st.hists, sigBackendCommit), latencyOf(st.hists, sigPeerRTT)
+	return &o
+}
