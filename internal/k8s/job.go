@@ -51,6 +51,12 @@ var defaultResources = map[Mode][2]corev1.ResourceList{
 		{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("512Mi")},
 		{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("2Gi")},
 	},
+	// doctor --node runs no etcd of its own: the disk probe (CPU limit 2,
+	// as for disk), the member's metrics and logs.
+	ModeNodeDoctor: {
+		{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
+		{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("512Mi")},
+	},
 }
 
 // tmpSize bounds the pod's only writable directory besides the storage
@@ -97,7 +103,9 @@ func Job(o Options) (*batchv1.Job, error) {
 	} else {
 		job.Spec.BackoffLimitPerIndex = ptr(int32(0))
 	}
-	if o.OnNodes() {
+	if o.Mode == ModeNodeDoctor {
+		job.Spec.Template.Annotations = nodeDoctorAnnotations(&o)
+	} else if o.OnNodes() {
 		a := map[string]string{
 			AnnotationHost: fmt.Sprintf("%s is mounted at %s; the pod writes only in %s, which it creates and removes, and only files it creates there. etcd's %s is mounted read-only over it.", o.HostDir, hostRoot+o.HostDir, o.probeDir(), o.protectedDir()),
 		}
@@ -115,7 +123,7 @@ func jobAnnotations(o *Options) map[string]string {
 		ns = " -n " + o.Namespace
 	}
 	cleanup := fmt.Sprintf("Kubernetes deletes this Job and its pods %s after it finishes (ttlSecondsAfterFinished); delete it sooner with: kubectl%s delete job %s", shortDuration(o.TTL), ns, o.Name)
-	if !o.OnNodes() {
+	if !o.OnNodes() && o.Mode != ModeNodeDoctor {
 		cleanup += ". Each pod's volume is a generic ephemeral volume, deleted with its pod."
 	}
 	return map[string]string{
@@ -125,6 +133,9 @@ func jobAnnotations(o *Options) map[string]string {
 }
 
 func podSpec(o *Options, labels map[string]string) corev1.PodSpec {
+	if o.Mode == ModeNodeDoctor {
+		return nodeDoctorPodSpec(o, labels)
+	}
 	spec := corev1.PodSpec{
 		RestartPolicy:                corev1.RestartPolicyNever,
 		AutomountServiceAccountToken: ptr(false),
@@ -244,7 +255,11 @@ func container(o *Options) corev1.Container {
 		},
 		VolumeMounts: []corev1.VolumeMount{{Name: "tmp", MountPath: tmpPath}},
 	}
-	if o.OnNodes() {
+	if o.Mode == ModeNodeDoctor {
+		for _, m := range nodeDoctorMounts(o) {
+			c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: m.name, MountPath: hostRoot + m.dir, ReadOnly: m.readOnly})
+		}
+	} else if o.OnNodes() {
 		c.VolumeMounts = append(c.VolumeMounts,
 			corev1.VolumeMount{Name: "host", MountPath: hostRoot + o.HostDir},
 			corev1.VolumeMount{Name: "etcd-data", MountPath: hostRoot + o.protectedDir(), ReadOnly: true})
@@ -259,6 +274,12 @@ func container(o *Options) corev1.Container {
 // probe directory beside etcd's data dir, checks that it is on the same
 // file system, runs the command and removes the directory.
 func Args(o *Options) []string {
+	if o.Mode == ModeNodeDoctor {
+		// doctor --node finds the node's member under --root and prints
+		// its Result, named after the node (the pod has the node's host
+		// name on the node's network).
+		return append([]string{"doctor", "--node", "--root", hostRoot, "-o", "json"}, o.Args...)
+	}
 	dirFlag := "--dir"
 	if o.Mode == ModeDoctor {
 		dirFlag = "--data-dir"
@@ -275,6 +296,9 @@ func Args(o *Options) []string {
 // ReservedFlags are the flags of the pod's command that the Job sets
 // itself and that extra arguments must not repeat.
 func ReservedFlags(m Mode) []string {
+	if m == ModeNodeDoctor {
+		return []string{"--node", "--root", "--output", "-o"}
+	}
 	if m == ModeDoctor {
 		return []string{"--data-dir", "--output", "-o"}
 	}
@@ -289,7 +313,11 @@ func CheckArgs(m Mode, args []string) error {
 	for _, a := range args {
 		for _, f := range ReservedFlags(m) {
 			if a == f || strings.HasPrefix(a, f+"=") || (f == "-o" && strings.HasPrefix(a, "-o") && !strings.HasPrefix(a, "--")) {
-				return fmt.Errorf("%s is set by the Job (%s %s ... -o json); leave it out of the arguments after --", f, m, ReservedFlags(m)[0])
+				set := fmt.Sprintf("%s %s ... -o json", m, ReservedFlags(m)[0])
+				if m == ModeNodeDoctor {
+					set = strings.Join(Args(&Options{Mode: m}), " ")
+				}
+				return fmt.Errorf("%s is set by the Job (%s); leave it out of the arguments after --", f, set)
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package k8s
 
 import (
 	"bytes"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -103,7 +104,9 @@ func checkCommon(t *testing.T, job *batchv1.Job, pods int32) {
 	if ps.SecurityContext == nil || ps.SecurityContext.SeccompProfile == nil || ps.SecurityContext.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
 		t.Errorf("pod securityContext %+v, want seccomp RuntimeDefault", ps.SecurityContext)
 	}
-	if ps.HostNetwork || ps.HostPID || ps.HostIPC {
+	// node-doctor shares the node's network and PID namespace on purpose
+	// (checkNodeDoctor); no other mode shares any.
+	if job.Labels[LabelComponent] != string(ModeNodeDoctor) && (ps.HostNetwork || ps.HostPID || ps.HostIPC) {
 		t.Error("the pod shares a host namespace")
 	}
 	c := onlyContainer(t, job)
@@ -415,7 +418,7 @@ func TestValidate(t *testing.T) {
 		{node(func(o *Options) { o.Nodes = []string{"cp-1", "cp-1"} }), "given twice"},
 		{node(func(o *Options) { o.Size = resource.MustParse("1Gi") }), "--size goes with --storage-class"},
 		{node(func(o *Options) { o.Parallel = 2 }), "does not match the 1 node"},
-		{node(func(o *Options) { o.Mode = "bench" }), "--mode must be disk or doctor"},
+		{node(func(o *Options) { o.Mode = "bench" }), "--mode must be disk, doctor or node-doctor"},
 		{node(func(o *Options) { o.Name = "Etcd.Perf" }), "not a valid Job name"},
 		{node(func(o *Options) { o.Name = strings.Repeat("a", 62) }), "too long"},
 		{node(func(o *Options) { o.Namespace = "kube_system" }), "not a valid namespace"},
@@ -487,5 +490,173 @@ func TestCheckArgs(t *testing.T) {
 		if (err == nil) != c.ok {
 			t.Errorf("CheckArgs(%s, %q) = %v, want ok=%v", c.mode, c.args, err, c.ok)
 		}
+	}
+}
+
+// checkNodeDoctor asserts the pod of node-doctor: the node's network and
+// PID namespace, root without privilege, the control-plane taints
+// tolerated, the node's configuration and logs read-only and only the
+// data dir's parent writable, and the doctor --node command line.
+func checkNodeDoctor(t *testing.T, job *batchv1.Job, parent string, ro map[string]string) {
+	t.Helper()
+	ps := job.Spec.Template.Spec
+	if !ps.HostNetwork || ps.DNSPolicy != corev1.DNSClusterFirstWithHostNet || !ps.HostPID || ps.HostIPC {
+		t.Errorf("hostNetwork %v dnsPolicy %q hostPID %v hostIPC %v", ps.HostNetwork, ps.DNSPolicy, ps.HostPID, ps.HostIPC)
+	}
+	for _, key := range []string{"node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master"} {
+		ok := false
+		for _, tol := range ps.Tolerations {
+			ok = ok || tol.Key == key && tol.Operator == corev1.TolerationOpExists && tol.Effect == corev1.TaintEffectNoSchedule
+		}
+		if !ok {
+			t.Errorf("no toleration for %s:NoSchedule in %+v", key, ps.Tolerations)
+		}
+	}
+	psc := ps.SecurityContext
+	if psc == nil || psc.RunAsUser == nil || *psc.RunAsUser != 0 || psc.RunAsNonRoot == nil || *psc.RunAsNonRoot ||
+		psc.SeccompProfile == nil || psc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
+		t.Errorf("pod securityContext %+v", psc)
+	}
+	c := onlyContainer(t, job)
+	sc := c.SecurityContext
+	if sc == nil || sc.Privileged == nil || *sc.Privileged || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation ||
+		sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem ||
+		sc.Capabilities == nil || !slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) || len(sc.Capabilities.Add) > 0 {
+		t.Errorf("container securityContext %+v", sc)
+	}
+	if ps.AutomountServiceAccountToken == nil || *ps.AutomountServiceAccountToken {
+		t.Error("the pod gets an API token it does not need")
+	}
+	// Every host path: the read-only ones of ro (volume name -> node
+	// directory) and exactly one writable, the data dir's parent.
+	want := map[string]string{"data-dir-parent": parent}
+	for k, v := range ro {
+		want[k] = v
+	}
+	m := mounts(c)
+	got := map[string]string{}
+	for _, v := range ps.Volumes {
+		if v.HostPath == nil {
+			continue
+		}
+		got[v.Name] = v.HostPath.Path
+		if v.HostPath.Type == nil || *v.HostPath.Type != corev1.HostPathDirectory {
+			t.Errorf("volume %s: type %v, want Directory (never created on the node)", v.Name, v.HostPath.Type)
+		}
+		vm, ok := m[v.Name]
+		if !ok || vm.MountPath != "/host"+v.HostPath.Path {
+			t.Errorf("volume %s (%s) mounted at %q, want /host%s", v.Name, v.HostPath.Path, vm.MountPath, v.HostPath.Path)
+		}
+		if vm.ReadOnly != (v.Name != "data-dir-parent") {
+			t.Errorf("volume %s (%s): readOnly %v", v.Name, v.HostPath.Path, vm.ReadOnly)
+		}
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("host paths %v, want %v", got, want)
+	}
+	args := []string{"doctor", "--node", "--root", "/host", "-o", "json"}
+	if !slices.Equal(c.Command, []string{"etcdperf"}) || !slices.Equal(c.Args[:min(len(c.Args), len(args))], args) {
+		t.Errorf("command %q args %q, want etcdperf %q", c.Command, c.Args, args)
+	}
+	if !strings.Contains(job.Spec.Template.Annotations[AnnotationRoot], "uid 0") ||
+		!strings.Contains(job.Spec.Template.Annotations[AnnotationHost], "writable at /host"+parent) {
+		t.Errorf("annotations %v", job.Spec.Template.Annotations)
+	}
+}
+
+var nodeDoctorRO = map[string]string{"node-etc": "/etc", "node-pod-logs": "/var/log/pods"}
+
+func TestNodeDoctorJob(t *testing.T) {
+	job, _ := manifest(t, "node-doctor.yaml", Options{Mode: ModeNodeDoctor, Nodes: []string{"cp-1"}, Namespace: "kube-system", Image: "ghcr.io/etcdperf/etcdperf:v1.0.0"})
+	checkCommon(t, job, 1)
+	if job.Name != "etcdperf-node-doctor-cp-1" {
+		t.Errorf("name %q", job.Name)
+	}
+	checkNodeDoctor(t, job, "/var/lib", nodeDoctorRO)
+	ps := job.Spec.Template.Spec
+	terms := ps.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+	if len(terms) != 1 || len(terms[0].MatchFields) != 1 || terms[0].MatchFields[0].Key != "metadata.name" ||
+		!slices.Equal(terms[0].MatchFields[0].Values, []string{"cp-1"}) || ps.Affinity.PodAntiAffinity != nil {
+		t.Errorf("affinity %+v", ps.Affinity)
+	}
+	if c := onlyContainer(t, job); len(c.Args) != 6 {
+		t.Errorf("args %q", c.Args)
+	}
+}
+
+// Without --node: N pods on N different nodes that run etcd; the data dir
+// elsewhere than under /var/lib adds /var/lib read-only (k3s/RKE2 files).
+func TestNodeDoctorControlPlane(t *testing.T) {
+	job, _ := manifest(t, "node-doctor-parallel.yaml", Options{Mode: ModeNodeDoctor, Parallel: 3, DataDirParent: "/data/", Args: []string{"--runtime", "30s"}})
+	checkCommon(t, job, 3)
+	if job.Name != "etcdperf-node-doctor" {
+		t.Errorf("name %q", job.Name)
+	}
+	ro := map[string]string{"node-var-lib": "/var/lib"}
+	for k, v := range nodeDoctorRO {
+		ro[k] = v
+	}
+	checkNodeDoctor(t, job, "/data", ro)
+	ps := job.Spec.Template.Spec
+	var keys []string
+	for _, term := range ps.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+		if len(term.MatchExpressions) != 1 || term.MatchExpressions[0].Operator != corev1.NodeSelectorOpExists || len(term.MatchFields) > 0 {
+			t.Errorf("term %+v", term)
+			continue
+		}
+		keys = append(keys, term.MatchExpressions[0].Key)
+	}
+	if !slices.Equal(keys, []string{"node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master", "node-role.kubernetes.io/etcd"}) {
+		t.Errorf("node affinity keys %q", keys)
+	}
+	anti := ps.Affinity.PodAntiAffinity
+	if anti == nil || len(anti.RequiredDuringSchedulingIgnoredDuringExecution) != 1 ||
+		anti.RequiredDuringSchedulingIgnoredDuringExecution[0].TopologyKey != corev1.LabelHostname ||
+		anti.RequiredDuringSchedulingIgnoredDuringExecution[0].LabelSelector.MatchLabels[LabelInstance] != "etcdperf-node-doctor" {
+		t.Errorf("pod anti-affinity %+v", anti)
+	}
+	if c := onlyContainer(t, job); !slices.Equal(c.Args[6:], []string{"--runtime", "30s"}) {
+		t.Errorf("args %q", c.Args)
+	}
+	// One pod: no anti-affinity needed.
+	one, err := Job(Options{Mode: ModeNodeDoctor})
+	if err != nil || *one.Spec.Completions != 1 || one.Spec.Template.Spec.Affinity.PodAntiAffinity != nil {
+		t.Errorf("one pod: %v %+v", err, one)
+	}
+}
+
+func TestValidateNodeDoctor(t *testing.T) {
+	nd := func(mod func(*Options)) Options {
+		o := Options{Mode: ModeNodeDoctor}
+		mod(&o)
+		return o
+	}
+	for _, c := range []struct {
+		o    Options
+		want string
+	}{
+		{nd(func(o *Options) { o.StorageClass = "gp3"; o.Size = resource.MustParse("10Gi") }), "do not go with --mode node-doctor"},
+		{nd(func(o *Options) { o.EtcdDataDir = "/var/lib/etcd" }), "finds etcd's data dir on the node itself"},
+		{nd(func(o *Options) { o.HostDir = "/var/lib" }), "finds etcd's data dir on the node itself"},
+		{nd(func(o *Options) { o.Nodes = []string{"cp-1"}; o.Parallel = 3 }), "does not match the 1 node"},
+		{nd(func(o *Options) { o.Nodes = []string{"CP_1"} }), "not a node name"},
+		{nd(func(o *Options) { o.DataDirParent = "var/lib" }), "must be an absolute path"},
+		{nd(func(o *Options) { o.DataDirParent = "/" }), "cannot be /"},
+		{nd(func(o *Options) { o.DataDirParent = "/etc/kubernetes" }), "read-only or not at all"},
+		{nd(func(o *Options) { o.DataDirParent = "/var/log" }), "read-only or not at all"},
+		{nd(func(o *Options) { o.DataDirParent = "/proc/1" }), "read-only or not at all"},
+		{nd(func(o *Options) { o.Parallel = MaxParallel + 1 }), "--parallel must be between"},
+		{Options{Nodes: []string{"cp-1"}, DataDirParent: "/data"}, "--data-dir-parent goes with --mode node-doctor"},
+	} {
+		_, err := Job(c.o)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Job(%+v): error %v, want one saying %q", c.o, err, c.want)
+		}
+	}
+	if err := CheckArgs(ModeNodeDoctor, []string{"--root", "/"}); err == nil || !strings.Contains(err.Error(), "doctor --node --root /host -o json") {
+		t.Errorf("--root after --: %v", err)
+	}
+	if err := CheckArgs(ModeNodeDoctor, []string{"--runtime", "30s"}); err != nil {
+		t.Errorf("--runtime after --: %v", err)
 	}
 }

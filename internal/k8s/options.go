@@ -38,8 +38,14 @@ const (
 	DefaultTTL         = time.Hour
 	DefaultDeadline    = 15 * time.Minute
 	// ImageRepository is where the project's image (the Dockerfile at the
-	// repository's root) is published.
+	// repository's root) is published, by .github/workflows/release.yml
+	// on a v* tag.
 	ImageRepository = "ghcr.io/etcdperf/etcdperf"
+	// ImagePublished says whether a release has published the image yet.
+	// Until one has, the default image cannot be pulled (a Job with it
+	// stays in ImagePullBackOff) and `k8s manifest` says so when --image
+	// is not given; the release that first publishes it sets this true.
+	ImagePublished = false
 	// ProbeDirName is the directory a pod creates on the node, beside
 	// etcd's data dir, and removes when it is done.
 	ProbeDirName = "etcdperf-probe"
@@ -57,7 +63,9 @@ const (
 	tmpPath    = "/tmp"  // the only other writable place
 )
 
-// Options describe the Job. Exactly one of Nodes and StorageClass is set.
+// Options describe the Job. Exactly one of Nodes and StorageClass is set,
+// except with ModeNodeDoctor, which takes Nodes or nothing (then Parallel
+// control-plane nodes).
 type Options struct {
 	// Name of the Job; empty: DefaultName.
 	Name string
@@ -78,6 +86,10 @@ type Options struct {
 	// owner of /var/lib. Set it to the owner of HostDir when that is not
 	// root (e.g. a data dir of an etcd user).
 	RunAsUser *int64
+
+	// DataDirParent is the node directory that --mode node-doctor mounts
+	// writable, the one holding etcd's data dir; empty: /var/lib.
+	DataDirParent string
 
 	// StorageClass of the fresh volume each pod gets, of Size.
 	StorageClass string
@@ -171,7 +183,7 @@ func (o *Options) complete() {
 	if o.Mode == "" {
 		o.Mode = ModeDisk
 	}
-	if o.OnNodes() {
+	if o.OnNodes() && o.Mode != ModeNodeDoctor {
 		if o.EtcdDataDir == "" {
 			o.EtcdDataDir = DefaultEtcdDataDir
 		}
@@ -205,27 +217,27 @@ func (o *Options) Validate() error {
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 
 	switch o.Mode {
-	case "", ModeDisk, ModeDoctor:
+	case "", ModeDisk, ModeDoctor, ModeNodeDoctor:
 	default:
-		bad("--mode must be disk or doctor, got %q", o.Mode)
+		bad("--mode must be disk, doctor or node-doctor, got %q", o.Mode)
+	}
+	if o.Mode == ModeNodeDoctor {
+		errs = append(errs, o.validateNodeDoctor()...)
+		errs = append(errs, o.validateNodes()...)
+	} else if o.DataDirParent != "" {
+		return errors.New("--data-dir-parent goes with --mode node-doctor; with --node, --etcd-data-dir and --host-dir say where the pod writes")
 	}
 	switch {
+	case o.Mode == ModeNodeDoctor:
 	case o.OnNodes() && o.StorageClass != "":
 		return errors.New("--node and --storage-class exclude each other: --node probes a node's etcd disk, --storage-class a fresh volume")
 	case !o.OnNodes() && o.StorageClass == "":
 		return errors.New("say where to run: --node NAME (that node's etcd disk) or --storage-class SC --size 10Gi (a fresh volume of that class)")
 	}
-	if o.OnNodes() {
-		seen := map[string]bool{}
-		for _, n := range o.Nodes {
-			if msgs := validation.IsDNS1123Subdomain(n); len(msgs) > 0 {
-				bad("--node %q is not a node name: %s", n, strings.Join(msgs, "; "))
-			}
-			if seen[n] {
-				bad("--node %q is given twice", n)
-			}
-			seen[n] = true
-		}
+	if o.Mode == ModeNodeDoctor {
+		// checked above
+	} else if o.OnNodes() {
+		errs = append(errs, o.validateNodes()...)
 		if !o.Size.IsZero() {
 			bad("--size goes with --storage-class; with --node the pod uses the node's disk")
 		}
@@ -272,7 +284,7 @@ func (o *Options) Validate() error {
 	if o.Image != "" && (strings.ContainsAny(o.Image, " \t\n") || strings.HasPrefix(o.Image, "-")) {
 		bad("--image %q is not an image reference (e.g. %s:latest)", o.Image, ImageRepository)
 	}
-	for flag, vals := range map[string][]string{"--etcd-data-dir": {o.EtcdDataDir}, "--host-dir": {o.HostDir}, "--image": {o.Image}, "the arguments after --": o.Args} {
+	for flag, vals := range map[string][]string{"--etcd-data-dir": {o.EtcdDataDir}, "--host-dir": {o.HostDir}, "--data-dir-parent": {o.DataDirParent}, "--image": {o.Image}, "the arguments after --": o.Args} {
 		for _, v := range vals {
 			if strings.ContainsFunc(v, unicode.IsControl) || !utf8.ValidString(v) {
 				bad("%s: %q has control characters or is not UTF-8", flag, v)
@@ -292,6 +304,22 @@ func (o *Options) Validate() error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// validateNodes checks the names of --node.
+func (o *Options) validateNodes() []error {
+	var errs []error
+	seen := map[string]bool{}
+	for _, n := range o.Nodes {
+		if msgs := validation.IsDNS1123Subdomain(n); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("--node %q is not a node name: %s", n, strings.Join(msgs, "; ")))
+		}
+		if seen[n] {
+			errs = append(errs, fmt.Errorf("--node %q is given twice", n))
+		}
+		seen[n] = true
+	}
+	return errs
 }
 
 // validateDirs checks the node paths: absolute, not the root, and the

@@ -1,0 +1,142 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/etcdperf/etcdperf/internal/result"
+	"github.com/etcdperf/etcdperf/internal/testutil"
+)
+
+// kubeadmRoot builds a control-plane node's files as kubeadm leaves them:
+// the etcd static pod manifest, etcd's PKI and kubelet's pod log.
+func kubeadmRoot(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	pod := corev1.Pod{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Name: "etcd", Namespace: "kube-system"},
+		Spec: corev1.PodSpec{
+			HostNetwork: true,
+			Containers: []corev1.Container{{
+				Name: "etcd",
+				Command: []string{"etcd",
+					"--advertise-client-urls=https://10.0.0.5:2379",
+					"--cert-file=/etc/kubernetes/pki/etcd/server.crt",
+					"--client-cert-auth=true",
+					"--data-dir=/var/lib/etcd",
+					"--key-file=/etc/kubernetes/pki/etcd/server.key",
+					"--listen-client-urls=https://127.0.0.1:2379,https://10.0.0.5:2379",
+					"--listen-metrics-urls=http://127.0.0.1:2381",
+					"--name=cp-1",
+					"--trusted-ca-file=/etc/kubernetes/pki/etcd/ca.crt",
+				},
+				VolumeMounts: []corev1.VolumeMount{{Name: "etcd-data", MountPath: "/var/lib/etcd"}, {Name: "etcd-certs", MountPath: "/etc/kubernetes/pki/etcd"}},
+			}},
+			Volumes: []corev1.Volume{
+				{Name: "etcd-certs", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/etc/kubernetes/pki/etcd"}}},
+				{Name: "etcd-data", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/var/lib/etcd"}}},
+			},
+		},
+	}
+	manifest, err := yaml.Marshal(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{
+		"etc/kubernetes/manifests/etcd.yaml":                 manifest,
+		"etc/kubernetes/pki/etcd/ca.crt":                     []byte("ca"),
+		"etc/kubernetes/pki/etcd/healthcheck-client.crt":     []byte("c"),
+		"etc/kubernetes/pki/etcd/healthcheck-client.key":     []byte("k"),
+		"var/log/pods/kube-system_etcd-cp-1_4d2a/etcd/0.log": []byte("{}\n"),
+	}
+	for p, b := range files {
+		full := filepath.Join(root, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+func TestDiscoverKubeadm(t *testing.T) {
+	root := kubeadmRoot(t)
+	r := testutil.RunBinary(t, 30*time.Second, "discover", "--root", root)
+	if r.Code != 0 {
+		t.Fatalf("exit %d, stderr %q", r.Code, r.Stderr)
+	}
+	for _, want := range []string{
+		"etcd from kubeadm's static pod: /etc/kubernetes/manifests/etcd.yaml",
+		"name:      cp-1",
+		"data dir:  /var/lib/etcd",
+		"endpoints: https://127.0.0.1:2379, https://10.0.0.5:2379",
+		"metrics:   http://127.0.0.1:2381/metrics",
+		"cert:      /etc/kubernetes/pki/etcd/healthcheck-client.crt",
+		"log:       /var/log/pods/kube-system_etcd-cp-1_4d2a/etcd/0.log",
+		"connect:   --endpoints https://127.0.0.1:2379 --cacert /etc/kubernetes/pki/etcd/ca.crt --cert /etc/kubernetes/pki/etcd/healthcheck-client.crt --key /etc/kubernetes/pki/etcd/healthcheck-client.key",
+	} {
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("text output lacks %q:\n%s", want, r.Stdout)
+		}
+	}
+	if strings.Contains(r.Stdout, "missing") {
+		t.Errorf("nothing is missing, yet:\n%s", r.Stdout)
+	}
+
+	// Remove the CA: it is listed as missing.
+	if err := os.Remove(filepath.Join(root, "etc/kubernetes/pki/etcd/ca.crt")); err != nil {
+		t.Fatal(err)
+	}
+	r = testutil.RunBinary(t, 30*time.Second, "discover", "--root", root, "-o", "json")
+	if r.Code != 0 {
+		t.Fatalf("json: exit %d, stderr %q", r.Code, r.Stderr)
+	}
+	res, err := result.Decode(strings.NewReader(r.Stdout))
+	if err != nil {
+		t.Fatalf("json: %v\n%s", err, r.Stdout)
+	}
+	if res.Kind != "discover" || res.Discover == nil || len(res.Discover.Found) != 1 {
+		t.Fatalf("json: kind %q, discover %+v", res.Kind, res.Discover)
+	}
+	f := res.Discover.Found[0]
+	if f.Source != "kubeadm" || f.Name != "cp-1" || f.DataDir != "/var/lib/etcd" ||
+		!reflect.DeepEqual(f.Endpoints, []string{"https://127.0.0.1:2379", "https://10.0.0.5:2379"}) ||
+		f.Key != "/etc/kubernetes/pki/etcd/healthcheck-client.key" ||
+		!reflect.DeepEqual(f.Missing, []string{"/etc/kubernetes/pki/etcd/ca.crt"}) {
+		t.Errorf("json: found %+v", f)
+	}
+}
+
+func TestDiscoverNothing(t *testing.T) {
+	root := t.TempDir()
+	h := testutil.RunBinary(t, 30*time.Second, "discover", "--help")
+	if h.Code != 0 || !strings.Contains(h.Stdout, "Examples:") || !strings.Contains(h.Stdout, "--root") {
+		t.Errorf("discover --help (exit %d) lacks examples or --root:\n%s", h.Code, h.Stdout)
+	}
+	for _, args := range [][]string{{"discover", "--root", root}, {"discover", "--root", root, "-o", "json"}} {
+		r := testutil.RunBinary(t, 30*time.Second, args...)
+		if r.Code != 2 || r.Stdout != "" {
+			t.Errorf("%v: exit %d, stdout %q; want exit 2 and nothing on stdout", args, r.Code, r.Stdout)
+		}
+		lines := strings.Split(strings.TrimSuffix(r.Stderr, "\n"), "\n")
+		if len(lines) != 1 || !strings.HasPrefix(lines[0], "etcdperf: no etcd found on this node under "+root+"; looked at /etc/kubernetes/manifests/etcd.yaml, ") ||
+			!strings.HasSuffix(lines[0], "/etc/etcd/etcd.conf.yml") {
+			t.Errorf("%v: stderr %q, want one line naming what was looked at", args, r.Stderr)
+		}
+	}
+	r := testutil.RunBinary(t, 30*time.Second, "discover", "--root", filepath.Join(root, "missing"))
+	if r.Code != 2 || !strings.Contains(r.Stderr, "--root") {
+		t.Errorf("missing root: exit %d, stderr %q", r.Code, r.Stderr)
+	}
+}

@@ -1,0 +1,617 @@
+package e2e
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/render"
+	"github.com/etcdperf/etcdperf/internal/result"
+	"github.com/etcdperf/etcdperf/internal/testutil"
+)
+
+// liveKubeadmRoot builds a kubeadm control-plane node's files under a
+// temporary root and runs the member its manifest describes: TLS with
+// client certificates under the root's /etc/kubernetes/pki/etcd, its data
+// in the root's /var/lib/etcd. It returns the root.
+func liveKubeadmRoot(t *testing.T) string {
+	t.Helper()
+	return liveKubeadmRootOn(t, t.TempDir(), 0)
+}
+
+// liveKubeadmRootOn is liveKubeadmRoot in root, with the root's /var/lib
+// on a slow view of a directory of its own (etcdperf slowdisk: every fsync
+// slowFsync longer) when slowFsync is positive.
+func liveKubeadmRootOn(t *testing.T, root string, slowFsync time.Duration) string {
+	t.Helper()
+	if slowFsync > 0 {
+		lib := filepath.Join(root, "var/lib")
+		if err := os.MkdirAll(lib, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		startSlowdisk(t, t.TempDir(), lib, "--fsync-delay", slowFsync.String())
+	}
+	certs := testutil.NewCerts(t)
+	pki := filepath.Join(root, "etc/kubernetes/pki/etcd")
+	copyInto(t, pki, map[string]string{
+		certs.CA: "ca.crt", certs.ServerCert: "server.crt", certs.ServerKey: "server.key",
+		certs.ClientCert: "healthcheck-client.crt", certs.ClientKey: "healthcheck-client.key",
+	})
+	ep := "127.0.0.1:" + itoa(testutil.FreePort(t))
+	pod := corev1.Pod{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Name: "etcd", Namespace: "kube-system"},
+		Spec: corev1.PodSpec{
+			HostNetwork: true,
+			Containers: []corev1.Container{{
+				Name: "etcd",
+				Command: []string{"etcd",
+					"--advertise-client-urls=https://" + ep,
+					"--cert-file=/etc/kubernetes/pki/etcd/server.crt",
+					"--client-cert-auth=true",
+					"--data-dir=/var/lib/etcd",
+					"--key-file=/etc/kubernetes/pki/etcd/server.key",
+					"--listen-client-urls=https://" + ep,
+					"--name=cp-1",
+					"--trusted-ca-file=/etc/kubernetes/pki/etcd/ca.crt",
+				},
+				VolumeMounts: []corev1.VolumeMount{{Name: "etcd-data", MountPath: "/var/lib/etcd"}, {Name: "etcd-certs", MountPath: "/etc/kubernetes/pki/etcd"}},
+			}},
+			Volumes: []corev1.Volume{
+				{Name: "etcd-certs", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/etc/kubernetes/pki/etcd"}}},
+				{Name: "etcd-data", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/var/lib/etcd"}}},
+			},
+		},
+	}
+	manifest, err := yaml.Marshal(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mf := filepath.Join(root, "etc/kubernetes/manifests/etcd.yaml")
+	if err := os.MkdirAll(filepath.Dir(mf), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(mf, manifest, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	logDir := filepath.Join(root, "var/log")
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	m, err := cluster.StartMember(context.Background(), cluster.MemberConfig{
+		Name: "cp-1", DataDir: filepath.Join(root, "var/lib/etcd"), ClientURL: "https://" + ep,
+		PeerURL: "http://127.0.0.1:" + itoa(testutil.FreePort(t)), LogFile: filepath.Join(logDir, "etcd.log"),
+		TLS: &cluster.ServerTLS{CertFile: filepath.Join(pki, "server.crt"), KeyFile: filepath.Join(pki, "server.key"),
+			TrustedCAFile: filepath.Join(pki, "ca.crt"), ClientCertAuth: true},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return root
+}
+
+// copyInto copies each file (key) into dir under its new name (value).
+func copyInto(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for src, dst := range files {
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, dst), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// entries lists the names under dir (recursively), as relative paths.
+func entries(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		out = append(out, rel)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// doctor --node finds the kubeadm member under --root, reaches it with
+// the node's certificates, watches it without load, probes its disk beside
+// the data dir and leaves nothing there.
+func TestDoctorNode(t *testing.T) {
+	root := liveKubeadmRoot(t)
+	parent := filepath.Join(root, "var/lib")
+	beside := entries(t, parent)
+	var inside []string
+	for _, e := range beside {
+		if strings.HasPrefix(e, "etcd/member/snap") || strings.HasPrefix(e, "etcd/member/wal") {
+			inside = append(inside, e)
+		}
+	}
+	testutil.Binary(t) // built now, so that the run starts right after the log is written
+	// kubelet's pod log (CRI): a slow apply long before the run, and one
+	// stamped within it (the run lasts over 7s from its start).
+	podLog := filepath.Join(root, "var/log/pods/kube-system_etcd-cp-1_4d2a/etcd/0.log")
+	if err := os.MkdirAll(filepath.Dir(podLog), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	line := func(at time.Time, took string) string {
+		ts := at.UTC().Format("2006-01-02T15:04:05.000000000Z")
+		return ts + ` stderr F {"level":"warn","ts":"` + ts + `","caller":"txn/util.go:93","msg":"apply request took too long","took":"` + took +
+			`","expected-duration":"100ms","prefix":"","request":"put:<key:\"/registry/leases/kube-node-lease/cp-1\" value_size:512 >","response":"size:5"}` + "\n"
+	}
+	if err := os.WriteFile(podLog, []byte(line(time.Now().Add(-2*time.Hour), "2.5s")+line(time.Now().Add(4*time.Second), "350ms")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cwd := t.TempDir()
+	r := runEnv(t, time.Minute, cwd, nil, "doctor", "--node", "--root", root, "--duration", "5s",
+		"--disk-runtime", "2s", "--disk-size", "4m", "--no-report", "-o", "json")
+	if r.Code != 0 {
+		t.Fatalf("exit %d, stderr %q", r.Code, r.Stderr)
+	}
+	res := decodeResult(t, r.Stdout)
+	logText(t, res)
+	if res.Verdict != result.Pass && res.Verdict != result.Warn {
+		t.Errorf("verdict %s", res.Verdict)
+	}
+	if len(res.Runs) != 1 {
+		t.Fatalf("%d runs", len(res.Runs))
+	}
+	run := res.Runs[0]
+	wantName := "member cp-1 (kubeadm, /etc/kubernetes/manifests/etcd.yaml)"
+	if run.Name != wantName || res.Doctor.Targets[0].Name != wantName {
+		t.Errorf("name %q, target %q; want %q", run.Name, res.Doctor.Targets[0].Name, wantName)
+	}
+	if !strings.HasPrefix(res.Summary, "member cp-1: ") {
+		t.Errorf("summary %q does not name the member", res.Summary)
+	}
+	if run.Bench != nil {
+		t.Errorf("a load ran without --load: %+v", run.Bench)
+	}
+	if run.Disk == nil || run.Disk.SyncLatency == nil || run.Disk.SyncLatency.Count == 0 {
+		t.Errorf("no disk probe: %+v", run.Disk)
+	}
+	if run.Server == nil || len(run.Server.Processes) != 1 || run.Server.Processes[0].PID != os.Getpid() {
+		t.Errorf("the member's process was not measured: %+v", run.Server)
+	}
+	if run.Target == nil || len(run.Target.Members) != 1 || run.Target.Members[0].Name != "cp-1" {
+		t.Errorf("target %+v", run.Target)
+	}
+	if l := run.Logs; l == nil || l.Lines != 2 || l.OutsideWindow != 1 || run.Params["log_file"] != podLog {
+		t.Errorf("the member's log over the run: %+v, params %v", l, run.Params)
+	} else {
+		var events int64
+		for _, n := range l.Classes {
+			events += n
+		}
+		if events != 1 {
+			t.Errorf("classes %v: want the one slow apply of the run", l.Classes)
+		}
+		found := false
+		for _, f := range run.Findings {
+			found = found || f.ID == "logs_slow_requests"
+			if !contains(f.Members, "cp-1") {
+				t.Errorf("finding %s does not name the member: %v", f.ID, f.Members)
+			}
+		}
+		if !found {
+			t.Errorf("no finding from the log's slow apply: %+v", run.Findings)
+		}
+	}
+	if !strings.Contains(r.Stderr, "judging "+wantName+" at https://") {
+		t.Errorf("stderr %q", r.Stderr)
+	}
+	// Nothing left beside the data dir; etcd's own files all still there.
+	after := entries(t, parent)
+	for _, e := range after {
+		if strings.Contains(e, "etcdperf") {
+			t.Errorf("left behind: %s", e)
+		}
+	}
+	for _, e := range inside {
+		if !contains(after, e) {
+			t.Errorf("%s vanished from the data dir", e)
+		}
+	}
+	var top []string
+	for _, e := range after {
+		if !strings.Contains(e, string(filepath.Separator)) {
+			top = append(top, e)
+		}
+	}
+	if !reflect.DeepEqual(top, []string{".", "etcd"}) {
+		t.Errorf("beside the data dir: %v", top)
+	}
+	assertEmptyDir(t, cwd)
+}
+
+func contains(list []string, s string) bool {
+	for _, e := range list {
+		if e == s {
+			return true
+		}
+	}
+	return false
+}
+
+// doctor --node on a node without etcd, or whose certificates are gone,
+// says so in one line before measuring.
+func TestDoctorNodeRefusals(t *testing.T) {
+	empty := t.TempDir()
+	cwd := t.TempDir()
+	r := runEnv(t, 30*time.Second, cwd, nil, "doctor", "--node", "--root", empty)
+	if r.Code != 2 || strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 || !strings.Contains(r.Stderr, "no etcd found on this node under "+empty) {
+		t.Errorf("no etcd: exit %d, stderr %q", r.Code, r.Stderr)
+	}
+	root := kubeadmRoot(t)
+	os.Remove(filepath.Join(root, "etc/kubernetes/pki/etcd/ca.crt"))
+	r = runEnv(t, 30*time.Second, cwd, nil, "doctor", "--node", "--root", root)
+	if r.Code != 2 || strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 ||
+		!strings.Contains(r.Stderr, filepath.Join(root, "etc/kubernetes/pki/etcd/ca.crt")) || !strings.Contains(r.Stderr, "--cacert") {
+		t.Errorf("missing CA: exit %d, stderr %q", r.Code, r.Stderr)
+	}
+	// Certificates back, the data dir there, but no room for the probe.
+	if err := os.WriteFile(filepath.Join(root, "etc/kubernetes/pki/etcd/ca.crt"), []byte("ca"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, "var/lib/etcd"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	r = runEnv(t, 30*time.Second, cwd, nil, "doctor", "--node", "--root", root, "--disk-size", "900t")
+	if r.Code != 2 || strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 || !strings.Contains(r.Stderr, "the disk probe beside "+filepath.Join(root, "var/lib/etcd")) ||
+		!strings.Contains(r.Stderr, "free") {
+		t.Errorf("no room: exit %d, stderr %q", r.Code, r.Stderr)
+	}
+	if left := entries(t, filepath.Join(root, "var/lib")); len(left) != 2 {
+		t.Errorf("beside the data dir: %v", left)
+	}
+	r = runEnv(t, 30*time.Second, cwd, nil, "doctor", "--node", "--root", root, "--data-dir", cwd)
+	if r.Code != 2 || !strings.Contains(r.Stderr, "--data-dir cannot be used with --node") {
+		t.Errorf("--data-dir: exit %d, stderr %q", r.Code, r.Stderr)
+	}
+	help := testutil.RunBinary(t, 30*time.Second, "doctor", "--help")
+	for _, want := range []string{"sudo etcdperf doctor --node\n", "--root string", "never inside member/"} {
+		if !strings.Contains(help.Stdout, want) {
+			t.Errorf("doctor --help lacks %q", want)
+		}
+	}
+	assertEmptyDir(t, cwd)
+}
+
+// doctor --node --load adds check perf's load to the member found on the
+// node, judged as doctor --endpoints --load is, and deletes its keys.
+func TestDoctorNodeLoad(t *testing.T) {
+	root := liveKubeadmRoot(t)
+	cwd := t.TempDir()
+	r := runEnv(t, time.Minute, cwd, nil, "doctor", "--node", "--root", root, "--load", "s", "--duration", "3s",
+		"--disk-runtime", "0", "--no-report", "-o", "json")
+	if r.Code != 0 && r.Code != 1 {
+		t.Fatalf("exit %d, stderr %q", r.Code, r.Stderr)
+	}
+	res := decodeResult(t, r.Stdout)
+	run := res.Runs[0]
+	if run.Name != "member cp-1 (kubeadm, /etc/kubernetes/manifests/etcd.yaml)" || run.Bench == nil || run.Bench.Ops == 0 || run.Perf == nil || run.Perf.Profile != "s" {
+		t.Fatalf("name %q bench %+v perf %+v", run.Name, run.Bench, run.Perf)
+	}
+	if !strings.Contains(strings.Join(run.Bench.Notes, "\n"), "deleted the run's") {
+		t.Errorf("the run's keys were not deleted: %v", run.Bench.Notes)
+	}
+	if run.Server == nil || run.Server.WALFsync == nil || run.Server.WALFsync.Count == 0 {
+		t.Errorf("etcd's WAL fsyncs under the load were not read: %+v", run.Server)
+	}
+	if run.Disk != nil || len(entries(t, filepath.Join(root, "var/lib"))) == 0 {
+		t.Errorf("--disk-runtime 0 still probed: %+v", run.Disk)
+	}
+	for _, e := range entries(t, filepath.Join(root, "var/lib")) {
+		if strings.Contains(e, "etcdperf") {
+			t.Errorf("left behind: %s", e)
+		}
+	}
+	assertEmptyDir(t, cwd)
+}
+
+// Ctrl-C during doctor --node's disk probe removes the probe's folder
+// beside the data dir and writes the partial Result.
+func TestDoctorNodeInterrupted(t *testing.T) {
+	root := liveKubeadmRoot(t)
+	parent := filepath.Join(root, "var/lib")
+	out := filepath.Join(t.TempDir(), "partial.json")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, testutil.Binary(t), "doctor", "--node", "--root", root, "--duration", "5s",
+		"--disk-runtime", "20s", "--disk-size", "400m", "--no-report", "-o", out)
+	done := make(chan testutil.Run, 1)
+	go func() { done <- testutil.Wait(t, cmd, ctx) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		m, _ := filepath.Glob(filepath.Join(parent, ".etcdperf-probe-*", "*"))
+		if len(m) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the disk probe did not start beside the data dir within 30s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.Code != 2 || !strings.Contains(r.Stderr, "interrupted") {
+		t.Errorf("exit %d, stderr %q; want 2 and 'interrupted'", r.Code, r.Stderr)
+	}
+	res, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatalf("no partial Result: %v", err)
+	}
+	if res.Verdict != result.Incomplete || len(res.Runs) != 1 || res.Runs[0].Disk == nil || res.Runs[0].Disk.Ops == 0 {
+		t.Errorf("verdict %q, runs %d", res.Verdict, len(res.Runs))
+	}
+	for _, e := range entries(t, parent) {
+		if strings.Contains(e, "etcdperf") {
+			t.Errorf("left behind: %s", e)
+		}
+	}
+}
+
+// A node whose etcd data dir is on a slow disk (every fsync 15ms longer,
+// over etcd's 10ms WAL fsync limit): doctor --node probes that disk beside
+// the data dir and names the disk, with no other cause.
+func TestDoctorNodeSlowDisk(t *testing.T) {
+	root := liveKubeadmRootOn(t, t.TempDir(), 15*time.Millisecond)
+	cwd := t.TempDir()
+	r := runEnv(t, time.Minute, cwd, nil, "doctor", "--node", "--root", root, "--duration", "3s",
+		"--disk-runtime", "3s", "--disk-size", "4m", "--no-report", "-o", "json")
+	if r.Code != 1 {
+		t.Fatalf("exit %d (want 1, a failed verdict), stderr %q", r.Code, r.Stderr)
+	}
+	res := decodeResult(t, r.Stdout)
+	if res.Verdict != result.Fail || len(res.Runs) != 1 {
+		t.Fatalf("verdict %s, %d runs", res.Verdict, len(res.Runs))
+	}
+	run := res.Runs[0]
+	if run.Disk == nil || run.Disk.SyncLatency == nil || run.Disk.SyncLatency.P99 < 0.015 {
+		t.Errorf("the probe beside the data dir did not measure the slow disk: %+v", run.Disk)
+	}
+	if f, ok := findingOf(&run, "disk_too_slow"); !ok || f.Severity != result.Critical {
+		t.Errorf("no critical disk_too_slow: %+v", run.Findings)
+	}
+	for _, f := range run.Findings {
+		if f.Cause != "" && f.Cause != result.CauseDisk {
+			t.Errorf("%s blames %s on a slow disk: %s", f.ID, f.Cause, f.Title)
+		}
+	}
+	if row := res.Doctor.Targets[0]; row.LimitedBy != "disk" {
+		t.Errorf("limited by %q, want disk", row.LimitedBy)
+	}
+	t.Logf("verdict %s: %s", res.Verdict, res.Summary)
+	if !strings.HasPrefix(res.Summary, "member cp-1: ") || !strings.Contains(res.Summary, "disk") {
+		t.Errorf("summary %q", res.Summary)
+	}
+	for _, e := range entries(t, filepath.Join(root, "var/lib")) {
+		if strings.Contains(e, "etcdperf") {
+			t.Errorf("left behind: %s", e)
+		}
+	}
+	assertEmptyDir(t, cwd)
+}
+
+// liveConfigRoot builds a node whose etcd is configured by an etcd YAML
+// config file at file (k3s' and RKE2's db/etcd/config, or a systemd
+// etcd's /etc/etcd/etcd.conf.yml) under a temporary root, its server
+// certificates in tlsDir, its data in dataDir, and runs that member (TLS,
+// client certificates required). The client certificate is written as
+// clientCert/clientKey in tlsDir when they are given. It returns the root,
+// the test's certificates and the member's log file.
+func liveConfigRoot(t *testing.T, file, tlsDir, dataDir, clientCert, clientKey string) (string, testutil.Certs, string) {
+	t.Helper()
+	root := t.TempDir()
+	certs := testutil.NewCerts(t)
+	tls := filepath.Join(root, tlsDir)
+	files := map[string]string{certs.CA: "server-ca.crt", certs.ServerCert: "server.crt", certs.ServerKey: "server.key"}
+	if clientCert != "" {
+		files[certs.ClientCert], files[certs.ClientKey] = clientCert, clientKey
+	}
+	copyInto(t, tls, files)
+	ep := "127.0.0.1:" + itoa(testutil.FreePort(t))
+	conf := "name: node-a\ndata-dir: " + dataDir + "\nlisten-client-urls: https://" + ep + "\nclient-transport-security:\n" +
+		"  cert-file: " + tlsDir + "/server.crt\n  key-file: " + tlsDir + "/server.key\n  trusted-ca-file: " + tlsDir + "/server-ca.crt\n  client-cert-auth: true\n"
+	if err := os.MkdirAll(filepath.Join(root, filepath.Dir(file)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, file), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	logFile := filepath.Join(t.TempDir(), "etcd.log")
+	m, err := cluster.StartMember(context.Background(), cluster.MemberConfig{
+		Name: "node-a", DataDir: filepath.Join(root, dataDir), ClientURL: "https://" + ep,
+		PeerURL: "http://127.0.0.1:" + itoa(testutil.FreePort(t)), LogFile: logFile,
+		TLS: &cluster.ServerTLS{CertFile: filepath.Join(tls, "server.crt"), KeyFile: filepath.Join(tls, "server.key"),
+			TrustedCAFile: filepath.Join(tls, "server-ca.crt"), ClientCertAuth: true},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return root, certs, logFile
+}
+
+// doctor --node on a k3s node (its etcd config and the client certificate
+// k3s makes) and on a systemd etcd configured by /etc/etcd/etcd.conf.yml,
+// whose only certificate is the server's: there etcdctl's variables give
+// the client certificate, and --log-file the member's log (its journal is
+// not a file); the same certificates as flags work as the variables.
+func TestDoctorNodeK3sAndSystemd(t *testing.T) {
+	t.Run("k3s", func(t *testing.T) {
+		root, _, _ := liveConfigRoot(t, "var/lib/rancher/k3s/server/db/etcd/config", "/var/lib/rancher/k3s/server/tls/etcd",
+			"/var/lib/rancher/k3s/server/db/etcd", "client.crt", "client.key")
+		res := doctorNodeOK(t, root, nil, "member node-a (k3s, /var/lib/rancher/k3s/server/db/etcd/config)")
+		// Its log is k3s' journal, empty on this node.
+		src, _ := res.Runs[0].Params["log_journal"].(string)
+		if l := res.Runs[0].Logs; l == nil || l.Lines != 0 || !strings.Contains(src, "-u k3s") {
+			t.Errorf("k3s' journal, read with %q: %+v", src, l)
+		}
+	})
+	t.Run("systemd", func(t *testing.T) {
+		root, certs, logFile := liveConfigRoot(t, "etc/etcd/etcd.conf.yml", "/etc/etcd", "/var/lib/etcd/default", "", "")
+		env := []string{"ETCDCTL_CACERT=" + certs.CA, "ETCDCTL_CERT=" + certs.ClientCert, "ETCDCTL_KEY=" + certs.ClientKey}
+		res := doctorNodeOK(t, root, env, "member node-a (systemd, /etc/etcd/etcd.conf.yml)", "--log-file", logFile)
+		if l := res.Runs[0].Logs; l == nil || l.Lines == 0 || res.Runs[0].Params["log_file"] != logFile {
+			t.Errorf("the member's log over the run was not read: %+v", l)
+		}
+		// The same certificates as flags.
+		doctorNodeOK(t, root, nil, "member node-a (systemd, /etc/etcd/etcd.conf.yml)",
+			"--cacert", certs.CA, "--cert", certs.ClientCert, "--key", certs.ClientKey)
+		// Without etcdctl's variables, the server's certificate is no
+		// client certificate: the run says so and exits 2.
+		r := runEnv(t, time.Minute, t.TempDir(), nil, "doctor", "--node", "--root", root, "--duration", "2s", "--disk-runtime", "0", "--no-report")
+		if r.Code != 2 || strings.Contains(r.Stdout, "Verdict:") {
+			t.Errorf("server certificate as client: exit %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
+		}
+		// Where journalctl cannot run, the text says that the log was
+		// not read, and the run still judges the member.
+		r = runEnv(t, time.Minute, t.TempDir(), append([]string{"PATH=/nonexistent"}, env...), "doctor", "--node", "--root", root,
+			"--duration", "2s", "--disk-runtime", "0", "--no-report")
+		if r.Code != 0 || !strings.Contains(r.Stdout, "the member's log could not be read") || !strings.Contains(r.Stdout, "journalctl") || !strings.Contains(r.Stdout, "Verdict: ") {
+			t.Errorf("without journalctl: exit %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
+		}
+		// Without --log-file, the log is the unit's journal on the node:
+		// what etcd.service logged during the run, nothing older and
+		// nothing of another unit.
+		if journalRemote == "" {
+			t.Skip("skipped: the journal part needs systemd-journal-remote to write a journal (apt-get install systemd-journal-remote)")
+		}
+		apply := func(at time.Time) string {
+			return `{"level":"warn","ts":"` + at.UTC().Format(time.RFC3339Nano) + `","caller":"txn/util.go:93","msg":"apply request took too long","took":"350ms","expected-duration":"100ms"}`
+		}
+		// Stamped ahead of the run's start, however slow it is to begin.
+		soon := time.Now().Add(10 * time.Second)
+		writeJournal(t, filepath.Join(root, "var/log/journal"), []journalEntry{
+			{unit: "etcd.service", at: soon.Add(-2 * time.Hour), msg: apply(soon.Add(-2 * time.Hour))},
+			{unit: "ssh.service", at: soon, msg: apply(soon)},
+			{unit: "etcd.service", at: soon, msg: apply(soon)},
+		})
+		res = doctorNodeOK(t, root, env, "member node-a (systemd, /etc/etcd/etcd.conf.yml)")
+		run := res.Runs[0]
+		if l := run.Logs; l == nil || l.Lines != 1 {
+			t.Errorf("the unit's journal over the run: %+v", l)
+		} else {
+			var events int64
+			for _, n := range l.Classes {
+				events += n
+			}
+			if events != 1 {
+				t.Errorf("classes %v: want the one slow apply of the run", l.Classes)
+			}
+		}
+		if src, _ := run.Params["log_journal"].(string); !strings.Contains(src, "--root "+root) || !strings.Contains(src, "-u etcd") || run.Params["log_error"] != nil {
+			t.Errorf("journal read with %q, error %v", src, run.Params["log_error"])
+		}
+	})
+}
+
+// doctorNodeOK runs doctor --node on root and checks that it judged the
+// member named want, probed the disk beside its data dir and left nothing.
+func doctorNodeOK(t *testing.T, root string, env []string, want string, args ...string) *result.Result {
+	t.Helper()
+	cwd := t.TempDir()
+	r := runEnv(t, time.Minute, cwd, env, append([]string{"doctor", "--node", "--root", root, "--duration", "3s",
+		"--disk-runtime", "2s", "--disk-size", "4m", "--no-report", "-o", "json"}, args...)...)
+	if r.Code != 0 {
+		t.Fatalf("exit %d, stderr %q", r.Code, r.Stderr)
+	}
+	res := decodeResult(t, r.Stdout)
+	logText(t, res)
+	if len(res.Runs) != 1 || res.Runs[0].Name != want {
+		t.Fatalf("runs %d, name %q; want %q", len(res.Runs), res.Runs[0].Name, want)
+	}
+	run := res.Runs[0]
+	if res.Verdict != result.Pass && res.Verdict != result.Warn {
+		t.Errorf("verdict %s: %s", res.Verdict, res.Summary)
+	}
+	if run.Disk == nil || run.Disk.SyncLatency == nil || run.Disk.SyncLatency.Count == 0 {
+		t.Errorf("no disk probe: %+v", run.Disk)
+	}
+	if run.Target == nil || len(run.Target.Members) != 1 || run.Target.Members[0].Name != "node-a" ||
+		run.Server == nil || len(run.Server.Processes) != 1 {
+		t.Errorf("target %+v, server %+v", run.Target, run.Server)
+	}
+	for _, e := range entries(t, root) {
+		if strings.Contains(e, "etcdperf") {
+			t.Errorf("left behind: %s", e)
+		}
+	}
+	assertEmptyDir(t, cwd)
+	return res
+}
+
+// journalRemote writes journal files from journald's export format.
+var journalRemote = func() string {
+	for _, p := range []string{"/lib/systemd/systemd-journal-remote", "/usr/lib/systemd/systemd-journal-remote"} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return ""
+}()
+
+// journalEntry is one entry of a unit's journal.
+type journalEntry struct {
+	unit string
+	at   time.Time
+	msg  string
+}
+
+// writeJournal writes entries as a journal file in dir, as journald
+// keeps them under /var/log/journal.
+func writeJournal(t *testing.T, dir string, entries []journalEntry) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var export strings.Builder
+	for i, e := range entries {
+		export.WriteString("__REALTIME_TIMESTAMP=" + itoa(int(e.at.UnixMicro())) + "\n__MONOTONIC_TIMESTAMP=" + itoa(i+1) +
+			"\n_BOOT_ID=0123456789abcdef0123456789abcdef\n_HOSTNAME=node-a\n_SYSTEMD_UNIT=" + e.unit +
+			"\nSYSLOG_IDENTIFIER=" + strings.TrimSuffix(e.unit, ".service") + "\nMESSAGE=" + e.msg + "\n\n")
+	}
+	cmd := exec.Command(journalRemote, "-o", filepath.Join(dir, "system.journal"), "-")
+	cmd.Stdin = strings.NewReader(export.String())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("systemd-journal-remote: %v\n%s", err, out)
+	}
+}
+
+// logText logs the text view of a Result (shown with go test -v).
+func logText(t *testing.T, res *result.Result) {
+	t.Helper()
+	var b strings.Builder
+	if err := render.Text(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the text view:\n%s", b.String())
+}

@@ -1,0 +1,144 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/discover"
+	"github.com/etcdperf/etcdperf/internal/etcdlog"
+	"github.com/etcdperf/etcdperf/internal/hoststats"
+	"github.com/etcdperf/etcdperf/internal/promscrape"
+	"github.com/etcdperf/etcdperf/internal/result"
+	"github.com/etcdperf/etcdperf/internal/sysinfo"
+)
+
+// readNodeLog reads the member's log lines written since the run began
+// into r.Logs, for the judgement. A log that cannot be read is said in the
+// Result's parameters; it does not stop the run.
+func readNodeLog(ctx context.Context, r *result.Result, path string, since time.Time) {
+	inputs, err := etcdlog.Inputs([]string{path}, nil)
+	scanNodeLog(ctx, r, "log_file", path, inputs, err, since)
+}
+
+// scanNodeLog scans inputs (unless err) into r.Logs, and says in the
+// Result's parameters where the log came from (param: source) and what
+// went wrong reading it.
+func scanNodeLog(ctx context.Context, r *result.Result, param, source string, inputs []etcdlog.Input, err error, since time.Time) {
+	if err == nil {
+		var sum *etcdlog.Summary
+		sum, err = etcdlog.Scan(context.WithoutCancel(ctx), inputs, etcdlog.ScanOptions{Summary: etcdlog.SummaryOptions{Since: since, Bucket: time.Minute}})
+		if sum != nil {
+			r.Logs = sum.Result()
+		}
+	}
+	if r.Params == nil {
+		r.Params = map[string]any{}
+	}
+	r.Params[param] = source
+	if err != nil {
+		r.Params["log_error"] = err.Error()
+	}
+}
+
+// journalTimeout bounds reading the member's journal.
+const journalTimeout = 30 * time.Second
+
+// readNodeJournal reads what the member's systemd unit logged since the
+// run began from the node's journal (journalctl -u UNIT -o json, with
+// --root for a node's files mounted elsewhere) into r.Logs. A journal
+// that cannot be read is said in the Result's parameters.
+func readNodeJournal(ctx context.Context, r *result.Result, n *discover.Node, since time.Time) {
+	args := []string{"-u", n.Unit, "-o", "json", "--no-pager", "-q", "--since", "@" + strconv.FormatInt(since.Unix(), 10)}
+	if n.Root != "" && n.Root != "/" {
+		args = append([]string{"--root", n.Root}, args...)
+	}
+	source := "journalctl " + strings.Join(args, " ")
+	jctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), journalTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(jctx, "journalctl", args...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err == nil {
+		err = cmd.Start()
+	}
+	if err != nil {
+		scanNodeLog(ctx, r, "log_journal", source, nil, fmt.Errorf("read the member's journal: %w", err), since)
+		return
+	}
+	inputs, err := etcdlog.Inputs([]string{"-"}, out)
+	if err == nil && n.Found.Name != "" {
+		inputs[0].Member = n.Found.Name
+	}
+	scanNodeLog(ctx, r, "log_journal", source, inputs, err, since)
+	io.Copy(io.Discard, out)
+	if err := cmd.Wait(); err != nil && r.Params["log_error"] == nil {
+		r.Params["log_error"] = fmt.Sprintf("journalctl: %v %s", err, strings.TrimSpace(stderr.String()))
+	}
+}
+
+// observeMembers watches the cluster without loading it for d: each
+// member's /metrics before and after (WAL fsync, backend commit, slow
+// applies, heartbeats, peer round trips), the processes of the members on
+// this host, the host's CPUs and device. It fills r's Server, Host and Target.
+func observeMembers(ctx context.Context, r *result.Result, conn cluster.ConnOptions, device string, d time.Duration) error {
+	t, err := cluster.Open(ctx, cluster.TargetOptions{Conn: conn})
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	r.Target = targetSection(t)
+	if r.Env == nil {
+		r.Env = sysinfo.HostEnv()
+	}
+	r.Env.EtcdVersion = t.Client().Version()
+	r.Env.Endpoints = strings.Join(conn.Endpoints, ",")
+	members := t.Members()
+	httpc := t.Client().HTTPClient()
+	before := promscrape.ScrapeMembers(ctx, httpc, members)
+	procs := hoststats.WatchMembers(members)
+	sampler, _ := hoststats.Start(device, time.Second)
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	var runErr error
+	select {
+	case <-ctx.Done():
+		runErr = ctx.Err()
+	case <-timer.C:
+	}
+	processes := procs.Since()
+	if sampler != nil {
+		r.Host, _ = sampler.Stop()
+	}
+	after := promscrape.ScrapeMembers(context.WithoutCancel(ctx), httpc, members)
+	srv, _ := promscrape.ServerSection(before, after)
+	if srv != nil {
+		srv.Processes, srv.PeerRTTs = processes, promscrape.PeerRTTsBetween(before, after)
+	}
+	r.Server = srv
+	return runErr
+}
+
+// doctorNode judges the member on this node: the disk probe in a folder
+// of its own beside the data dir (removed at the end, also on Ctrl-C), and
+// the member watched (or loaded, without Observe) over Duration.
+func doctorNode(ctx context.Context, o DoctorOptions, runID string) (*result.Result, error) {
+	dir := ""
+	if !o.SkipDisk {
+		d, err := discover.MakeProbeDir(o.Node, runID)
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	}
+	o.Conn = o.Node.Conn
+	return doctorTarget(ctx, o, dir, runID)
+}

@@ -1,0 +1,52 @@
+package result
+
+// Discover is the outcome of `etcdperf discover`: the etcd members whose
+// configuration was found on a node, read-only, and what was looked at.
+type Discover struct {
+	// Root is the directory the node's files were read under ("/" on the
+	// node itself); every path below is as on the node, without Root.
+	Root string `json:"root"`
+	// Looked lists the files and patterns looked at, in order.
+	Looked []string `json:"looked"`
+	// Found lists each etcd configuration found, in the order of Looked.
+	Found []FoundEtcd `json:"found,omitempty"`
+	// Problems lists the files that exist but could not be read or parsed.
+	Problems []DiscoverProblem `json:"problems,omitempty"`
+}
+
+// FoundEtcd is one etcd member's configuration found on a node.
+type FoundEtcd struct {
+	// Source is how it is run: kubeadm, k3s, rke2, openshift or systemd.
+	Source string `json:"source"`
+	// File is the file the configuration came from.
+	File    string `json:"file"`
+	Name    string `json:"name,omitempty"`
+	DataDir string `json:"data_dir,omitempty"`
+	// Endpoints are the client URLs to reach it from the node: its listen
+	// URLs with 0.0.0.0 and :: as 127.0.0.1, a loopback one first.
+	Endpoints           []string `json:"endpoints,omitempty"`
+	ListenClientURLs    []string `json:"listen_client_urls,omitempty"`
+	AdvertiseClientURLs []string `json:"advertise_client_urls,omitempty"`
+	// MetricsURL is its /metrics on --listen-metrics-urls; empty when it
+	// serves them only on the client URLs.
+	MetricsURL string `json:"metrics_url,omitempty"`
+	// CACert, Cert and Key are what a client on the node uses to connect.
+	CACert string `json:"cacert,omitempty"`
+	Cert   string `json:"cert,omitempty"`
+	Key    string `json:"key,omitempty"`
+	// Missing lists those of CACert, Cert and Key that do not exist.
+	Missing []string `json:"missing,omitempty"`
+	// Log is where its log is: the newest log file, or a command.
+	Log string `json:"log,omitempty"`
+	// Unit is the systemd unit whose journal holds its log, when it logs
+	// to the journal (a systemd etcd: etcd; k3s: k3s).
+	Unit string `json:"unit,omitempty"`
+	// Notes say what was assumed (a default) or could not be resolved.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// DiscoverProblem is a file that exists but could not be used.
+type DiscoverProblem struct {
+	File  string `json:"file"`
+	Error string `json:"error"`
+}
