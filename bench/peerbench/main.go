@@ -1,20 +1,27 @@
-// Command peerbench compares `etcdperf bench put` with etcd's own benchmark
-// tool (v3.6, built from the Go module proxy by the wrapper module in
-// etcdbench/) on the field's seed workload:
+// Command peerbench compares etcdperf's load generator with other clients
+// on the same etcd and the same workload:
 //
 //	put --key-size=8 --sequential-keys --val-size=256, 100 conns, 100 clients,
 //	--target-leader, 200,000 requests
 //
-// against one etcd member on tmpfs (`etcdperf server` on /dev/shm), in ABBA
-// order. It reports, as ratios etcdperf/benchmark (medians over the pairs),
-// the client CPU seconds per 100k requests (user+system of the child
-// process, from its rusage), the throughput, and the peak RSS; then the
-// peak RSS of etcdperf at --big requests against that at --total.
+// against one etcd member on tmpfs (`etcdperf server` on /dev/shm). Four
+// clients, in an order rotated every round:
 //
-//	go run ./bench/peerbench --pairs 3
+//   - etcdperf: `etcdperf bench put` on its lean HTTP/2 path (internal/load/h2.go);
+//   - etcdperf --etcd-client: the same through etcd's gRPC client;
+//   - grpc-go: bench/peerbench/grpcput, a bare grpc.ClientConn.Invoke loop
+//     (grpc-go's default codec, no etcd client, no interceptors);
+//   - benchmark: etcd's own benchmark tool (v3.6, built from the Go module
+//     proxy by the wrapper module in etcdbench/).
 //
-// Targets (issue 3): CPU per 100k <= 0.5x the peer's, throughput >= the
-// peer's, RSS at 2,000,000 requests within 10 MiB of RSS at 200,000.
+// It reports each client's medians over the rounds (client CPU seconds per
+// 100k requests, user+system of the child process from its rusage;
+// throughput; peak RSS) and, as ratios, each against etcd's benchmark and
+// etcdperf's lean path against plain grpc-go (what the hand-written
+// transport buys); then the peak RSS of etcdperf at --big requests against
+// that at --total.
+//
+//	go run ./bench/peerbench --rounds 3
 package main
 
 import (
@@ -46,28 +53,37 @@ type sample struct {
 }
 
 func main() {
-	pairs := flag.Int("pairs", 3, "etcdperf/benchmark pairs, alternated ABBA")
+	rounds := flag.Int("rounds", 3, "rounds of the four clients, in an order rotated every round")
 	total := flag.Int("total", 200000, "requests per run")
 	big := flag.Int("big", 2000000, "requests of etcdperf's memory run (0: skip)")
 	shm := flag.String("dir", "/dev/shm", "tmpfs directory for etcd's data")
 	flag.Parse()
-	if err := run(*pairs, *total, *big, *shm); err != nil {
+	if err := run(*rounds, *total, *big, *shm); err != nil {
 		fmt.Fprintln(os.Stderr, "peerbench:", err)
 		os.Exit(2)
 	}
 }
 
-func run(pairs, total, big int, shm string) error {
+// client is one of the compared load generators.
+type client struct {
+	name string
+	run  func(ep string, total int) (sample, error)
+}
+
+func run(rounds, total, big int, shm string) error {
 	tmp, err := os.MkdirTemp("", "peerbench-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
 	ours := filepath.Join(tmp, "etcdperf")
+	grpcput := filepath.Join(tmp, "grpcput")
 	peer := filepath.Join(tmp, "benchmark")
-	fmt.Println("building etcdperf and etcd's benchmark tool (v3.6 from the module proxy)...")
-	if out, err := exec.Command("go", "build", "-o", ours, "./cmd/etcdperf").CombinedOutput(); err != nil {
-		return fmt.Errorf("build etcdperf (run from the repository root): %v\n%s", err, out)
+	fmt.Println("building etcdperf, grpcput and etcd's benchmark tool (v3.6 from the module proxy)...")
+	for _, b := range [][2]string{{ours, "./cmd/etcdperf"}, {grpcput, "./bench/peerbench/grpcput"}} {
+		if out, err := exec.Command("go", "build", "-o", b[0], b[1]).CombinedOutput(); err != nil {
+			return fmt.Errorf("build %s (run from the repository root): %v\n%s", b[1], err, out)
+		}
 	}
 	b := exec.Command("go", "build", "-o", peer, "go.etcd.io/etcd/v3/tools/benchmark")
 	b.Dir = filepath.Join("bench", "peerbench", "etcdbench")
@@ -86,39 +102,46 @@ func run(pairs, total, big int, shm string) error {
 	}
 	defer stop()
 
+	clients := []client{
+		{"etcdperf", func(ep string, n int) (sample, error) { return runOurs(ours, ep, n) }},
+		{"etcdperf --etcd-client", func(ep string, n int) (sample, error) { return runOurs(ours, ep, n, "--etcd-client") }},
+		{"grpc-go", func(ep string, n int) (sample, error) { return runGRPC(grpcput, ep, n) }},
+		{"benchmark", func(ep string, n int) (sample, error) { return runPeer(peer, ep, n) }},
+	}
 	fmt.Printf("conditions: %d CPUs (GOMAXPROCS %d), etcd (etcdperf server, v3.7.3) on %s, %s\n", runtime.NumCPU(), runtime.GOMAXPROCS(0), shm, loadavg())
 	fmt.Printf("workload: put --key-size=8 --sequential-keys --val-size=256 --conns=100 --clients=100 --target-leader --total=%d\n\n", total)
-	fmt.Printf("%-4s %-10s %10s %12s %12s %10s\n", "pair", "tool", "req/s", "CPU-s/100k", "peak RSS", "errors")
-	var cpuR, tputR, rssR []float64
-	for i := 0; i < pairs; i++ {
-		order := []string{"etcdperf", "benchmark"}
-		if i%2 == 1 {
-			order = []string{"benchmark", "etcdperf"}
-		}
-		var o, p sample
-		for _, tool := range order {
-			var s sample
-			var err error
-			if tool == "etcdperf" {
-				s, err = runOurs(ours, ep, total)
-				o = s
-			} else {
-				s, err = runPeer(peer, ep, total)
-				p = s
-			}
+	fmt.Printf("%-5s %-22s %10s %12s %12s %10s\n", "round", "client", "req/s", "CPU-s/100k", "peak RSS", "errors")
+	got := make([][]sample, len(clients))
+	for r := 0; r < rounds; r++ {
+		for k := range clients {
+			i := (k + r) % len(clients)
+			s, err := clients[i].run(ep, total)
 			if err != nil {
 				return err
 			}
-			fmt.Printf("%-4d %-10s %10.0f %12.2f %10.1f MiB %10d\n", i+1, tool, s.tput, per100k(s, total), float64(s.rss)/(1<<20), s.errors)
+			got[i] = append(got[i], s)
+			fmt.Printf("%-5d %-22s %10.0f %12.2f %10.1f MiB %10d\n", r+1, clients[i].name, s.tput, per100k(s, total), float64(s.rss)/(1<<20), s.errors)
 		}
-		cpuR = append(cpuR, per100k(o, total)/per100k(p, total))
-		tputR = append(tputR, o.tput/p.tput)
-		rssR = append(rssR, float64(o.rss)/float64(p.rss))
 	}
-	fmt.Printf("\nmedians over %d pairs (etcdperf / benchmark):\n", pairs)
-	fmt.Printf("  client CPU per 100k requests: %.2fx  (target <= 0.5x)\n", median(cpuR))
-	fmt.Printf("  throughput:                   %.2fx  (target >= 1x)\n", median(tputR))
-	fmt.Printf("  peak RSS:                     %.2fx\n", median(rssR))
+	med := func(i int, f func(sample) float64) float64 {
+		var v []float64
+		for _, s := range got[i] {
+			v = append(v, f(s))
+		}
+		return median(v)
+	}
+	cpu := func(s sample) float64 { return per100k(s, total) }
+	tput := func(s sample) float64 { return s.tput }
+	rss := func(s sample) float64 { return float64(s.rss) }
+	peerI := len(clients) - 1
+	fmt.Printf("\nmedians over %d rounds, and ratios to etcd's benchmark tool:\n", rounds)
+	fmt.Printf("  %-22s %12s %8s %10s %8s %10s %8s\n", "client", "CPU-s/100k", "ratio", "req/s", "ratio", "peak RSS", "ratio")
+	for i, c := range clients {
+		fmt.Printf("  %-22s %12.2f %7.2fx %10.0f %7.2fx %6.1f MiB %7.2fx\n", c.name,
+			med(i, cpu), med(i, cpu)/med(peerI, cpu), med(i, tput), med(i, tput)/med(peerI, tput), med(i, rss)/(1<<20), med(i, rss)/med(peerI, rss))
+	}
+	fmt.Printf("\nwhat the lean HTTP/2 path buys over plain grpc-go Invoke: %.2fx less client CPU per request, %.2fx the throughput\n",
+		med(2, cpu)/med(0, cpu), med(0, tput)/med(2, tput))
 	if big > 0 {
 		small, err := runOurs(ours, ep, total)
 		if err != nil {
@@ -212,9 +235,10 @@ func measure(cmd *exec.Cmd) (sample, []byte, error) {
 	return s, stdout.Bytes(), nil
 }
 
-func runOurs(bin, ep string, total int) (sample, error) {
-	cmd := exec.Command(bin, "bench", "put", "--endpoints="+ep, "--target-leader", "--conns=100", "--clients=100",
-		"--key-size=8", "--sequential-keys", "--val-size=256", "--total="+strconv.Itoa(total), "--compact", "-o", "json")
+func runOurs(bin, ep string, total int, extra ...string) (sample, error) {
+	args := append([]string{"bench", "put", "--endpoints=" + ep, "--target-leader", "--conns=100", "--clients=100",
+		"--key-size=8", "--sequential-keys", "--val-size=256", "--total=" + strconv.Itoa(total), "--compact", "-o", "json"}, extra...)
+	cmd := exec.Command(bin, args...)
 	s, out, err := measure(cmd)
 	if err != nil {
 		return s, err
@@ -232,6 +256,23 @@ func runOurs(bin, ep string, total int) (sample, error) {
 	for _, n := range res.Bench.Errors {
 		s.errors += n
 	}
+	return s, nil
+}
+
+func runGRPC(bin, ep string, total int) (sample, error) {
+	cmd := exec.Command(bin, "--endpoint="+ep, "--conns=100", "--clients=100", "--key-size=8", "--val-size=256", "--total="+strconv.Itoa(total))
+	s, out, err := measure(cmd)
+	if err != nil {
+		return s, err
+	}
+	var res struct {
+		Throughput float64 `json:"throughput"`
+		Errors     int64   `json:"errors"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		return s, fmt.Errorf("grpcput's output: %v", err)
+	}
+	s.tput, s.errors = res.Throughput, res.Errors
 	return s, nil
 }
 

@@ -48,8 +48,9 @@ const (
 	flagPadded     = 0x8
 	flagPriority   = 0x20
 
-	settingInitialWindowSize = 0x4
-	settingMaxFrameSize      = 0x5
+	settingMaxConcurrentStreams = 0x3
+	settingInitialWindowSize    = 0x4
+	settingMaxFrameSize         = 0x5
 
 	defaultWindow   = 65535
 	defaultMaxFrame = 16384
@@ -71,6 +72,12 @@ var errStreamIDs = status.Error(codes.Unavailable, "HTTP/2 stream IDs exhausted"
 // maxStreamID is the last client stream ID HTTP/2 allows.
 const maxStreamID = 1<<31 - 1
 
+// errRefused says the server will not process the request on this
+// connection (it sent GOAWAY before the request's stream, or is going
+// away): nothing was processed, and the caller sends it again on a new
+// connection.
+var errRefused = status.Error(codes.Unavailable, "the server is closing the connection (GOAWAY) before this request")
+
 // h2call is one worker's request in flight; it is reused.
 type h2call struct {
 	done    chan struct{}
@@ -87,8 +94,8 @@ func newH2Call() *h2call { return &h2call{done: make(chan struct{}, 1)} }
 // h2conn is one HTTP/2 connection carrying unary gRPC requests.
 //
 // A connection shared by several clients has a reader goroutine that hands
-// each response to its client. A connection with one client (the field's
-// seed workload: --conns equal to --clients) has none: the client reads
+// each response to its client. A connection with one client (etcd's
+// performance guide's workload: --conns equal to --clients) has none: the client reads
 // its response itself, which saves a goroutine hand-off per request.
 type h2conn struct {
 	conn net.Conn
@@ -113,10 +120,21 @@ type h2conn struct {
 	armed   bool
 	flushT  *time.Timer
 
-	smu     sync.Mutex // streams and the connection's fate
+	smu     sync.Mutex // streams, the limit on them, and the connection's fate
+	scond   *sync.Cond
 	streams map[uint32]*h2call
-	err     error
-	dead    atomic.Bool
+	// starting counts the requests that hold a place among the open
+	// streams and are not in streams yet; together at most maxStreams
+	// (the server's SETTINGS_MAX_CONCURRENT_STREAMS, unlimited at first).
+	starting   int
+	maxStreams uint32
+	// goaway is set once the server said GOAWAY: streams up to lastID
+	// finish, later ones were refused, no new one starts, and the
+	// connection closes when the last stream ends.
+	goaway bool
+	lastID uint32
+	err    error
+	dead   atomic.Bool
 
 	// Owned by the reader goroutine.
 	br       *bufio.Reader
@@ -191,10 +209,12 @@ func dialH2(ctx context.Context, addr string, tc *tls.Config, oneClient bool) (*
 	return c, nil
 }
 
-// init sets up the reading side and the locks.
+// init sets up the reading side, the locks and HTTP/2's initial limits.
 func (c *h2conn) init(nc net.Conn) {
 	c.br = bufio.NewReaderSize(nc, 32<<10)
 	c.wcond = sync.NewCond(&c.wmu)
+	c.scond = sync.NewCond(&c.smu)
+	c.maxStreams = unlimitedStreams
 	c.dec = hpack.NewDecoder(4096, c.emit)
 	c.flushT = time.AfterFunc(time.Hour, c.flushPending)
 	c.flushT.Stop()
@@ -233,8 +253,72 @@ func (c *h2conn) close() {
 	c.conn.Close()
 }
 
-// broken reports whether the connection can no longer be used.
+// broken reports whether the connection can no longer take requests.
 func (c *h2conn) broken() bool { return c.dead.Load() }
+
+// unlimitedStreams is HTTP/2's initial SETTINGS_MAX_CONCURRENT_STREAMS.
+const unlimitedStreams = 1<<32 - 1
+
+// retire is close for a connection that a new one replaces: one that the
+// server is closing (GOAWAY) finishes its streams first and then closes
+// itself.
+func (c *h2conn) retire() {
+	c.smu.Lock()
+	draining := c.goaway && len(c.streams) > 0 && c.err == nil
+	c.smu.Unlock()
+	if !draining {
+		c.close()
+	}
+}
+
+// acquire takes a place among the streams the server allows open at
+// once, waiting for one to end while all are taken (or until ctx ends).
+func (c *h2conn) acquire(ctx context.Context) error {
+	c.smu.Lock()
+	defer c.smu.Unlock()
+	if c.sync && c.maxStreams == 0 {
+		return status.Error(codes.Unavailable, "the server allows no stream on this connection (SETTINGS_MAX_CONCURRENT_STREAMS 0)")
+	}
+	if c.err == nil && !c.goaway && uint32(len(c.streams)+c.starting) >= c.maxStreams {
+		stop := context.AfterFunc(ctx, func() {
+			c.smu.Lock()
+			c.scond.Broadcast()
+			c.smu.Unlock()
+		})
+		for c.err == nil && !c.goaway && uint32(len(c.streams)+c.starting) >= c.maxStreams && ctx.Err() == nil {
+			c.scond.Wait()
+		}
+		stop()
+	}
+	switch {
+	case c.err != nil:
+		return c.err
+	case c.goaway:
+		return errRefused
+	case ctx.Err() != nil:
+		return status.FromContextError(ctx.Err()).Err()
+	}
+	c.starting++
+	return nil
+}
+
+// release gives back a place that acquire took and no stream used.
+func (c *h2conn) release() {
+	c.smu.Lock()
+	c.starting--
+	c.ended()
+	c.smu.Unlock()
+}
+
+// ended is called, with smu held, when a stream has left streams or a
+// place was given back: a waiting request may start, and a connection the server is closing
+// closes after its last stream.
+func (c *h2conn) ended() {
+	c.scond.Signal()
+	if c.goaway && len(c.streams) == 0 && c.starting == 0 {
+		c.conn.Close()
+	}
+}
 
 // unary sends one gRPC request and waits for its response.
 func (c *h2conn) unary(ctx context.Context, cl *h2call, headers []byte, req proto.Message) error {
@@ -256,6 +340,15 @@ func (c *h2conn) unary(ctx context.Context, cl *h2call, headers []byte, req prot
 	cl.buf = b
 	cl.data, cl.http, cl.code, cl.message, cl.err = cl.data[:0], "", -1, "", nil
 
+	if err := c.acquire(ctx); err != nil {
+		return err
+	}
+	registered := false
+	defer func() {
+		if !registered {
+			c.release()
+		}
+	}()
 	c.wmu.Lock()
 	if c.werr == nil && (dataLen > c.maxFrame || int64(dataLen) > c.peerWin) {
 		c.wmu.Unlock()
@@ -293,12 +386,18 @@ func (c *h2conn) unary(ctx context.Context, cl *h2call, headers []byte, req prot
 	binary.BigEndian.PutUint32(b[5:], id)
 	binary.BigEndian.PutUint32(b[dataAt+5:], id)
 	c.smu.Lock()
-	if c.err != nil {
+	if c.err != nil || c.goaway {
+		err := c.err
+		if err == nil {
+			err = errRefused
+		}
 		c.smu.Unlock()
 		c.wmu.Unlock()
-		return c.err
+		return err
 	}
 	c.streams[id] = cl
+	c.starting--
+	registered = true
 	c.smu.Unlock()
 	out := b
 	c.pmu.Lock()
@@ -352,6 +451,9 @@ func (c *h2conn) unary(ctx context.Context, cl *h2call, headers []byte, req prot
 		c.smu.Lock()
 		_, pending := c.streams[id]
 		delete(c.streams, id)
+		if pending {
+			c.ended()
+		}
 		c.smu.Unlock()
 		if !pending {
 			<-cl.done // the reader is handing it over
@@ -467,6 +569,7 @@ func (c *h2conn) fail(err error) {
 	}
 	calls := c.streams
 	c.streams = map[uint32]*h2call{}
+	c.scond.Broadcast()
 	c.smu.Unlock()
 	for _, cl := range calls {
 		cl.err = err
@@ -576,6 +679,9 @@ func (c *h2conn) handle(typ, flags byte, id uint32, p []byte) error {
 		c.smu.Lock()
 		cl := c.streams[id]
 		delete(c.streams, id)
+		if cl != nil {
+			c.ended()
+		}
 		c.smu.Unlock()
 		if cl != nil {
 			cl.err = status.Errorf(codes.Unavailable, "stream reset by the server (HTTP/2 error %d)", code)
@@ -596,6 +702,11 @@ func (c *h2conn) handle(typ, flags byte, id uint32, p []byte) error {
 				c.peerWin = int64(v)
 			case settingMaxFrameSize:
 				c.maxFrame = int(v)
+			case settingMaxConcurrentStreams:
+				c.smu.Lock()
+				c.maxStreams = v
+				c.scond.Broadcast()
+				c.smu.Unlock()
 			}
 		}
 		c.wmu.Unlock()
@@ -609,7 +720,10 @@ func (c *h2conn) handle(typ, flags byte, id uint32, p []byte) error {
 			c.queue(b[:])
 		}
 	case frameGoAway:
-		return status.Error(codes.Unavailable, "the server is closing the connection (GOAWAY)")
+		if len(p) < 8 {
+			return status.Error(codes.Internal, "HTTP/2: bad GOAWAY")
+		}
+		c.goAway(binary.BigEndian.Uint32(p) & 0x7fffffff)
 	case frameWindowUpdate:
 		if len(p) != 4 {
 			return status.Error(codes.Internal, "HTTP/2: bad WINDOW_UPDATE")
@@ -675,11 +789,41 @@ func (c *h2conn) emit(f hpack.HeaderField) {
 	}
 }
 
+// goAway handles the server's GOAWAY (RFC 9113, 6.8): the streams up to
+// last may have been processed and go on to their end; the later ones were
+// not, and fail with errRefused so that the caller sends them again on a
+// new connection; no new stream starts here, and the connection closes
+// after its last stream.
+func (c *h2conn) goAway(last uint32) {
+	c.dead.Store(true)
+	c.smu.Lock()
+	if !c.goaway || last < c.lastID {
+		c.goaway, c.lastID = true, last
+	}
+	var refused []*h2call
+	for id, cl := range c.streams {
+		if id > c.lastID {
+			refused = append(refused, cl)
+			delete(c.streams, id)
+		}
+	}
+	c.scond.Broadcast()
+	c.ended()
+	c.smu.Unlock()
+	for _, cl := range refused {
+		cl.err = errRefused
+		cl.done <- struct{}{}
+	}
+}
+
 // complete hands a finished stream to its worker.
 func (c *h2conn) complete(id uint32) {
 	c.smu.Lock()
 	cl := c.streams[id]
 	delete(c.streams, id)
+	if cl != nil {
+		c.ended()
+	}
 	c.smu.Unlock()
 	if cl != nil {
 		cl.done <- struct{}{}

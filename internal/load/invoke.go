@@ -94,7 +94,7 @@ func (l *h2link) get(ctx context.Context) (*h2conn, error) {
 			c, err := dialH2(ctx, l.addr, l.tls, l.sync)
 			if err == nil {
 				if old := l.cur.Swap(c); old != nil {
-					old.close()
+					old.retire()
 				}
 				l.backoff = 0
 				l.mu.Unlock()
@@ -174,7 +174,7 @@ func (h *h2Invoker) invoke(ctx context.Context, method string, req, resp proto.M
 	switch err {
 	case errTooLarge:
 		return h.fallback.invoke(ctx, method, req, resp)
-	case errStreamIDs: // nothing was sent: go on with a new connection
+	case errStreamIDs, errRefused: // not processed: go on with a new connection
 		if c, err = h.link.get(ctx); err != nil {
 			return err
 		}

@@ -248,7 +248,7 @@ func (o *Options) Describe() string {
 		if o.Objects != nil {
 			return "puts of the caller's objects under " + o.Prefix
 		}
-		return fmt.Sprintf("puts of %d-byte keys and %d-byte values, %s keys over a key space of %d", o.KeySize, o.ValSize, seqWord(o.SequentialKeys), o.KeySpaceSize)
+		return fmt.Sprintf("puts of %d-byte keys and %d-byte values, %s", o.KeySize, o.ValSize, keySpaceWords(o.KeySpaceSize, o.SequentialKeys))
 	case Range:
 		what := "the run's prefix"
 		if o.RangeKey != "" {
@@ -259,7 +259,7 @@ func (o *Options) Describe() string {
 		}
 		return fmt.Sprintf("%s ranges over %s%s", consistencyWord(o.Serializable), what, rangeFlags(o))
 	case TxnPut:
-		return fmt.Sprintf("transactions of %d puts of %d-byte keys and %d-byte values over a key space of %d", o.TxnOps, o.KeySize, o.ValSize, o.KeySpaceSize)
+		return fmt.Sprintf("transactions of %d puts of %d-byte keys and %d-byte values, %s", o.TxnOps, o.KeySize, o.ValSize, keySpaceWords(o.KeySpaceSize, false))
 	case TxnMixed:
 		return fmt.Sprintf("transactions mixing %s ranges and puts at %g reads per write, key space %d", consistencyWord(o.Serializable), o.RWRatio, o.KeySpaceSize)
 	case WatchLatency:
@@ -268,6 +268,19 @@ func (o *Options) Describe() string {
 		return fmt.Sprintf("lease keep-alives, one lease (TTL %ds) and one keep-alive stream per client", o.LeaseTTL)
 	}
 	return o.Workload
+}
+
+// keySpaceWords says which keys the puts write: one key over and over, a
+// new random key each time (a key space of every int64), or keys over a
+// key space of n.
+func keySpaceWords(n int, sequential bool) string {
+	switch {
+	case n == 1:
+		return "all to the same key"
+	case n == math.MaxInt && !sequential:
+		return "a new random key each time"
+	}
+	return fmt.Sprintf("%s keys over a key space of %d", seqWord(sequential), n)
 }
 
 func seqWord(seq bool) string {

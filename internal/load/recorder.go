@@ -50,6 +50,7 @@ func newInterval() *hdr.Histogram { return hdr.New(1_000, int64(time.Hour), 2) }
 type recorder struct {
 	lat   *hist.Histogram // from the intended send time
 	svc   *hist.Histogram // from the actual send, with a rate
+	lag   *hist.Histogram // of the actual send behind the intended one, with a rate
 	parts []*hist.Histogram
 	errs  map[string]int64
 	// partErrs counts the failures of each part.
@@ -66,7 +67,7 @@ type recorder struct {
 func newRecorder(withService bool, parts int, p *Progress) *recorder {
 	r := &recorder{lat: hist.New(), iv: newInterval(), errs: map[string]int64{}, progress: p}
 	if withService {
-		r.svc = hist.New()
+		r.svc, r.lag = hist.New(), hist.New()
 	}
 	for range parts {
 		r.parts = append(r.parts, hist.New())
@@ -94,6 +95,10 @@ func (r *recorder) ok(lat, svc int64, part int) {
 		r.progress.ok.Add(1)
 	}
 }
+
+// sent records how late a request left after its intended send time
+// (nanoseconds), answered or not.
+func (r *recorder) sent(lag int64) { r.lag.RecordNanos(max(lag, 0)) }
 
 // fail records a failed request of a part under its reason.
 func (r *recorder) fail(key string, part int) {

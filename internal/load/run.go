@@ -74,7 +74,6 @@ type worker struct {
 	parent   context.Context
 	ctx      context.Context
 	cancel   context.CancelFunc
-	timer    *time.Timer
 }
 
 const expired = -1
@@ -83,7 +82,7 @@ func runUnary(ctx context.Context, conns []Conn, o Options) (*Stats, error) {
 	parts := partNames(o.Workload)
 	links := make([]*h2link, len(conns))
 	for i, c := range conns {
-		if c.Addr != "" && !o.ClientOnly {
+		if c.Addr != "" { // the lean path, as Dial decided
 			// Clients i, i+len(conns), ... share connection i.
 			clients := (o.Clients - i + len(conns) - 1) / len(conns)
 			links[i] = newH2Link(c.Addr, c.TLS, clients)
@@ -118,7 +117,7 @@ func runUnary(ctx context.Context, conns []Conn, o Options) (*Stats, error) {
 			break
 		}
 		recs[i] = newRecorder(o.Rate > 0, len(parts), o.Progress)
-		workers[i] = &worker{rec: recs[i], op: op, parent: ctx, timer: stoppedTimer()}
+		workers[i] = &worker{rec: recs[i], op: op, parent: ctx}
 		workers[i].ctx, workers[i].cancel = context.WithCancel(ctx)
 	}
 	defer func() {
@@ -158,15 +157,26 @@ func runUnary(ctx context.Context, conns []Conn, o Options) (*Stats, error) {
 		go watchdog(workers, sh, stopWatchdog)
 	}
 
+	// With a rate, the pacer hands out the requests at their times;
+	// without, the workers take the next number as soon as they are free.
+	var tickets chan ticket
+	if sh.interval > 0 {
+		tickets = make(chan ticket)
+		go pace(ctx, sh, tickets)
+	}
 	var wg sync.WaitGroup
 	for _, w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w.loop(ctx, sh)
+			w.loop(ctx, sh, tickets)
 		}()
 	}
 	wg.Wait()
+	if tickets != nil {
+		for range tickets { // the pacer stops once it has handed out its last
+		}
+	}
 	elapsed := time.Since(sh.start)
 	close(stopWatchdog)
 	close(stopSampler)
@@ -193,20 +203,21 @@ func stoppedTimer() *time.Timer {
 	return t
 }
 
-// loop claims request numbers until the run is over.
-func (w *worker) loop(ctx context.Context, sh *shared) {
+// loop runs requests until the run is over: those the pacer hands out
+// with a rate (tickets), else the next number as soon as it is free.
+func (w *worker) loop(ctx context.Context, sh *shared, tickets <-chan ticket) {
 	for {
-		i := sh.next.Add(1) - 1
-		if sh.total > 0 && i >= sh.total {
-			return
-		}
+		var i int64
 		var due time.Time
-		if sh.interval > 0 {
-			due = sh.start.Add(time.Duration(float64(i) * sh.interval))
-			if !sh.end.IsZero() && !due.Before(sh.end) {
+		if tickets != nil {
+			tk, ok := <-tickets
+			if !ok {
 				return
 			}
-			if d := time.Until(due); d > 0 && !w.sleep(ctx, sh.stop, d) {
+			i, due = tk.i, tk.due
+		} else {
+			i = sh.next.Add(1) - 1
+			if sh.total > 0 && i >= sh.total {
 				return
 			}
 		}
@@ -219,6 +230,9 @@ func (w *worker) loop(ctx context.Context, sh *shared) {
 		}
 		part := w.op.prep(i)
 		t0 := time.Now()
+		if tickets != nil {
+			w.rec.sent(int64(t0.Sub(due)))
+		}
 		w.inflight.Store(int64(t0.Sub(sh.start)) + 1)
 		err := w.op.send(rctx)
 		t1 := time.Now()
@@ -246,20 +260,6 @@ func (w *worker) loop(ctx context.Context, sh *shared) {
 
 func timeoutKey(d time.Duration) string {
 	return "DeadlineExceeded: no response within --command-timeout " + d.String()
-}
-
-// sleep waits d or until ctx ends or stop closes; it reports whether the
-// time passed.
-func (w *worker) sleep(ctx context.Context, stop <-chan struct{}, d time.Duration) bool {
-	w.timer.Reset(d)
-	select {
-	case <-w.timer.C:
-		return true
-	case <-ctx.Done():
-	case <-stop:
-	}
-	w.timer.Stop()
-	return false
 }
 
 // stopped reports whether stop is closed (never for nil).

@@ -20,6 +20,9 @@ type Stats struct {
 	Latency *hist.Histogram
 	// Service is from the actual send; nil without a rate.
 	Service *hist.Histogram
+	// SendLag is how late each request left after its intended send
+	// time; nil without a rate.
+	SendLag *hist.Histogram
 	// Parts break the run down (txn-mixed: read, write; watch-latency:
 	// put, and the events under "watch").
 	Parts []Part
@@ -64,6 +67,12 @@ func (s *Stats) merge(recs []*recorder, partNames []string) {
 				s.Service = hist.New()
 			}
 			s.Service.Merge(r.svc)
+		}
+		if r.lag != nil {
+			if s.SendLag == nil {
+				s.SendLag = hist.New()
+			}
+			s.SendLag.Merge(r.lag)
 		}
 		for i, p := range r.parts {
 			parts[i].Merge(p)

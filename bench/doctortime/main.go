@@ -1,0 +1,152 @@
+// Command doctortime measures etcdperf doctor's time to verdict at its
+// defaults, and whether its verdicts agree with a load as long as etcdctl
+// check perf's (60s, and the probe's former 15s), on three locations: a
+// directory of the disk, a tmpfs, and a view of the disk that adds 15ms to
+// every fsync (--simulate-fsync-delay; root and /dev/fuse needed):
+//
+//	go run ./bench/doctortime --runs 10 --long-runs 3 --disk /var/tmp --tmpfs /dev/shm
+//
+// It prints each run's wall time and verdict, then per location the
+// verdicts at the defaults, how many agree with the long runs' verdict,
+// and the median and slowest time; then one run on two locations (the
+// disk and the tmpfs) for the time of a pair.
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// location is one place doctor judges.
+type location struct {
+	name string
+	args []string
+}
+
+func main() {
+	runs := flag.Int("runs", 10, "doctor runs at the defaults per location")
+	longRuns := flag.Int("long-runs", 3, "runs per location with --duration 60s --disk-runtime 15s, for the reference verdict")
+	disk := flag.String("disk", "/var/tmp", "a directory on a disk")
+	tmpfs := flag.String("tmpfs", "/dev/shm", "a directory on tmpfs")
+	flag.Parse()
+	if err := run(*runs, *longRuns, *disk, *tmpfs); err != nil {
+		fmt.Fprintln(os.Stderr, "doctortime:", err)
+		os.Exit(2)
+	}
+}
+
+func run(runs, longRuns int, disk, tmpfs string) error {
+	tmp, err := os.MkdirTemp("", "doctortime-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	bin := filepath.Join(tmp, "etcdperf")
+	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/etcdperf").CombinedOutput(); err != nil {
+		return fmt.Errorf("build etcdperf (run from the repository root): %v\n%s", err, out)
+	}
+	var dirs []string
+	for _, parent := range []string{disk, tmpfs} {
+		d, err := os.MkdirTemp(parent, "doctortime-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(d)
+		dirs = append(dirs, d)
+	}
+	locs := []location{
+		{"disk", []string{"--data-dir", dirs[0]}},
+		{"tmpfs", []string{"--data-dir", dirs[1]}},
+		{"slow disk (+15ms)", []string{"--data-dir", dirs[0], "--simulate-fsync-delay", "15ms"}},
+	}
+	fmt.Printf("%-18s %-9s %4s %9s  %s\n", "location", "defaults", "run", "seconds", "verdict (limited by)")
+	type summary struct {
+		ref     map[string]int
+		got     []string
+		seconds []float64
+	}
+	sums := make([]summary, len(locs))
+	for i, l := range locs {
+		sums[i].ref = map[string]int{}
+		for r := 1; r <= longRuns; r++ {
+			v, secs, err := doctor(bin, append(l.args, "--duration", "60s", "--disk-runtime", "15s"))
+			if err != nil {
+				return err
+			}
+			sums[i].ref[v]++
+			fmt.Printf("%-18s %-9s %4d %9.1f  %s\n", l.name, "60s/15s", r, secs, v)
+		}
+		for r := 1; r <= runs; r++ {
+			v, secs, err := doctor(bin, l.args)
+			if err != nil {
+				return err
+			}
+			sums[i].got = append(sums[i].got, v)
+			sums[i].seconds = append(sums[i].seconds, secs)
+			fmt.Printf("%-18s %-9s %4d %9.1f  %s\n", l.name, "default", r, secs, v)
+		}
+	}
+	fmt.Printf("\n%-18s %-26s %-22s %9s %9s\n", "location", "reference (60s/15s)", "agreeing at defaults", "median s", "slowest s")
+	for i, l := range locs {
+		ref, n := "", 0
+		for v, c := range sums[i].ref {
+			if c > n {
+				ref, n = v, c
+			}
+		}
+		agree := 0
+		for _, v := range sums[i].got {
+			if v == ref {
+				agree++
+			}
+		}
+		s := append([]float64(nil), sums[i].seconds...)
+		sort.Float64s(s)
+		fmt.Printf("%-18s %-26s %2d of %-16d %9.1f %9.1f\n", l.name, fmt.Sprintf("%s (%d of %d)", ref, n, longRuns), agree, len(sums[i].got), s[len(s)/2], s[len(s)-1])
+	}
+	v, secs, err := doctor(bin, []string{"--data-dir", dirs[0], "--data-dir", dirs[1]})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\na pair (disk and tmpfs) at the defaults: %.1f s, %s\n", secs, v)
+	return nil
+}
+
+// doctor runs etcdperf doctor with args and returns its verdict (with
+// what limited each location) and its wall time.
+func doctor(bin string, args []string) (string, float64, error) {
+	cmd := exec.Command(bin, append([]string{"doctor", "--no-report", "-q", "-o", "json"}, args...)...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	start := time.Now()
+	out, err := cmd.Output()
+	secs := time.Since(start).Seconds()
+	var ee *exec.ExitError
+	if err != nil && (!errors.As(err, &ee) || ee.ExitCode() != 1) {
+		return "", secs, fmt.Errorf("%v: %v\n%s", cmd.Args, err, stderr.String())
+	}
+	var res struct {
+		Verdict string `json:"verdict"`
+		Doctor  struct {
+			Targets []struct {
+				LimitedBy string `json:"limited_by"`
+			} `json:"targets"`
+		} `json:"doctor"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		return "", secs, fmt.Errorf("doctor's output is not a Result: %v", err)
+	}
+	var by []string
+	for _, t := range res.Doctor.Targets {
+		by = append(by, t.LimitedBy)
+	}
+	return fmt.Sprintf("%s (%s)", res.Verdict, strings.Join(by, ", ")), secs, nil
+}
