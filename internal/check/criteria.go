@@ -133,6 +133,27 @@ func Evaluate(c Criterion, observed float64) result.Check {
 	return ch
 }
 
+// Judge looks up the criterion id in criteria and judges v by it; false
+// when criteria has no such criterion (it is not judged).
+func Judge(criteria []Criterion, id string, v float64) (result.Check, bool) {
+	c, ok := Lookup(criteria, id)
+	if !ok {
+		return result.Check{}, false
+	}
+	return Evaluate(c, v), true
+}
+
+// Apply judges v by the criterion id of criteria and appends the check to
+// checks; bound marks an observed value that is only an upper bound (a p99
+// in the lowest bucket of etcd's histogram). Nothing is appended when
+// criteria has no such criterion.
+func Apply(checks *[]result.Check, criteria []Criterion, id string, v float64, bound bool) {
+	if ch, ok := Judge(criteria, id, v); ok {
+		ch.Bound = bound
+		*checks = append(*checks, ch)
+	}
+}
+
 func passes(op Op, v, limit float64) bool {
 	switch op {
 	case Below:
@@ -235,3 +256,8 @@ func parseNumber(u Unit, s string) (float64, error) {
 	}
 	return v, nil
 }
+
+// MinSamples is the fewest observations whose q-quantile (0 < q < 1) is a
+// quantile at all: below 1/(1-q) of them (100 for a p99), it is their
+// maximum. A window with fewer is not judged by a quantile's limit.
+func MinSamples(q float64) float64 { return math.Ceil(1 / (1 - q)) }

@@ -17,20 +17,9 @@ import (
 
 	"github.com/etcdperf/etcdperf/internal/diagnose"
 	"github.com/etcdperf/etcdperf/internal/hist"
+	"github.com/etcdperf/etcdperf/internal/judge"
 	"github.com/etcdperf/etcdperf/internal/result"
 )
-
-// Judge sets the checks, findings, verdict and summary of a merged Result
-// from its merged data.
-type Judge func(r *result.Result)
-
-var judges = map[string]Judge{}
-
-// RegisterJudge sets how merged Results of a kind are judged; the command
-// that produces the kind registers the same judgement it applies to one run
-// (from an init function). Kinds without one get the registered diagnosis
-// rules and a verdict from their findings only.
-func RegisterJudge(kind string, j Judge) { judges[kind] = j }
 
 // InputError says which input (0-based, in the order given) could not be
 // merged.
@@ -104,11 +93,15 @@ func Results(rs []*result.Result) (*result.Result, error) {
 	if out.Bench, err = mergeBench(rs); err != nil {
 		return nil, err
 	}
-	if j, ok := judges[out.Kind]; ok {
-		j(out)
+	if out.Kind == result.KindBench {
+		// Judged as one run is, by the limits the shards were judged by.
+		judge.Judge(out, judge.Criteria(rs...))
 	} else {
+		// A merge keeps only the load of other kinds (a check's or a
+		// datascale's own sections are not merged): its findings only.
 		out.Findings = diagnose.Run(out)
 		out.Verdict = diagnose.Verdict(nil, out.Findings)
+		out.MarkIncomplete()
 	}
 	return out, nil
 }

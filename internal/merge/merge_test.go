@@ -122,16 +122,36 @@ func TestMergeRefuses(t *testing.T) {
 	}
 }
 
-func TestRegisteredJudgeRuns(t *testing.T) {
+// A merged load is judged as one run of its kind is: the sharded
+// Kubernetes Job's Result gets a summary and the findings of its failed
+// requests.
+func TestMergedResultIsJudged(t *testing.T) {
 	h := hist.New()
 	h.Record(time.Millisecond)
-	RegisterJudge("judgetest", func(r *result.Result) { r.Verdict = result.Fail; r.Summary = "judged" })
-	defer delete(judges, "judgetest")
-	a, b := shard("a", 1, h, h, nil), shard("b", 1, h, h, nil)
-	a.Kind, b.Kind = "judgetest", "judgetest"
+	a, b := shard("a", 10, h, h, nil), shard("b", 30, h, h, nil)
 	m, err := Results([]*result.Result{a, b})
-	if err != nil || m.Verdict != result.Fail || m.Summary != "judged" {
-		t.Fatalf("judge not applied: %v %+v", err, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(m.Summary, "40 put requests in ") || !strings.Contains(m.Summary, "2 failed") || m.Verdict != result.Warn || len(m.Findings) == 0 {
+		t.Errorf("merged: verdict %s, summary %q; want the 40 requests, 2 failed, judged", m.Verdict, m.Summary)
+	}
+}
+
+// Of other kinds only the load merges: the merged Result gets the
+// findings its load supports, not a judgement of sections it lacks (a
+// datascale's memory, a check's profile).
+func TestMergedDatascaleIsNotJudgedAsOne(t *testing.T) {
+	h := hist.New()
+	h.Record(time.Millisecond)
+	a, b := shard("a", 10, h, h, nil), shard("b", 30, h, h, nil)
+	a.Kind, b.Kind = result.KindDatascale, result.KindDatascale
+	m, err := Results([]*result.Result{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Summary != "" || len(m.Checks) != 0 || m.Verdict == "" {
+		t.Errorf("merged datascale: summary %q, checks %+v, verdict %q; want no summary or check, a verdict from the findings", m.Summary, m.Checks, m.Verdict)
 	}
 }
 

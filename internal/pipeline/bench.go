@@ -13,13 +13,13 @@ import (
 
 	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
-	"github.com/etcdperf/etcdperf/internal/diagnose"
 	"github.com/etcdperf/etcdperf/internal/hist"
+	"github.com/etcdperf/etcdperf/internal/hoststats"
+	"github.com/etcdperf/etcdperf/internal/judge"
 	"github.com/etcdperf/etcdperf/internal/load"
-	"github.com/etcdperf/etcdperf/internal/render"
+	"github.com/etcdperf/etcdperf/internal/promscrape"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/sysinfo"
-	"github.com/etcdperf/etcdperf/internal/units"
 )
 
 // BenchOptions configure `etcdperf bench`.
@@ -58,9 +58,20 @@ const cleanupTimeout = 30 * time.Second
 // has keys, and deletes them at the end, also when ctx ends midway; an
 // embedded etcd is removed. An interrupted run returns its partial Result
 // with the error; a run that could not start returns no Result.
-func Bench(ctx context.Context, o BenchOptions) (res *result.Result, err error) {
+func Bench(ctx context.Context, o BenchOptions) (*result.Result, error) {
+	res, err := measureBench(ctx, o)
+	if res != nil {
+		judge.Judge(res, o.Criteria)
+		res.Finish()
+	}
+	return res, err
+}
+
+// measureBench is Bench's measurement, shared with check and doctor, which
+// judge it as theirs.
+func measureBench(ctx context.Context, o BenchOptions) (res *result.Result, err error) {
 	if o.Target.RunID == "" {
-		o.Target.RunID = NewRunID()
+		o.Target.RunID = cluster.NewRunID()
 	}
 	if o.Load.Prefix == "" {
 		o.Load.Prefix = "/etcdperf/" + o.Target.RunID + "/"
@@ -68,7 +79,7 @@ func Bench(ctx context.Context, o BenchOptions) (res *result.Result, err error) 
 	if err := o.Load.Validate(); err != nil {
 		return nil, err
 	}
-	res = result.New("bench")
+	res = result.New(result.KindBench)
 	res.Params = benchParams(o)
 
 	t, err := cluster.Open(ctx, o.Target)
@@ -89,14 +100,15 @@ func Bench(ctx context.Context, o BenchOptions) (res *result.Result, err error) 
 	}
 
 	conns, err := openConns(ctx, t, o)
-	defer closeConns(conns)
+	defer load.Close(conns)
 	if err != nil {
 		return nil, err
 	}
 
 	members := t.Members()
 	httpc := cli.HTTPClient()
-	before := scrapeMembers(ctx, httpc, members)
+	before := promscrape.ScrapeMembers(ctx, httpc, members)
+	procs := hoststats.WatchMembers(members)
 	if o.Started != nil {
 		o.Started()
 	}
@@ -112,6 +124,7 @@ func Bench(ctx context.Context, o BenchOptions) (res *result.Result, err error) 
 	}
 	st, runErr := load.Run(ctx, conns, o.Load)
 	stopObserving()
+	processes := procs.Since()
 
 	var ru1 syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
@@ -119,7 +132,7 @@ func Bench(ctx context.Context, o BenchOptions) (res *result.Result, err error) 
 	// etcd stopped answering, within one more command timeout.
 	endCtx, endCancel := endContext(ctx, runErr, cli.CommandTimeout())
 	defer endCancel()
-	after := scrapeMembers(endCtx, httpc, members)
+	after := promscrape.ScrapeMembers(endCtx, httpc, members)
 	var notes []string
 	if !o.KeepKeys && allRefused(runErr, after) {
 		runErr = joinCleanupErr(runErr, errors.New("every member refuses connections"), o.Load.Prefix)
@@ -139,7 +152,10 @@ func Bench(ctx context.Context, o BenchOptions) (res *result.Result, err error) 
 	if t.Kind() == cluster.External || len(members) > 1 {
 		res.Bench.ClientCPU = cpuFraction(ru0, ru1, st.Elapsed)
 	}
-	srv, srvNotes := serverSection(before, after)
+	srv, srvNotes := promscrape.ServerSection(before, after)
+	if srv != nil {
+		srv.Processes, srv.PeerRTTs = processes, promscrape.PeerRTTsBetween(before, after)
+	}
 	res.Server = srv
 	res.Bench.Notes = append(append(res.Bench.Notes, notes...), srvNotes...)
 	if o.Target.KeepData && t.RunDir() != "" {
@@ -152,8 +168,6 @@ func Bench(ctx context.Context, o BenchOptions) (res *result.Result, err error) 
 			res.Error = "interrupted"
 		}
 	}
-	JudgeBench(res, o.Criteria)
-	res.Finish()
 	return res, runErr
 }
 
@@ -163,7 +177,7 @@ func closeTarget(t *cluster.Target, res **result.Result, err *error) {
 	if cerr := t.Close(); cerr != nil {
 		*err = errors.Join(*err, cerr)
 		if *res != nil {
-			(*res).Error = joinErr((*res).Error, cerr.Error())
+			(*res).AddError(cerr.Error())
 		}
 	}
 }
@@ -171,7 +185,7 @@ func closeTarget(t *cluster.Target, res **result.Result, err *error) {
 // prefixFree checks that no key is under prefix: the run's keys must be
 // its own.
 func prefixFree(ctx context.Context, c *cluster.Client, prefix, user string) error {
-	if n, err := countKeys(ctx, c, prefix); err != nil {
+	if n, err := c.CountKeys(ctx, prefix); err != nil {
 		return explainPrefixErr(prefix, user, err)
 	} else if n > 0 {
 		return fmt.Errorf("%w: %q already holds %d keys; choose another --prefix, or delete them (etcdctl del --prefix %s)", ErrPrefixInUse, prefix, n, prefix)
@@ -179,12 +193,7 @@ func prefixFree(ctx context.Context, c *cluster.Client, prefix, user string) err
 	return nil
 }
 
-func joinErr(a, b string) string {
-	if a == "" {
-		return b
-	}
-	return a + "; " + b
-}
+func joinErr(a, b string) string { return result.JoinError(a, b) }
 
 func benchEnv(t *cluster.Target, o BenchOptions) *result.Env {
 	var env *result.Env
@@ -202,6 +211,9 @@ func benchEnv(t *cluster.Target, o BenchOptions) *result.Env {
 
 func targetSection(t *cluster.Target) *result.Target {
 	tg := &result.Target{Kind: t.Kind(), Endpoints: t.Client().Options().Endpoints, Version: t.Client().Version(), DataDir: t.RunDir()}
+	if t.Kind() == cluster.External {
+		tg.EndpointsFrom = t.Client().Options().EndpointsFrom
+	}
 	for _, m := range t.Members() {
 		tg.Members = append(tg.Members, result.TargetMember{Name: m.Name, ClientURL: m.ClientURL, MetricsURL: m.MetricsURL,
 			Leader: m.Leader, Version: m.Version, DataDir: m.DataDir})
@@ -223,50 +235,10 @@ func openConns(ctx context.Context, t *cluster.Target, o BenchOptions) ([]load.C
 		}
 		eps = []string{l.ClientURL}
 	}
-	lean := o.Load.Workload != load.WatchLatency && o.Load.Workload != load.LeaseKeepalive && !o.Load.ClientOnly
-	shared := map[string]*clientv3.Client{}
-	n := max(o.Conns, 1)
-	conns := make([]load.Conn, 0, n)
-	for i := range n {
-		ep := eps[i%len(eps)]
-		addr, tc, direct := t.Client().Direct(ep)
-		c := shared[ep]
-		if c == nil || !(lean && direct) {
-			var err error
-			if c, err = t.Client().NewConn(ctx, ep); err != nil {
-				return conns, fmt.Errorf("open connection %d of %d: %w", i+1, n, err)
-			}
-			shared[ep] = c
-		}
-		lc := load.Conn{Client: c}
-		if direct {
-			lc.Addr, lc.TLS = addr, tc
-		}
-		conns = append(conns, lc)
-	}
-	return conns, nil
+	return load.Dial(ctx, t.Client(), eps, o.Conns, o.Load)
 }
 
 // closeConns closes each etcd client once.
-func closeConns(conns []load.Conn) {
-	seen := map[*clientv3.Client]bool{}
-	for _, c := range conns {
-		if !seen[c.Client] {
-			seen[c.Client] = true
-			c.Client.Close()
-		}
-	}
-}
-
-func countKeys(ctx context.Context, c *cluster.Client, prefix string) (int64, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.CommandTimeout())
-	defer cancel()
-	r, err := c.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
-	if err != nil {
-		return 0, err
-	}
-	return r.Count, nil
-}
 
 // deleteKeys deletes every key under prefix and, with compact, compacts
 // etcd's history up to the deletion.
@@ -322,6 +294,10 @@ func benchSection(st *load.Stats, o BenchOptions) *result.Bench {
 	if st.Service != nil && st.Service.Count() > 0 {
 		l := st.Service.Latency(true)
 		b.ServiceLatency = &l
+	}
+	if st.SendLag != nil && st.SendLag.Count() > 0 {
+		l := st.SendLag.Latency(false)
+		b.SendLag = &l
 	}
 	for _, p := range st.Parts {
 		bp := result.BenchPart{Name: p.Name, Ops: p.Ops, Errors: p.Errors}
@@ -430,6 +406,9 @@ func connParams(p map[string]any, c cluster.ConnOptions) {
 		return
 	}
 	p["endpoints"] = c.Endpoints
+	if c.EndpointsFrom != "" {
+		p["endpoints_from"] = c.EndpointsFrom
+	}
 	if c.User != "" {
 		p["user"] = c.User // never the password
 	}
@@ -443,66 +422,4 @@ func consistency(serializable bool) string {
 		return "s"
 	}
 	return "l"
-}
-
-// JudgeBench adds the checks on the server's metrics, the findings, the
-// verdict and the summary to res.
-func JudgeBench(res *result.Result, criteria []check.Criterion) {
-	if s := res.Server; s != nil {
-		add := func(id string, v float64, bound bool) {
-			if c, ok := check.Lookup(criteria, id); ok {
-				ch := check.Evaluate(c, v)
-				ch.Bound = bound
-				res.Checks = append(res.Checks, ch)
-			}
-		}
-		if s.WALFsync != nil && s.WALFsync.Count > 0 {
-			add(check.WALFsyncP99, s.WALFsync.P99, atFloor(s.WALFsync))
-		}
-		if s.BackendCommit != nil && s.BackendCommit.Count > 0 {
-			add(check.BackendCommitP99, s.BackendCommit.P99, atFloor(s.BackendCommit))
-		}
-		add(check.LeaderChanges, s.LeaderChanges, false)
-		add(check.ProposalsFailed, s.ProposalsFailed, false)
-	}
-	res.Findings = diagnose.Run(res)
-	res.Verdict = diagnose.Verdict(res.Checks, res.Findings)
-	res.Summary = benchSummary(res)
-}
-
-func benchSummary(res *result.Result) string {
-	b := res.Bench
-	if b == nil {
-		return ""
-	}
-	var s strings.Builder
-	fmt.Fprintf(&s, "%d %s requests in %s: %.0f/s", b.Ops, b.Workload, units.Seconds(b.Seconds), b.Throughput)
-	if b.Latency != nil {
-		fmt.Fprintf(&s, ", p99 %s", units.Seconds(b.Latency.P99))
-	}
-	if errs := result.ErrorTotal(b.Errors); errs > 0 {
-		fmt.Fprintf(&s, ", %d failed", errs)
-	} else {
-		s.WriteString(", no errors")
-	}
-	if srv := res.Server; srv != nil && srv.WALFsync != nil && srv.WALFsync.Count > 0 {
-		fmt.Fprintf(&s, "; etcd's WAL fsync p99 %s", render.LatencyValue(*srv.WALFsync, srv.WALFsync.P99))
-	}
-	s.WriteString(overLimits(res.Checks) + ".")
-	return s.String()
-}
-
-// overLimits lists the failed checks for a summary ("; X over its limit,
-// Y over its limit"), "" when none failed.
-func overLimits(checks []result.Check) string {
-	var over []string
-	for _, c := range checks {
-		if c.Status == result.StatusFail {
-			over = append(over, c.Title+" over its limit")
-		}
-	}
-	if len(over) == 0 {
-		return ""
-	}
-	return "; " + strings.Join(over, ", ")
 }

@@ -13,7 +13,9 @@ import (
 
 	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/judge"
 	"github.com/etcdperf/etcdperf/internal/load"
+	"github.com/etcdperf/etcdperf/internal/promscrape"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/testutil"
 )
@@ -189,15 +191,16 @@ func TestServerSectionAtFloor(t *testing.T) {
 	// says so.
 	before := scrapeFromText(t, 10, 10)
 	after := scrapeFromText(t, 510, 510)
-	srv, notes := serverSection([]memberScrape{before}, []memberScrape{after})
+	srv, notes := promscrape.ServerSection([]promscrape.MemberScrape{before}, []promscrape.MemberScrape{after})
 	if srv == nil || srv.WALFsync == nil || srv.WALFsync.Count != 500 || srv.WALFsync.P99 != 0.001 || srv.WALFsync.Resolution != 0.001 {
 		t.Fatalf("server %+v", srv)
 	}
 	if len(notes) == 0 || !strings.Contains(notes[0], "all 500 WAL fsyncs took under 1ms") {
 		t.Errorf("notes %v", notes)
 	}
-	res := &result.Result{Bench: &result.Bench{Workload: "put", Ops: 1}, Server: srv}
-	if s := benchSummary(res); !strings.Contains(s, "WAL fsync p99 <= 1ms") {
-		t.Errorf("summary %q", s)
+	res := &result.Result{Kind: result.KindBench, Bench: &result.Bench{Workload: "put", Ops: 1}, Server: srv}
+	judge.Judge(res, check.Table)
+	if !strings.Contains(res.Summary, "WAL fsync p99 <= 1ms") {
+		t.Errorf("summary %q", res.Summary)
 	}
 }

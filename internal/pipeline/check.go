@@ -5,21 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
-	"github.com/etcdperf/etcdperf/internal/diagnose"
+	"github.com/etcdperf/etcdperf/internal/judge"
 	"github.com/etcdperf/etcdperf/internal/load"
-	"github.com/etcdperf/etcdperf/internal/render"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/sysinfo"
-	"github.com/etcdperf/etcdperf/internal/units"
 )
-
-// KindCheck is the kind of `etcdperf check`'s Result.
-const KindCheck = "check"
 
 // CheckOptions configure `etcdperf check`: etcdctl check perf's load
 // against an external cluster or an embedded etcd on the storage under
@@ -67,13 +61,15 @@ const checkKeySpace = math.MaxInt64
 func Check(ctx context.Context, o CheckOptions) (*result.Result, error) {
 	res, err := runCheck(ctx, o)
 	if res != nil {
-		res.Kind = KindCheck
+		res.Kind = result.KindCheck
+		judge.Judge(res, o.Criteria)
 		res.Finish()
 	}
 	return res, err
 }
 
-// runCheck is Check's measurement and judgement, shared with doctor.
+// runCheck is Check's measurement, shared with doctor, which judges it
+// as a part of its target.
 func runCheck(ctx context.Context, o CheckOptions) (*result.Result, error) {
 	p := o.Profile
 	dur := o.Duration
@@ -99,7 +95,7 @@ func runCheck(ctx context.Context, o CheckOptions) (*result.Result, error) {
 		return nil, err
 	}
 	res.Params = checkParams(res.Params, o, dur)
-	res.Perf = perfSection(res.Bench, p, ob)
+	res.Perf = perfSection(res.Bench, p, ob, dur)
 	if res.Bench != nil {
 		res.Bench.Description = fmt.Sprintf("puts of %d-byte keys and %d-byte values, a new random key each (as etcdctl check perf)", p.KeySize, p.ValSize)
 	}
@@ -119,9 +115,8 @@ func runCheck(ctx context.Context, o CheckOptions) (*result.Result, error) {
 		err = errors.Join(err, derr)
 	}
 	if err != nil && res.Error == "" {
-		res.Error = err.Error()
+		res.Error = errorText(err)
 	}
-	JudgeCheck(res, o.Criteria)
 	return res, err
 }
 
@@ -134,8 +129,9 @@ func dataDirOrDot(d string) string {
 }
 
 // perfSection works out from the load's figures and the observer's whether
-// the load generator kept its schedule and who used the CPU.
-func perfSection(b *result.Bench, p check.Profile, ob observation) *result.Perf {
+// the load generator kept its schedule and who used the CPU. dur is the
+// time the load sent for: the run lasts longer by its slowest answers.
+func perfSection(b *result.Bench, p check.Profile, ob observation, dur time.Duration) *result.Perf {
 	pf := &result.Perf{
 		Profile: p.Name, Clients: p.Clients, TargetRate: p.Rate, CPUs: sysinfo.HostEnv().CPUs,
 		ClientCPU: ob.clientCPU, ClientOnly: ob.clientOnly, Members: ob.members,
@@ -146,8 +142,11 @@ func perfSection(b *result.Bench, p check.Profile, ob observation) *result.Perf 
 	if b == nil {
 		return pf
 	}
-	if b.Seconds > 0 {
-		pf.SentRate = float64(b.Ops+result.ErrorTotal(b.Errors)) / b.Seconds
+	// Requests were sent during dur at most; the run went on while the
+	// last answers came (up to the command timeout from a stuck member):
+	// the rate at which they were sent is over the sending time.
+	if secs := min(b.Seconds, dur.Seconds()); secs > 0 {
+		pf.SentRate = float64(b.Ops+result.ErrorTotal(b.Errors)) / secs
 	}
 	if p.Rate > 0 {
 		pf.Reached = b.Throughput / p.Rate
@@ -155,6 +154,9 @@ func perfSection(b *result.Bench, p check.Profile, ob observation) *result.Perf 
 	if b.Latency != nil && b.ServiceLatency != nil {
 		pf.ScheduleLag = max(0, b.Latency.Mean-b.ServiceLatency.Mean)
 		pf.InFlight = b.Throughput * b.ServiceLatency.Mean
+	}
+	if b.SendLag != nil && b.SendLag.Count > 0 {
+		pf.ScheduleLag = b.SendLag.Mean // every send, answered or not
 	}
 	return pf
 }
@@ -198,7 +200,7 @@ func observedPuts(ctx context.Context, p puts) (*result.Result, observation, err
 	}
 	ob := &observer{ctx: ctx, device: p.device}
 	bo.Observe = ob.observe
-	res, err := Bench(ctx, bo)
+	res, err := measureBench(ctx, bo)
 	return res, ob.out, err
 }
 
@@ -238,64 +240,4 @@ func defragMembers(ctx context.Context, conn cluster.ConnOptions) error {
 		cancel()
 	}
 	return errors.Join(errs...)
-}
-
-// JudgeCheck adds etcdctl check perf's criteria (throughput, slowest
-// request, standard deviation), the request p99 and failed requests, then
-// etcd's own (as JudgeBench), the findings, the verdict and the summary.
-func JudgeCheck(res *result.Result, criteria []check.Criterion) {
-	res.Checks = nil
-	add := func(id string, v float64) {
-		if c, ok := check.Lookup(criteria, id); ok {
-			res.Checks = append(res.Checks, check.Evaluate(c, v))
-		}
-	}
-	if b, pf := res.Bench, res.Perf; b != nil && pf != nil {
-		add(check.Throughput, pf.Reached)
-		if b.Latency != nil && b.Latency.Count > 0 {
-			add(check.SlowestRequest, b.Latency.Max)
-			add(check.LatencyStddev, b.Latency.Stddev)
-			add(check.RequestP99, b.Latency.P99)
-		}
-		add(check.RequestErrors, float64(result.ErrorTotal(b.Errors)))
-	}
-	if res.Perf != nil {
-		res.Perf.LimitedBy = diagnose.LoadLimitedBy(res)
-	}
-	JudgeBench(res, criteria)
-	res.Summary = checkSummary(res)
-}
-
-func checkSummary(res *result.Result) string {
-	b, pf := res.Bench, res.Perf
-	if b == nil || pf == nil {
-		return ""
-	}
-	var s strings.Builder
-	fmt.Fprintf(&s, "profile %s: %.0f of %.0f puts/s (%.0f%%)", pf.Profile, b.Throughput, pf.TargetRate, pf.Reached*100)
-	if b.Latency != nil {
-		fmt.Fprintf(&s, ", p99 %s, slowest %s", units.Seconds(b.Latency.P99), units.Seconds(b.Latency.Max))
-	}
-	if srv := res.Server; srv != nil && srv.WALFsync != nil && srv.WALFsync.Count > 0 {
-		fmt.Fprintf(&s, ", etcd's WAL fsync p99 %s", render.LatencyValue(*srv.WALFsync, srv.WALFsync.P99))
-	}
-	var failed []string
-	for _, c := range res.Checks {
-		if c.Status == result.StatusFail {
-			failed = append(failed, c.Name)
-		}
-	}
-	switch {
-	case len(failed) == 0 && res.Verdict != result.Fail && res.Error != "":
-		s.WriteString(": no check failed, but the run ended early, so it does not show that this cluster sustains the profile.")
-	case len(failed) == 0 && res.Verdict != result.Fail:
-		s.WriteString(": this cluster sustains the profile.")
-	case pf.LimitedBy == diagnose.LimitClient:
-		fmt.Fprintf(&s, ": %s failed, but the load generator's machine, not etcd, was saturated: this says nothing against etcd.", strings.Join(failed, ", "))
-	case len(failed) > 0:
-		fmt.Fprintf(&s, ": %s failed.", strings.Join(failed, ", "))
-	default:
-		s.WriteString(".")
-	}
-	return s.String()
 }

@@ -30,7 +30,7 @@ var checkNames = []string{check.Throughput, check.SlowestRequest, check.LatencyS
 
 func assertCheckResult(t *testing.T, res *result.Result, rate float64, secs float64) {
 	t.Helper()
-	if res.Kind != KindCheck || res.Verdict == "" || res.Summary == "" {
+	if res.Kind != result.KindCheck || res.Verdict == "" || res.Summary == "" {
 		t.Errorf("kind %q verdict %q summary %q", res.Kind, res.Verdict, res.Summary)
 	}
 	if len(res.Checks) != len(checkNames) {
@@ -149,7 +149,7 @@ func TestDatascaleEmbedded(t *testing.T) {
 		t.Fatal(err)
 	}
 	ds := res.Datascale
-	if res.Kind != KindDatascale || ds.Keys != 2000 || ds.KVSize != 1024 || res.Bench.Ops != 2000 || len(ds.Members) != 1 {
+	if res.Kind != result.KindDatascale || ds.Keys != 2000 || ds.KVSize != 1024 || res.Bench.Ops != 2000 || len(ds.Members) != 1 {
 		t.Fatalf("datascale %+v, %d ops", ds, res.Bench.Ops)
 	}
 	// 2000 keys of 1 KiB (and their 512-byte keys in the index) cannot

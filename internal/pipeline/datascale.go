@@ -3,18 +3,13 @@ package pipeline
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
-	"github.com/etcdperf/etcdperf/internal/diagnose"
+	"github.com/etcdperf/etcdperf/internal/judge"
 	"github.com/etcdperf/etcdperf/internal/load"
 	"github.com/etcdperf/etcdperf/internal/result"
-	"github.com/etcdperf/etcdperf/internal/units"
 )
-
-// KindDatascale is the kind of `etcdperf check datascale`'s Result.
-const KindDatascale = "datascale"
 
 // DatascaleOptions configure `etcdperf check datascale`.
 type DatascaleOptions struct {
@@ -53,7 +48,7 @@ func Datascale(ctx context.Context, o DatascaleOptions) (*result.Result, error) 
 	if res == nil {
 		return nil, err
 	}
-	res.Kind = KindDatascale
+	res.Kind = result.KindDatascale
 	res.Params["load"] = p.Name
 	res.Params["auto_compact"] = o.AutoCompact
 	res.Params["auto_defrag"] = o.AutoDefrag
@@ -72,29 +67,9 @@ func Datascale(ctx context.Context, o DatascaleOptions) (*result.Result, error) 
 		err = errors.Join(err, derr)
 	}
 	if err != nil && res.Error == "" {
-		res.Error = err.Error()
+		res.Error = errorText(err)
 	}
-	JudgeDatascale(res, o.Criteria)
+	judge.Judge(res, o.Criteria)
 	res.Finish()
 	return res, err
-}
-
-// JudgeDatascale judges a datascale run as etcdctl does (any failed
-// request fails it; the memory is reported, not judged) and adds the
-// findings, verdict and summary.
-func JudgeDatascale(res *result.Result, criteria []check.Criterion) {
-	res.Checks = nil
-	if c, ok := check.Lookup(criteria, check.RequestErrors); ok && res.Bench != nil {
-		res.Checks = append(res.Checks, check.Evaluate(c, float64(result.ErrorTotal(res.Bench.Errors))))
-	}
-	res.Findings = diagnose.Run(res)
-	res.Verdict = diagnose.Verdict(res.Checks, res.Findings)
-	ds := res.Datascale
-	switch {
-	case ds == nil || len(ds.Members) == 0:
-		res.Summary = "etcd's memory could not be read (process_resident_memory_bytes), so nothing can be said about it."
-	default:
-		res.Summary = fmt.Sprintf("etcd's resident memory grew by %s (%s to %s) to hold %d keys of %d bytes: %s per key.",
-			units.Bytes(ds.Growth), units.Bytes(ds.RSSBefore), units.Bytes(ds.RSSAfter), ds.Keys, ds.KVSize, units.Bytes(ds.PerKey))
-	}
 }

@@ -8,13 +8,12 @@ import (
 	"time"
 
 	"github.com/etcdperf/etcdperf/internal/check"
-	"github.com/etcdperf/etcdperf/internal/diagnose"
 	"github.com/etcdperf/etcdperf/internal/diskprobe"
 	"github.com/etcdperf/etcdperf/internal/fio"
 	"github.com/etcdperf/etcdperf/internal/hoststats"
+	"github.com/etcdperf/etcdperf/internal/judge"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/sysinfo"
-	"github.com/etcdperf/etcdperf/internal/units"
 )
 
 // Engines of the disk probe.
@@ -37,7 +36,18 @@ type DiskOptions struct {
 // interrupted or fails midway it returns the partial Result together with
 // the error; when nothing could be measured the Result is nil.
 func Disk(ctx context.Context, o DiskOptions) (*result.Result, error) {
-	res := result.New("disk")
+	res, err := probeDisk(ctx, o)
+	if res != nil {
+		judge.Judge(res, o.Criteria)
+		res.Finish()
+	}
+	return res, err
+}
+
+// probeDisk is Disk's measurement, shared with doctor, which judges it as
+// a part of its target.
+func probeDisk(ctx context.Context, o DiskOptions) (*result.Result, error) {
+	res := result.New(result.KindDisk)
 	res.Env = sysinfo.DirEnv(o.Probe.Dir)
 	res.Params = diskParams(o)
 	// The host's view of the device while the probe runs (iostat-like);
@@ -67,10 +77,8 @@ func Disk(ctx context.Context, o DiskOptions) (*result.Result, error) {
 		return nil, err
 	}
 	if err != nil {
-		res.Error = err.Error()
+		res.Error = errorText(err)
 	}
-	JudgeDisk(res, o.Criteria, o.Probe.Sync)
-	res.Finish()
 	return res, err
 }
 
@@ -98,6 +106,7 @@ func diskParams(o DiskOptions) map[string]any {
 func nativeDisk(out *diskprobe.Outcome, mode diskprobe.SyncMode) *result.Disk {
 	d := &result.Disk{
 		Engine:    EngineNative,
+		Sync:      string(mode),
 		Ops:       out.Ops,
 		Bytes:     out.Bytes,
 		Seconds:   out.Elapsed.Seconds(),
@@ -122,76 +131,4 @@ func nativeDisk(out *diskprobe.Outcome, mode diskprobe.SyncMode) *result.Disk {
 		}
 	}
 	return d
-}
-
-// DurableLatency returns the latency that stands for "making a write
-// durable" in a disk section: the sync call's, or with O_DSYNC the write's.
-// It returns nil when nothing was synced.
-func DurableLatency(d *result.Disk, mode diskprobe.SyncMode) *result.Latency {
-	switch mode {
-	case diskprobe.SyncFdatasync, diskprobe.SyncFsync:
-		return d.SyncLatency
-	case diskprobe.SyncODsync:
-		return d.WriteLatency
-	}
-	return nil
-}
-
-// JudgeDisk adds the disk checks, findings, verdict and summary to res.
-func JudgeDisk(res *result.Result, criteria []check.Criterion, mode diskprobe.SyncMode) {
-	if lat := DurableLatency(res.Disk, mode); lat != nil && lat.Count > 0 {
-		if c, ok := check.Lookup(criteria, check.DiskSyncP99); ok {
-			res.Checks = append(res.Checks, check.Evaluate(c, lat.P99))
-		}
-		if c, ok := check.Lookup(criteria, check.DiskIOPS); ok {
-			res.Checks = append(res.Checks, check.Evaluate(c, res.Disk.IOPS))
-		}
-	}
-	res.Findings = diagnose.Run(res)
-	res.Verdict = diagnose.Verdict(res.Checks, res.Findings)
-	res.Summary = diskSummary(res, mode)
-}
-
-func diskSummary(res *result.Result, mode diskprobe.SyncMode) string {
-	lat := DurableLatency(res.Disk, mode)
-	if lat == nil || lat.Count == 0 {
-		return "Nothing was synced, so nothing can be said about the storage for etcd (run with --sync fdatasync)."
-	}
-	p99 := lat.P99
-	limit := 0.010
-	for _, c := range res.Checks {
-		if c.Name == check.DiskSyncP99 {
-			limit = c.Limit
-		}
-	}
-	what := "fdatasync"
-	switch mode {
-	case diskprobe.SyncFsync:
-		what = "fsync"
-	case diskprobe.SyncODsync:
-		what = "O_DSYNC write"
-	}
-	if res.Env != nil && res.Env.Volatile {
-		return fmt.Sprintf("%s p99 is %s, but %s is %s: fast because nothing reaches a disk, and not durable.",
-			what, units.Seconds(p99), res.Env.Dir, res.Env.FSType)
-	}
-	switch res.Verdict {
-	case result.Fail:
-		return fmt.Sprintf("%s p99 is %s, over the %s limit: this storage is too slow for etcd's WAL.", what, units.Seconds(p99), units.Seconds(limit))
-	case result.Warn:
-		return fmt.Sprintf("%s p99 is %s, under the %s limit but close to it: etcd will run here with little headroom.", what, units.Seconds(p99), units.Seconds(limit))
-	}
-	return fmt.Sprintf("%s p99 is %s, %s under the %s limit: this storage is fast enough for etcd's WAL.",
-		what, units.Seconds(p99), headroom(p99, limit), units.Seconds(limit))
-}
-
-func headroom(v, limit float64) string {
-	if v <= 0 {
-		return "far"
-	}
-	r := limit / v
-	if r >= 2 {
-		return fmt.Sprintf("%.0fx", r)
-	}
-	return fmt.Sprintf("%.0f%%", (1-v/limit)*100)
 }

@@ -11,21 +11,22 @@ import (
 
 	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
-	"github.com/etcdperf/etcdperf/internal/diagnose"
+	"github.com/etcdperf/etcdperf/internal/discover"
 	"github.com/etcdperf/etcdperf/internal/diskprobe"
+	"github.com/etcdperf/etcdperf/internal/judge"
 	"github.com/etcdperf/etcdperf/internal/load"
 	"github.com/etcdperf/etcdperf/internal/noise"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/sysinfo"
 )
 
-// KindDoctor is the kind of `etcdperf doctor`'s Results.
-const KindDoctor = "doctor"
-
-// Defaults of doctor: the whole run stays around 75s on one location.
+// Defaults of doctor: the whole run stays under 45s on one location (the
+// probe, etcd's start, the load and the end), 90s on two. The load gives
+// the same verdicts as etcdctl check perf's 60s on a plain disk, a tmpfs
+// and a 15ms slow disk (docs/evidence.md).
 const (
-	DefaultDoctorDuration    = 60 * time.Second
-	DefaultDoctorDiskRuntime = 15 * time.Second
+	DefaultDoctorDuration    = 30 * time.Second
+	DefaultDoctorDiskRuntime = 10 * time.Second
 )
 
 // DoctorOptions configure `etcdperf doctor`.
@@ -36,6 +37,9 @@ type DoctorOptions struct {
 	DataDirs []string
 	// Conn reaches an existing cluster instead of an embedded etcd.
 	Conn cluster.ConnOptions
+	// Members and Faults shape the embedded cluster (default one member).
+	Members int
+	Faults  []cluster.Fault
 	// Profile and Duration are the load (check perf's profile).
 	Profile  check.Profile
 	Duration time.Duration
@@ -57,6 +61,12 @@ type DoctorOptions struct {
 	ServerCommand, SlowdiskCommand []string
 	// Progress, when set, follows the run.
 	Progress *DoctorProgress
+	// Node, when set, is the member on this node to judge (doctor --node):
+	// Conn reaches it, the disk probe runs in a folder of its own beside
+	// its data dir, and with Observe the member is only watched for
+	// Duration, without load.
+	Node    *discover.Node
+	Observe bool
 }
 
 // DoctorProgress tells a watcher what a doctor run is doing.
@@ -107,11 +117,11 @@ func (p *DoctorProgress) load() *load.Progress {
 // summary compares them. Everything it creates is removed, also when ctx
 // ends; it then returns the partial Result with the error.
 func Doctor(ctx context.Context, o DoctorOptions) (*result.Result, error) {
-	top := result.New(KindDoctor)
+	top := result.New(result.KindDoctor)
 	top.Env = sysinfo.HostEnv()
 	top.Params = doctorParams(o)
 	top.Doctor = &result.Doctor{}
-	runID := NewRunID()
+	runID := cluster.NewRunID()
 	external := len(o.Conn.Endpoints) > 0
 	dirs := o.DataDirs
 	if len(dirs) == 0 && !external {
@@ -121,7 +131,11 @@ func Doctor(ctx context.Context, o DoctorOptions) (*result.Result, error) {
 		return nil, errors.New("with --endpoints, give at most one --data-dir (the cluster's disk on this host, to probe)")
 	}
 	var err error
-	if external {
+	if o.Node != nil {
+		r, terr := doctorNode(ctx, o, runID)
+		addTarget(top, r)
+		err = terr
+	} else if external {
 		dir := ""
 		if len(dirs) == 1 {
 			dir = dirs[0]
@@ -142,14 +156,10 @@ func Doctor(ctx context.Context, o DoctorOptions) (*result.Result, error) {
 	if len(top.Runs) == 0 {
 		return nil, err
 	}
-	for _, r := range top.Runs {
-		top.Verdict = result.Worse(top.Verdict, r.Verdict)
-	}
 	if err != nil {
 		top.Error = errorText(err)
-		top.Verdict = result.Worse(top.Verdict, result.Warn)
 	}
-	top.Summary = doctorSummary(top)
+	judge.DoctorRun(top)
 	top.Finish()
 	return top, err
 }
@@ -173,7 +183,7 @@ func errorText(err error) string {
 // noise. It returns what it measured, also when it fails midway.
 func doctorTarget(ctx context.Context, o DoctorOptions, dir, runID string) (res *result.Result, err error) {
 	external := len(o.Conn.Endpoints) > 0
-	r := result.New(KindDoctor)
+	r := result.New(result.KindDoctor)
 	if dir != "" {
 		abs, aerr := filepath.Abs(dir)
 		if aerr != nil {
@@ -184,6 +194,9 @@ func doctorTarget(ctx context.Context, o DoctorOptions, dir, runID string) (res 
 	}
 	if external {
 		r.Name = "etcd at " + strings.Join(o.Conn.Endpoints, ",")
+		if o.Conn.EndpointsFrom != "" {
+			r.Name += " (from " + o.Conn.EndpointsFrom + ")"
+		}
 	}
 	row := result.DoctorTarget{Name: r.Name, Dir: dir, Endpoints: o.Conn.Endpoints, SimulatedFsyncDelay: o.SimulateFsyncDelay.Seconds()}
 	storage := dir
@@ -202,7 +215,7 @@ func doctorTarget(ctx context.Context, o DoctorOptions, dir, runID string) (res 
 			if serr := slow.stop(); serr != nil {
 				err = errors.Join(err, serr)
 				if res != nil {
-					res.Error = joinErr(res.Error, serr.Error())
+					res.AddError(serr.Error())
 				}
 			}
 		}()
@@ -210,15 +223,37 @@ func doctorTarget(ctx context.Context, o DoctorOptions, dir, runID string) (res 
 		// What etcd waits for is the slow view, not the device under it.
 		device = ""
 	}
+	if o.Node != nil {
+		r.Name, row.Name = o.Node.Name(), o.Node.Name()
+		// The findings and the summary are about this member.
+		row.Member = o.Node.Found.Name
+		if row.Member == "" {
+			row.Member = "etcd"
+		}
+		row.Dir = o.Node.DataDir
+		r.Env = sysinfo.DirEnv(o.Node.DataDir)
+		device = r.Env.Device
+	}
+	began := time.Now()
 	// finish judges whatever was measured and returns it.
 	finish := func(runErr error) (*result.Result, error) {
-		if r.Disk == nil && r.Bench == nil {
+		if r.Disk == nil && r.Bench == nil && (r.Server == nil || !o.Observe) {
 			return nil, runErr
+		}
+		// What the member logged meanwhile.
+		switch {
+		case o.Node == nil:
+		case o.Node.LogFile != "":
+			readNodeLog(ctx, r, o.Node.LogFile, began)
+		case o.Node.Unit != "":
+			readNodeJournal(ctx, r, o.Node, began)
 		}
 		if runErr != nil {
 			r.Error = joinErr(r.Error, errorText(runErr))
 		}
-		judgeTarget(r, row)
+		r.Doctor = &result.Doctor{Targets: []result.DoctorTarget{row}}
+		judge.Judge(r, o.Criteria)
+		r.Finish()
 		return r, runErr
 	}
 
@@ -226,10 +261,9 @@ func doctorTarget(ctx context.Context, o DoctorOptions, dir, runID string) (res 
 		o.Progress.set("probing the disk under %s", dir)
 		probe := o.Disk
 		probe.Dir = storage
-		dres, derr := Disk(ctx, DiskOptions{Probe: probe, Engine: EngineNative, Criteria: o.Criteria, Progress: o.Progress.disk()})
+		dres, derr := probeDisk(ctx, DiskOptions{Probe: probe, Engine: EngineNative, Progress: o.Progress.disk()})
 		if dres != nil {
 			r.Disk = dres.Disk
-			r.Checks = append(r.Checks, dres.Checks...)
 			if dres.Error != "" {
 				r.Error = dres.Error
 			}
@@ -239,8 +273,14 @@ func doctorTarget(ctx context.Context, o DoctorOptions, dir, runID string) (res 
 		}
 	}
 
+	if o.Observe {
+		o.Progress.set("watching %s for %s, without load", r.Name, o.Duration)
+		oerr := observeMembers(ctx, r, o.Conn, device, o.Duration)
+		return finish(oerr)
+	}
+
 	copts := CheckOptions{
-		Target:   cluster.TargetOptions{Conn: o.Conn, DataDir: storage, RunID: runID, ServerCommand: o.ServerCommand},
+		Target:   cluster.TargetOptions{Conn: o.Conn, DataDir: storage, RunID: runID, ServerCommand: o.ServerCommand, Members: o.Members, Faults: o.Faults},
 		Profile:  o.Profile,
 		Duration: o.Duration,
 		Criteria: o.Criteria,
@@ -258,7 +298,7 @@ func doctorTarget(ctx context.Context, o DoctorOptions, dir, runID string) (res 
 	}
 	cres, cerr := runCheck(ctx, copts)
 	if cres != nil {
-		takeLoad(r, cres, dir)
+		takeLoad(r, cres, row.Dir)
 	}
 	if cerr != nil {
 		return finish(cerr)
@@ -269,7 +309,7 @@ func doctorTarget(ctx context.Context, o DoctorOptions, dir, runID string) (res 
 		noisy, written, nerr := noisyRun(ctx, o, copts, dir, runID, where)
 		if noisy != nil {
 			r.Runs = append(r.Runs, *noisy)
-			row.Noise = noiseEffect(r, noisy, written)
+			row.Noise = &result.NoiseEffect{BytesWritten: written}
 		}
 		if nerr != nil {
 			return finish(nerr)
@@ -291,7 +331,6 @@ func takeLoad(r, c *result.Result, dir string) {
 		}
 		r.Env = &env
 	}
-	r.Checks = append(r.Checks, c.Checks...)
 	if c.Error != "" {
 		r.Error = joinErr(r.Error, c.Error)
 	}
@@ -319,7 +358,7 @@ func noisyRun(ctx context.Context, o DoctorOptions, copts CheckOptions, dir, run
 	if res == nil {
 		return nil, written, err
 	}
-	res.Kind = KindDoctor
+	res.Kind = result.KindDoctor
 	res.Name = dir + " + noise"
 	if res.Env != nil {
 		res.Env.Dir = dir
@@ -327,119 +366,10 @@ func noisyRun(ctx context.Context, o DoctorOptions, copts CheckOptions, dir, run
 	if err != nil && res.Error == "" {
 		res.Error = errorText(err)
 	}
-	judgeNoisy(res, dir)
+	// It is judged with its target, as one of the target's runs.
+	res.Doctor = &result.Doctor{Targets: []result.DoctorTarget{{Name: res.Name, Dir: dir}}}
+	res.Finish()
 	return res, written, err
-}
-
-// judgeNoisy gives the load under noise its own row and summary; its
-// checks, findings and verdict are the load check's.
-func judgeNoisy(n *result.Result, dir string) {
-	t := result.DoctorTarget{Name: n.Name, Dir: dir}
-	fillRow(&t, n)
-	t.Verdict = n.Verdict
-	n.Doctor = &result.Doctor{Targets: []result.DoctorTarget{t}}
-	n.Doctor.Targets[0].LimitedBy = diagnose.DoctorLimitedBy(n)
-	n.Summary = targetSummary(n)
-	n.Finish()
-}
-
-// noiseEffect compares the quiet load with the noisy one.
-func noiseEffect(quiet, noisy *result.Result, written int64) *result.NoiseEffect {
-	n := &result.NoiseEffect{Verdict: noisy.Verdict, BytesWritten: written}
-	wq, _, rq := loadP99s(quiet)
-	n.WALFsyncP99, n.BackendCommitP99, n.RequestP99 = loadP99s(noisy)
-	if wq > 0 {
-		n.WALFsyncRatio = n.WALFsyncP99 / wq
-	}
-	if rq > 0 {
-		n.RequestRatio = n.RequestP99 / rq
-	}
-	if noisy.Host != nil && noisy.Host.Device != "" {
-		n.DeviceUtil = noisy.Host.Summary.Util
-	}
-	return n
-}
-
-// loadP99s returns etcd's WAL fsync and backend commit p99 and the
-// request p99 of a load.
-func loadP99s(r *result.Result) (wal, commit, req float64) {
-	if s := r.Server; s != nil {
-		if s.WALFsync != nil && s.WALFsync.Count > 0 {
-			wal = s.WALFsync.P99
-		}
-		if s.BackendCommit != nil && s.BackendCommit.Count > 0 {
-			commit = s.BackendCommit.P99
-		}
-	}
-	if r.Bench != nil && r.Bench.Latency != nil {
-		req = r.Bench.Latency.P99
-	}
-	return wal, commit, req
-}
-
-// judgeTarget fills the target's row, findings, verdict and summary.
-func judgeTarget(r *result.Result, row result.DoctorTarget) {
-	fillRow(&row, r)
-	r.Doctor = &result.Doctor{Targets: []result.DoctorTarget{row}}
-	r.Doctor.Targets[0].LimitedBy = diagnose.DoctorLimitedBy(r)
-	r.Findings = diagnose.Run(r)
-	r.Verdict = diagnose.Verdict(r.Checks, r.Findings)
-	if r.Error != "" {
-		r.Verdict = result.Worse(r.Verdict, result.Warn)
-	}
-	r.Doctor.Targets[0].Verdict = r.Verdict
-	r.Summary = targetSummary(r)
-	r.Finish()
-}
-
-// fillRow copies a target's figures into its row.
-func fillRow(row *result.DoctorTarget, r *result.Result) {
-	if env := r.Env; env != nil {
-		row.FSType, row.Device, row.Volatile = env.FSType, env.Device, env.Volatile
-	}
-	if r.Disk != nil && r.Disk.SyncLatency != nil && r.Disk.SyncLatency.Count > 0 {
-		row.DiskSyncP99, row.DiskIOPS = r.Disk.SyncLatency.P99, r.Disk.IOPS
-	}
-	row.WALFsyncP99, row.BackendCommitP99, row.RequestP99 = loadP99s(r)
-	if s := r.Server; s != nil {
-		row.WALFsyncBound, row.BackendCommitBound = atFloor(s.WALFsync), atFloor(s.BackendCommit)
-	}
-	if r.Bench != nil {
-		row.Throughput = r.Bench.Throughput
-	}
-	if pf := r.Perf; pf != nil {
-		row.TargetRate, row.ServerCPU, row.ClientCPU = pf.TargetRate, pf.ServerCPU, pf.ClientCPU
-	}
-	if r.Host != nil && r.Host.Device != "" {
-		row.DeviceUtil = r.Host.Summary.Util
-	}
-	row.FsyncHeadroom = fsyncHeadroom(r, *row)
-}
-
-// atFloor reports a p99 in the lowest bucket of etcd's histogram.
-func atFloor(l *result.Latency) bool {
-	return l != nil && l.Count > 0 && l.Bucketed && l.Resolution > 0 && l.P99 <= l.Resolution
-}
-
-// fsyncHeadroom is the WAL fsync limit over the fsync p99 etcd would see:
-// etcd's own under the load when its histogram could resolve it, else
-// (a p99 in etcd's lowest bucket is only a bound) the probe's fdatasync
-// p99, else etcd's 1ms floor (a lower bound).
-func fsyncHeadroom(r *result.Result, row result.DoctorTarget) float64 {
-	limit := diagnose.LimitOf(r, check.WALFsyncP99)
-	if _, ok := diagnose.FindCheck(r, check.WALFsyncP99); !ok {
-		if c, ok := diagnose.FindCheck(r, check.DiskSyncP99); ok {
-			limit = c.Limit
-		}
-	}
-	v := row.WALFsyncP99
-	if v <= 0 || (row.WALFsyncBound && row.DiskSyncP99 > 0) {
-		v = row.DiskSyncP99
-	}
-	if v <= 0 {
-		return 0
-	}
-	return limit / v
 }
 
 func doctorParams(o DoctorOptions) map[string]any {
@@ -459,6 +389,18 @@ func doctorParams(o DoctorOptions) map[string]any {
 	}
 	if o.SimulateFsyncDelay > 0 {
 		p["simulate_fsync_delay"] = o.SimulateFsyncDelay.Seconds()
+	}
+	if n := o.Node; n != nil {
+		p["node"] = n.Found.Source + " " + n.Found.File
+		p["data_dir"] = n.DataDir
+		p["observe_only"] = o.Observe
+		if o.Observe {
+			delete(p, "load")
+			delete(p, "rate")
+			delete(p, "clients")
+		}
+		connParams(p, n.Conn)
+		return p
 	}
 	connParams(p, o.Conn)
 	return p

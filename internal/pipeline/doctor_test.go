@@ -35,7 +35,7 @@ func TestDoctorWithNoise(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Kind != KindDoctor || len(res.Runs) != 1 || len(res.Doctor.Targets) != 1 || res.Summary == "" || res.Verdict == "" {
+	if res.Kind != result.KindDoctor || len(res.Runs) != 1 || len(res.Doctor.Targets) != 1 || res.Summary == "" || res.Verdict == "" {
 		t.Fatalf("doctor %+v", res)
 	}
 	run := res.Runs[0]

@@ -7,8 +7,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/etcdperf/etcdperf/internal/diagnose"
 	"github.com/etcdperf/etcdperf/internal/etcdlog"
+	"github.com/etcdperf/etcdperf/internal/judge"
 	"github.com/etcdperf/etcdperf/internal/result"
 )
 
@@ -44,7 +44,7 @@ func Logs(ctx context.Context, o LogsOptions) (*result.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := result.New("logs")
+	res := result.New(result.KindLogs)
 	res.Params = logsParams(o)
 	sum, err := etcdlog.Scan(ctx, inputs, o.Scan)
 	res.Logs = sum.Result()
@@ -57,7 +57,7 @@ func Logs(ctx context.Context, o LogsOptions) (*result.Result, error) {
 			res.Error = fmt.Sprintf("interrupted after %d lines: the Result holds what was read", res.Logs.Lines)
 		}
 	}
-	JudgeLogs(res)
+	judge.Judge(res, nil)
 	res.Finish()
 	return res, err
 }
@@ -76,33 +76,4 @@ func logsParams(o LogsOptions) map[string]any {
 		p["timezone"] = l.String()
 	}
 	return p
-}
-
-// JudgeLogs adds the findings, verdict and summary of a logs Result.
-func JudgeLogs(res *result.Result) {
-	res.Findings = diagnose.Run(res)
-	res.Verdict = diagnose.Verdict(res.Checks, res.Findings)
-	res.Summary = logsSummary(res)
-}
-
-func logsSummary(res *result.Result) string {
-	l := res.Logs
-	var span string
-	if l.First != nil && l.Last != nil {
-		span = fmt.Sprintf(" from %s to %s UTC", l.First.UTC().Format("2006-01-02 15:04"), l.Last.UTC().Format("2006-01-02 15:04"))
-	}
-	var events int64
-	for _, n := range l.Classes {
-		events += n
-	}
-	head := fmt.Sprintf("%d etcd log lines from %d member(s)%s", l.Lines-l.Unparsed, len(l.Members), span)
-	for _, f := range res.Findings {
-		if f.Severity == result.Critical || f.Severity == result.Warning {
-			return head + ": " + f.Title + "."
-		}
-	}
-	if events == 0 {
-		return head + ": no warning etcd would log when its disk, network or CPU is too slow."
-	}
-	return head + fmt.Sprintf(": %d events, none that points to a problem.", events)
 }

@@ -2,6 +2,8 @@ package pipeline
 
 import (
 	"bufio"
+	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +20,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/etcdperf/etcdperf/internal/etcdlog"
+	"github.com/etcdperf/etcdperf/internal/judge"
 	"github.com/etcdperf/etcdperf/internal/result"
 )
 
@@ -358,5 +361,39 @@ func TestLogsInterrupted(t *testing.T) {
 	}
 	if !strings.HasPrefix(res.Error, "interrupted after 0 lines") {
 		t.Errorf("error in the Result %q", res.Error)
+	}
+}
+
+// A gzip file cut short (a log rotated while it was copied): the lines
+// before the cut are judged, but the run is incomplete, not a pass.
+func TestLogsTruncatedGzip(t *testing.T) {
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	for i := range 2000 {
+		fmt.Fprintf(zw, `{"level":"info","ts":"2022-08-30T09:19:%02d.%03dZ","caller":"etcdserver/server.go:1","msg":"applied index %d"}`+"\n", i/1000, i%1000, i*7919)
+	}
+	zw.Close()
+	path := filepath.Join(t.TempDir(), "etcd.log.gz")
+	if err := os.WriteFile(path, gz.Bytes()[:gz.Len()/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Logs(context.Background(), LogsOptions{Paths: []string{path}})
+	if err == nil || res == nil {
+		t.Fatalf("result %v, error %v; want the Result of what was read and an error", res != nil, err)
+	}
+	if res.Verdict != result.Incomplete || res.Error == "" || res.Logs.Lines == 0 || res.Logs.Lines >= 2000 {
+		t.Errorf("verdict %q, error %q, %d lines; want incomplete, with some of the lines", res.Verdict, res.Error, res.Logs.Lines)
+	}
+}
+
+// The summary of a quiet log counts its events in words that agree.
+func TestLogsSummaryCountsEvents(t *testing.T) {
+	for n, want := range map[int64]string{1: ": 1 event, which does not point to a problem;", 3: ": 3 events, none that points to a problem;"} {
+		res := result.New(result.KindLogs)
+		res.Logs = &result.Logs{Lines: 10, Classes: map[string]int64{"compaction": n}, Members: []result.LogMember{{Name: "m1"}}}
+		judge.Judge(res, nil)
+		if !strings.Contains(res.Summary, want) {
+			t.Errorf("%d events: summary %q lacks %q", n, res.Summary, want)
+		}
 	}
 }

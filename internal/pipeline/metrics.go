@@ -13,17 +13,13 @@ import (
 
 	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
-	"github.com/etcdperf/etcdperf/internal/diagnose"
-	"github.com/etcdperf/etcdperf/internal/promexport"
+	"github.com/etcdperf/etcdperf/internal/hoststats"
+	"github.com/etcdperf/etcdperf/internal/judge"
 	"github.com/etcdperf/etcdperf/internal/promscrape"
-	"github.com/etcdperf/etcdperf/internal/render"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/sysinfo"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
-
-// KindMetrics is the kind of the Results of `etcdperf metrics`.
-const KindMetrics = "metrics"
 
 // MetricsOptions configure `etcdperf metrics`.
 type MetricsOptions struct {
@@ -43,10 +39,6 @@ type MetricsOptions struct {
 	Started, Sampled func(r *result.Result)
 }
 
-// metricsCriteria are the criteria judged at every interval and over the
-// run, in order.
-var metricsCriteria = []string{check.WALFsyncP99, check.BackendCommitP99, check.LeaderChanges, check.ProposalsFailed}
-
 // Metrics scrapes every member's /metrics at each interval and reports
 // each member's health signals per interval and over the run, judged
 // against the criteria. A member that does not answer a scrape is recorded
@@ -65,12 +57,12 @@ func Metrics(ctx context.Context, o MetricsOptions) (*result.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := result.New(KindMetrics)
+	res := result.New(result.KindMetrics)
 	res.Params = metricsParams(o)
 	res.Env = sysinfo.HostEnv()
 	res.Env.EtcdVersion = d.Version
 	res.Env.Endpoints = strings.Join(o.Conn.Endpoints, ",")
-	res.Target = &result.Target{Kind: cluster.External, Endpoints: o.Conn.Endpoints, Version: d.Version}
+	res.Target = &result.Target{Kind: cluster.External, Endpoints: o.Conn.Endpoints, EndpointsFrom: o.Conn.EndpointsFrom, Version: d.Version}
 	sec := &result.Metrics{Interval: o.Interval.Seconds(), Duration: o.Duration.Seconds(), Notes: d.Notes}
 	for _, err := range d.Unreachable {
 		sec.Notes = append(sec.Notes, err.Error())
@@ -98,7 +90,7 @@ func Metrics(ctx context.Context, o MetricsOptions) (*result.Result, error) {
 			res.Error = fmt.Sprintf("interrupted after %s of the %s asked for", units.Seconds(sec.Seconds), o.Duration)
 		}
 	}
-	judgeMetrics(res, o.Criteria)
+	judge.Judge(res, o.Criteria)
 	res.Finish()
 	return res, runErr
 }
@@ -133,18 +125,18 @@ type watcher struct {
 	timeout  time.Duration
 	interval time.Duration
 	state    []memberState
+	procs    *hoststats.MemberWatch
 }
 
 // memberState is what the watcher keeps of a member between scrapes.
 type memberState struct {
 	prev   *promscrape.Etcd // the last answer
 	prevAt time.Time
-	// The sums of the member's interval deltas: its histograms and
-	// counters over the run, correct across restarts (counter resets).
-	hists    map[string]promscrape.Histogram
-	counters result.MetricsSignals
-	spanned  float64
-	last     *result.MetricsSignals // the last answer's signals
+	// totals sums the member's intervals over the run.
+	totals promscrape.Totals
+	// first and latest are the member's first and latest answers whole,
+	// for the peers' round trips (recorded too rarely for deltas).
+	first, latest promscrape.Snapshot
 }
 
 // run scrapes once, then at every interval until the duration has passed
@@ -157,6 +149,7 @@ func (w *watcher) run(ctx context.Context, o MetricsOptions) error {
 	if ctx.Err() != nil {
 		return w.ended(ctx, o)
 	}
+	w.procs = hoststats.WatchMembers(w.members)
 	if o.Started != nil {
 		o.Started(w.res)
 	}
@@ -204,7 +197,7 @@ func (w *watcher) round(ctx context.Context, n int) {
 	sctx, cancel := context.WithTimeout(ctx, w.timeout)
 	defer cancel()
 	at := time.Now()
-	scrapes := scrapeMembers(sctx, w.client, w.members)
+	scrapes := promscrape.ScrapeMembers(sctx, w.client, w.members)
 	if ctx.Err() != nil {
 		return
 	}
@@ -212,16 +205,16 @@ func (w *watcher) round(ctx context.Context, n int) {
 	for i, s := range scrapes {
 		st := &w.state[i]
 		m := &w.sec.Members[i]
-		if s.err != nil {
+		if s.Err != nil {
 			if n == 0 {
-				w.sec.Notes = append(w.sec.Notes, fmt.Sprintf("%s did not answer the first scrape: %s", m.Name, scrapeError(s.err, w.timeout)))
+				w.sec.Notes = append(w.sec.Notes, fmt.Sprintf("%s did not answer the first scrape: %s", m.Name, scrapeError(s.Err, w.timeout)))
 				continue
 			}
 			m.Unreachable++
-			m.Series = append(m.Series, result.MetricsSample{T: t, Error: scrapeError(s.err, w.timeout)})
+			m.Series = append(m.Series, result.MetricsSample{T: t, Error: scrapeError(s.Err, w.timeout)})
 			continue
 		}
-		cur := s.snap.EtcdSignals()
+		cur := s.Snap.EtcdSignals()
 		if n == 0 {
 			w.learn(i, cur)
 		}
@@ -229,14 +222,48 @@ func (w *watcher) round(ctx context.Context, n int) {
 		if st.prev != nil {
 			span = roundMs(at.Sub(st.prevAt))
 		}
-		sig, deltas := signalsBetween(st.prev, cur, span)
-		st.prev, st.prevAt, st.last = &cur, at, sig
+		sig, deltas := promscrape.SignalsBetween(st.prev, cur, span)
+		st.prev, st.prevAt = &cur, at
 		if n > 0 {
 			m.Series = append(m.Series, result.MetricsSample{T: t, MetricsSignals: sig})
-			st.add(sig, deltas)
+			st.totals.Add(sig, deltas)
 		}
-		m.Overall = st.overall()
+		m.Overall = st.totals.Overall(sig)
+		if st.first == nil {
+			st.first = s.Snap
+		}
+		st.latest = s.Snap
 	}
+	if n > 0 {
+		w.takeProcesses()
+		w.takePeerRTTs()
+	}
+}
+
+// takeProcesses records each member process's figures from the first
+// round to now.
+func (w *watcher) takeProcesses() {
+	for _, p := range w.procs.Since() {
+		for i := range w.sec.Members {
+			if w.members[i].Name == p.Name {
+				w.sec.Members[i].Process = &p
+			}
+		}
+	}
+}
+
+// takePeerRTTs records the members' round trips to each other from their
+// first answers to their latest.
+func (w *watcher) takePeerRTTs() {
+	var first, latest []promscrape.MemberScrape
+	for i, st := range w.state {
+		if st.latest == nil {
+			continue
+		}
+		first = append(first, promscrape.MemberScrape{Member: w.members[i], Snap: st.first})
+		latest = append(latest, promscrape.MemberScrape{Member: w.members[i], Snap: st.latest})
+	}
+	w.sec.PeerRTTs = promscrape.PeerRTTsBetween(first, latest)
 }
 
 // learn completes what the cluster told of member i with its first
@@ -266,213 +293,4 @@ func scrapeError(err error, timeout time.Duration) string {
 		return ue.Err.Error()
 	}
 	return err.Error()
-}
-
-// The signals read from the histograms, by EtcdSignals' IDs.
-const (
-	sigWALFsync      = "wal_fsync"
-	sigBackendCommit = "backend_commit"
-	sigPeerRTT       = "peer_rtt"
-)
-
-// signalsBetween returns a member's signals between its previous answer
-// (nil for its first) and the current one, span seconds later, with the
-// histogram deltas by signal.
-func signalsBetween(prev *promscrape.Etcd, cur promscrape.Etcd, span float64) (*result.MetricsSignals, map[string]promscrape.Histogram) {
-	s := &result.MetricsSignals{Seconds: span}
-	deltas := map[string]promscrape.Histogram{}
-	if prev != nil {
-		for _, id := range []string{sigWALFsync, sigBackendCommit, sigPeerRTT} {
-			if h, ok := cur.Histograms[id]; ok {
-				deltas[id] = h.Sub(prev.Histograms[id])
-			}
-		}
-		delta := func(id string) float64 {
-			c, p := cur.Values[id], prev.Values[id]
-			if c < p { // the member restarted
-				return c
-			}
-			return c - p
-		}
-		s.LeaderChanges = delta("leader_changes")
-		s.ProposalsCommitted = delta("proposals_committed")
-		s.ProposalsFailed = delta("proposals_failed")
-		s.SlowApplies = delta("slow_applies")
-		s.SlowReadIndexes = delta("slow_read_indexes")
-		s.HeartbeatFailures = delta("heartbeat_failures")
-	}
-	s.WALFsync, s.BackendCommit, s.PeerRTT = latencyOf(deltas, sigWALFsync), latencyOf(deltas, sigBackendCommit), latencyOf(deltas, sigPeerRTT)
-	v := cur.Values
-	s.HasLeader, s.IsLeader, s.ProposalsPending = v["has_leader"], v["is_leader"], v["proposals_pending"]
-	s.DBSize, s.DBSizeInUse, s.Quota, s.RSS = v["db_size"], v["db_size_in_use"], v["quota"], v["rss"]
-	for _, id := range []string{sigWALFsync, sigBackendCommit} {
-		if _, ok := cur.Histograms[id]; !ok {
-			s.Missing = append(s.Missing, id)
-		}
-	}
-	for _, id := range []string{"has_leader", "is_leader", "proposals_pending", "proposals_failed", "leader_changes", "db_size", "db_size_in_use",
-		"slow_applies", "slow_read_indexes", "heartbeat_failures", "rss"} {
-		if _, ok := v[id]; !ok {
-			s.Missing = append(s.Missing, id)
-		}
-	}
-	return s, deltas
-}
-
-func latencyOf(hs map[string]promscrape.Histogram, id string) *result.Latency {
-	h, ok := hs[id]
-	if !ok {
-		return nil
-	}
-	l := h.Latency()
-	return &l
-}
-
-// add counts one interval into the member's totals.
-func (st *memberState) add(s *result.MetricsSignals, deltas map[string]promscrape.Histogram) {
-	if st.hists == nil {
-		st.hists = map[string]promscrape.Histogram{}
-	}
-	for id, h := range deltas {
-		st.hists[id] = addHist(st.hists[id], h)
-	}
-	c := &st.counters
-	c.LeaderChanges += s.LeaderChanges
-	c.ProposalsCommitted += s.ProposalsCommitted
-	c.ProposalsFailed += s.ProposalsFailed
-	c.SlowApplies += s.SlowApplies
-	c.SlowReadIndexes += s.SlowReadIndexes
-	c.HeartbeatFailures += s.HeartbeatFailures
-	st.spanned += s.Seconds
-}
-
-// overall is the member over the run: the sums of its intervals and the
-// gauges of its last answer.
-func (st *memberState) overall() *result.MetricsSignals {
-	o := *st.last
-	c := st.counters
-	o.Seconds = math.Round(st.spanned*1000) / 1000
-	o.LeaderChanges, o.ProposalsCommitted, o.ProposalsFailed = c.LeaderChanges, c.ProposalsCommitted, c.ProposalsFailed
-	o.SlowApplies, o.SlowReadIndexes, o.HeartbeatFailures = c.SlowApplies, c.SlowReadIndexes, c.HeartbeatFailures
-	o.WALFsync, o.BackendCommit, o.PeerRTT = latencyOf(st.hists, sigWALFsync), latencyOf(st.hists, sigBackendCommit), latencyOf(st.hists, sigPeerRTT)
-	return &o
-}
-
-// metricValue is a criterion's value in a member's signals; false when
-// there is none (nothing observed, no deltas yet).
-func metricValue(id string, s *result.MetricsSignals) (float64, bool) {
-	if s == nil {
-		return 0, false
-	}
-	p99 := func(l *result.Latency) (float64, bool) {
-		if l == nil || l.Count == 0 {
-			return 0, false
-		}
-		return l.P99, true
-	}
-	switch id {
-	case check.WALFsyncP99:
-		return p99(s.WALFsync)
-	case check.BackendCommitP99:
-		return p99(s.BackendCommit)
-	case promexport.HasLeader.ID:
-		return s.HasLeader, true
-	}
-	if s.Seconds == 0 { // a first answer: no deltas
-		return 0, false
-	}
-	switch id {
-	case check.LeaderChanges:
-		return s.LeaderChanges, true
-	case check.ProposalsFailed:
-		return s.ProposalsFailed, true
-	}
-	return 0, false
-}
-
-// judgeMetrics adds the breaches of each interval, the checks over the
-// run (worst member), the findings, the verdict and the summary.
-func judgeMetrics(res *result.Result, criteria []check.Criterion) {
-	sec := res.Metrics
-	var crits []check.Criterion
-	for _, id := range metricsCriteria {
-		if c, ok := check.Lookup(criteria, id); ok {
-			crits = append(crits, c)
-		}
-	}
-	t0 := float64(sec.Start.UnixMilli()) / 1000
-	for _, c := range append(crits, promexport.HasLeader) {
-		counted := c.Unit == check.Count
-		for _, m := range sec.Members {
-			times := make([]float64, len(m.Series))
-			cells := make([]result.PromValue, len(m.Series))
-			for i, s := range m.Series {
-				times[i] = t0 + s.T
-				if v, ok := metricValue(c.ID, s.MetricsSignals); ok && !slices.Contains(s.Missing, c.ID) {
-					cells[i] = result.PromSample(v)
-				}
-			}
-			if b, ok := promexport.Breach(c, m.Name, times, cells, counted); ok {
-				sec.Breaches = append(sec.Breaches, b)
-			}
-		}
-	}
-	var observed []result.PromMember
-	for _, m := range sec.Members {
-		pm := result.PromMember{Instance: m.Name, Observed: map[string]float64{}}
-		for _, c := range crits {
-			if v, ok := metricValue(c.ID, m.Overall); ok {
-				pm.Observed[c.ID] = v
-			}
-		}
-		observed = append(observed, pm)
-	}
-	for _, c := range crits {
-		worst, who, found := worstMember(observed, c)
-		if !found {
-			sec.Notes = append(sec.Notes, fmt.Sprintf("%s: no member observed anything, not judged", c.ID))
-			continue
-		}
-		ch := check.Evaluate(c, worst)
-		for _, m := range sec.Members {
-			if m.Name == who && m.Overall != nil {
-				switch c.ID {
-				case check.WALFsyncP99:
-					ch.Bound = atFloor(m.Overall.WALFsync)
-				case check.BackendCommitP99:
-					ch.Bound = atFloor(m.Overall.BackendCommit)
-				}
-			}
-		}
-		if len(sec.Members) > 1 {
-			ch.Title += " (worst member: " + who + ")"
-		}
-		res.Checks = append(res.Checks, ch)
-	}
-	res.Findings = diagnose.Run(res)
-	res.Verdict = diagnose.Verdict(res.Checks, res.Findings)
-	res.Summary = metricsSummary(res)
-}
-
-func metricsSummary(res *result.Result) string {
-	sec := res.Metrics
-	var b strings.Builder
-	fmt.Fprintf(&b, "%d member(s) over %s, %d interval(s) of %s", len(sec.Members), units.Seconds(sec.Seconds), sec.Intervals, units.Seconds(sec.Interval))
-	if l := sec.WorstP99(func(s *result.MetricsSignals) *result.Latency { return s.WALFsync }); l != nil {
-		fmt.Fprintf(&b, "; WAL fsync p99 %s", render.LatencyValue(*l, l.P99))
-	}
-	if l := sec.WorstP99(func(s *result.MetricsSignals) *result.Latency { return s.BackendCommit }); l != nil {
-		fmt.Fprintf(&b, ", backend commit p99 %s", render.LatencyValue(*l, l.P99))
-	}
-	var down []string
-	for _, m := range sec.Members {
-		if m.Unreachable > 0 {
-			down = append(down, fmt.Sprintf("%s missed %d", m.Name, m.Unreachable))
-		}
-	}
-	if len(down) > 0 {
-		fmt.Fprintf(&b, "; %s", strings.Join(down, ", "))
-	}
-	b.WriteString(overLimits(res.Checks) + ".")
-	return b.String()
 }

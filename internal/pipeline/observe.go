@@ -8,6 +8,7 @@ import (
 
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/hoststats"
+	"github.com/etcdperf/etcdperf/internal/promscrape"
 	"github.com/etcdperf/etcdperf/internal/result"
 )
 
@@ -45,7 +46,7 @@ type observer struct {
 func (ob *observer) observe(t *cluster.Target) func() {
 	members := t.Members()
 	httpc := t.Client().HTTPClient()
-	before := scrapeMembers(ob.ctx, httpc, members)
+	before := promscrape.ScrapeMembers(ob.ctx, httpc, members)
 	sampler, _ := hoststats.Start(ob.device, time.Second)
 	var ru0 syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
@@ -67,7 +68,7 @@ func (ob *observer) observe(t *cluster.Target) func() {
 		if sampler != nil {
 			o.host, _ = sampler.Stop()
 		}
-		after := scrapeMembers(context.WithoutCancel(ob.ctx), httpc, members)
+		after := promscrape.ScrapeMembers(context.WithoutCancel(ob.ctx), httpc, members)
 		o.members, o.serverCPU, o.hasServerCPU = memberFigures(before, after, el)
 	}
 }
@@ -81,16 +82,16 @@ func rusageTime(r syscall.Rusage) time.Duration {
 
 // memberFigures turns two scrapes of each member into its CPU, memory,
 // database and peer figures.
-func memberFigures(before, after []memberScrape, el time.Duration) (ms []result.PerfMember, cpu float64, hasCPU bool) {
+func memberFigures(before, after []promscrape.MemberScrape, el time.Duration) (ms []result.PerfMember, cpu float64, hasCPU bool) {
 	for i := range after {
 		b, a := before[i], after[i]
-		if b.err != nil || a.err != nil {
+		if b.Err != nil || a.Err != nil {
 			continue
 		}
-		m := result.PerfMember{Name: a.member.Name, Endpoint: a.member.ClientURL}
-		eb, ea := b.snap.EtcdSignals(), a.snap.EtcdSignals()
-		if c1, ok := a.snap.Value(metricCPU, nil); ok && el > 0 {
-			c0, _ := b.snap.Value(metricCPU, nil)
+		m := result.PerfMember{Name: a.Member.Name, Endpoint: a.Member.ClientURL}
+		eb, ea := b.Snap.EtcdSignals(), a.Snap.EtcdSignals()
+		if c1, ok := a.Snap.Value(metricCPU, nil); ok && el > 0 {
+			c0, _ := b.Snap.Value(metricCPU, nil)
 			m.CPU = max(0, c1-c0) / el.Seconds()
 			cpu += m.CPU
 			hasCPU = true

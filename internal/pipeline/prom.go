@@ -3,22 +3,12 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
-	"github.com/prometheus/common/model"
-
 	"github.com/etcdperf/etcdperf/internal/check"
-	"github.com/etcdperf/etcdperf/internal/diagnose"
+	"github.com/etcdperf/etcdperf/internal/judge"
 	"github.com/etcdperf/etcdperf/internal/promexport"
-	"github.com/etcdperf/etcdperf/internal/render"
 	"github.com/etcdperf/etcdperf/internal/result"
-)
-
-// Kinds of the Results of `etcdperf prom`.
-const (
-	KindPromExport = "prom"
-	KindPromCheck  = "prom-check"
 )
 
 // PromExportOptions configure `etcdperf prom export`.
@@ -71,7 +61,7 @@ func PromExport(ctx context.Context, o PromExportOptions) (*result.Result, error
 	if err != nil {
 		return nil, err
 	}
-	res := result.New(KindPromExport)
+	res := result.New(result.KindPromExport)
 	var window time.Duration // the preset's; a user's queries carry their own
 	if o.Preset != "" {
 		window = promexport.WindowFor(o.Window, o.Range.Step)
@@ -141,9 +131,6 @@ type PromCheckOptions struct {
 	Matrix   []string
 }
 
-// The criteria `prom check` judges over the history, in order.
-var promCriteria = []string{check.WALFsyncP99, check.BackendCommitP99, check.LeaderChanges, check.ProposalsFailed}
-
 // PromCheck judges etcd's history in Prometheus: each criterion over the
 // whole period for every member (the checks take the worst member), and at
 // every evaluation point, where breaches are grouped into time windows.
@@ -156,7 +143,7 @@ func PromCheck(ctx context.Context, o PromCheckOptions) (*result.Result, error) 
 	if err != nil {
 		return nil, err
 	}
-	res := result.New(KindPromCheck)
+	res := result.New(result.KindPromCheck)
 	res.Params = promParams(o.Conn, o.Range, o.Selector, o.Window, o.Matrix)
 	h, err := c.ReadHistory(ctx, promexport.HistoryOptions{Range: o.Range, Window: o.Window, Selector: o.Selector})
 	if err != nil {
@@ -169,75 +156,20 @@ func PromCheck(ctx context.Context, o PromCheckOptions) (*result.Result, error) 
 	p.Window = o.Window.Seconds()
 	p.Selector = o.Selector
 	p.Members = h.Members
+	if p.PeerRTTs, err = c.PeerRTTs(ctx, o.Range, o.Selector); err != nil {
+		return nil, err
+	}
 	if o.Window < o.Range.Step {
 		p.Notes = append(p.Notes, fmt.Sprintf("the --window %s is shorter than the --step %s: each point judges only the last %s of its step, and breaches in between can be missed",
 			o.Window, o.Range.Step, o.Window))
 	}
 	res.Prom = p
-	for _, id := range promCriteria {
-		crit, ok := check.Lookup(o.Criteria, id)
-		if !ok {
-			continue
-		}
-		p.Breaches = append(p.Breaches, promexport.Breaches(p.Table, crit, h.Counted[id])...)
-		worst, member, found := worstMember(h.Members, crit)
-		if !found {
-			p.Notes = append(p.Notes, fmt.Sprintf("%s: no member has a value over the period (nothing observed), not judged", id))
-			continue
-		}
-		ch := check.Evaluate(crit, worst)
-		if len(h.Members) > 1 {
-			ch.Title += " (worst member: " + member + ")"
-		}
-		res.Checks = append(res.Checks, ch)
-	}
-	p.Breaches = append(p.Breaches, promexport.Breaches(p.Table, promexport.HasLeader, false)...)
+	judge.Judge(res, o.Criteria)
 	if len(o.Matrix) > 0 {
 		var notes []string
 		p.Plots, notes = promexport.Plots(p.Table, promexport.HistoryQueries(o.Selector, o.Window), o.Matrix)
 		p.Notes = append(p.Notes, notes...)
 	}
-	res.Findings = diagnose.Run(res)
-	res.Verdict = diagnose.Verdict(res.Checks, res.Findings)
-	res.Summary = promCheckSummary(res, o.Range)
 	res.Finish()
 	return res, nil
-}
-
-// worstMember returns the worst value of a criterion over the members.
-func worstMember(ms []result.PromMember, c check.Criterion) (float64, string, bool) {
-	var worst float64
-	var who string
-	found := false
-	for _, m := range ms {
-		v, ok := m.Observed[c.ID]
-		if !ok {
-			continue
-		}
-		if !found || (c.Op == check.AtLeast && v < worst) || (c.Op != check.AtLeast && v > worst) {
-			worst, who, found = v, m.Instance, true
-		}
-	}
-	return worst, who, found
-}
-
-func promCheckSummary(res *result.Result, r promexport.Resolved) string {
-	span := model.Duration(r.End.Sub(r.Start).Round(time.Second)).String()
-	members := len(res.Prom.Members)
-	var failed []string
-	for _, c := range res.Checks {
-		if c.Status == result.StatusFail {
-			failed = append(failed, fmt.Sprintf("%s %s (limit %s %s)", c.Name, render.FormatValue(c.Observed, c.Unit), c.Op, render.FormatValue(c.Limit, c.Unit)))
-		}
-	}
-	switch res.Verdict {
-	case result.Fail:
-		if len(failed) > 0 {
-			return fmt.Sprintf("Over the %s period, %s on %d member(s): etcd was not healthy in this period.", span, strings.Join(failed, ", "), members)
-		}
-		return fmt.Sprintf("Over the %s period the history of %d member(s) shows critical problems: see the findings.", span, members)
-	case result.Warn:
-		return fmt.Sprintf("Over the %s period the %d member(s) stayed within the limits overall, with breaches in some windows: see the findings.", span, members)
-	}
-	return fmt.Sprintf("Over the %s period the %d member(s) stayed within every limit at every evaluation point.", span, members)
 }

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -36,7 +37,7 @@ func TestScaleEmbedded(t *testing.T) {
 		t.Fatalf("scale %+v error %q", sc, res.Error)
 	}
 	if len(sc.Kinds) != 3 || sc.Kinds[0].Prefix != "/etcdperf/"+strings.Split(sc.Kinds[0].Prefix, "/")[2]+"/registry/pods/" ||
-		sc.Kinds[2].LeaseTTL != DefaultEventTTL.Seconds() || sc.Kinds[0].MeanValueSize < 2000 || sc.Kinds[1].ValueSize != "lognormal:1024:0.3" {
+		sc.Kinds[2].LeaseTTL != scale.DefaultEventTTL.Seconds() || sc.Kinds[0].MeanValueSize < 2000 || sc.Kinds[1].ValueSize != "lognormal:1024:0.3" {
 		t.Errorf("kinds %+v", sc.Kinds)
 	}
 	for i, st := range sc.Steps {
@@ -100,7 +101,8 @@ func TestScaleStopsAtALimit(t *testing.T) {
 	if len(sc.Steps) != 1 || !strings.Contains(sc.Stopped, "put p99") || !strings.Contains(sc.Stopped, "at 50 objects (step 1)") {
 		t.Fatalf("%d steps, stopped %q", len(sc.Steps), sc.Stopped)
 	}
-	if res.Verdict != result.Fail || len(res.Findings) == 0 || res.Findings[0].ID != "scale_stopped" || res.Findings[0].Severity != result.Critical {
+	i := slices.IndexFunc(res.Findings, func(f result.Finding) bool { return f.ID == "scale_stopped" })
+	if res.Verdict != result.Fail || i < 0 || res.Findings[i].Severity != result.Critical {
 		t.Errorf("verdict %s findings %+v", res.Verdict, res.Findings)
 	}
 }
@@ -152,7 +154,7 @@ func TestScaleExternal(t *testing.T) {
 
 	// Interrupted in its first step: a partial Result, nothing left.
 	cctx, cancel := context.WithCancel(ctx)
-	prog := &ScaleProgress{}
+	prog := &scale.Progress{}
 	o.Progress, o.Counts, o.Rate, o.EventTTL = prog, counts(t, "pods=100000,events=100"), 0, time.Minute
 	go func() {
 		for prog.Puts.Done() < 200 {
@@ -189,60 +191,5 @@ func TestScaleOptionsValidate(t *testing.T) {
 	}
 	if err := good.Validate(); err != nil {
 		t.Error(err)
-	}
-}
-
-// stopReason: failed requests, a broken limit, and a database that the
-// next step would take past the quota's limit.
-func TestStopReason(t *testing.T) {
-	lat := func(p99 float64) *result.Latency { return &result.Latency{Count: 10, P99: p99, P50: p99} }
-	ok := result.ScaleStep{Step: 2, Objects: 2000, Put: lat(0.01), DBSize: 100 << 20,
-		Lists: []result.ScaleList{{Kind: "pods", Latency: lat(0.5)}}}
-	prev := result.ScaleStep{Step: 1, Objects: 1000, DBSize: 50 << 20}
-	if why := stopReason(ok, &prev, 1<<30, check.Table); why != "" {
-		t.Errorf("a healthy step stops: %q", why)
-	}
-	failed := ok
-	failed.Errors = map[string]int64{"put: Unavailable: etcdserver: request timed out": 3, "list: x": 1}
-	if why := stopReason(failed, &prev, 1<<30, check.Table); !strings.Contains(why, "4 requests failed at 2000 objects (step 2)") || !strings.Contains(why, "request timed out") {
-		t.Errorf("errors: %q", why)
-	}
-	slowList := ok
-	slowList.Lists = []result.ScaleList{{Kind: "pods", Latency: lat(31)}}
-	if why := stopReason(slowList, &prev, 1<<30, check.Table); !strings.Contains(why, "list of a whole resource") || !strings.Contains(why, "31s") {
-		t.Errorf("slow list: %q", why)
-	}
-	// 700 MiB of a 1 GiB quota passes (under 80%), but the next step adds
-	// 650 MiB.
-	big := ok
-	big.DBSize = 700 << 20
-	if why := stopReason(big, &prev, 1<<30, check.Table); !strings.Contains(why, "the next step would take the database to 1.3 GiB") {
-		t.Errorf("quota: %q", why)
-	}
-	// Without a quota from etcd, its default 2 GiB.
-	if why := stopReason(big, &prev, 0, check.Table); why != "" {
-		t.Errorf("700 MiB growing by 650 MiB against 2 GiB stops: %q", why)
-	}
-}
-
-// A run that went through every step but whose etcd fsync p99 over the
-// whole run broke its limit says so in its summary, not only in a check.
-func TestJudgeScaleSaysWhyItFailed(t *testing.T) {
-	lat := func(p99 float64) *result.Latency { return &result.Latency{Count: 10, P99: p99, P50: p99} }
-	res := result.New("scale")
-	res.Scale = &result.Scale{Planned: 1, Seconds: 2, Quota: 1 << 30,
-		Steps: []result.ScaleStep{{Step: 1, Objects: 500, Put: lat(0.01), DBSize: 10 << 20}}}
-	res.Server = &result.Server{WALFsync: lat(0.030)}
-	JudgeScale(res, check.Table)
-	if res.Verdict != result.Fail || !strings.Contains(res.Summary, "WAL fsync") || !strings.Contains(res.Summary, "over its limit") {
-		t.Errorf("verdict %s, summary %q", res.Verdict, res.Summary)
-	}
-	res = result.New("scale")
-	res.Scale = &result.Scale{Planned: 1, Seconds: 2, Quota: 1 << 30,
-		Steps: []result.ScaleStep{{Step: 1, Objects: 500, Put: lat(0.01), DBSize: 10 << 20}}}
-	res.Server = &result.Server{WALFsync: lat(0.002)}
-	JudgeScale(res, check.Table)
-	if res.Verdict == result.Fail || strings.Contains(res.Summary, "over its limit") {
-		t.Errorf("a healthy run: verdict %s, summary %q", res.Verdict, res.Summary)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/load"
+	"github.com/etcdperf/etcdperf/internal/promscrape"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
@@ -30,13 +31,13 @@ func endContext(ctx context.Context, runErr error, commandTimeout time.Duration)
 // allRefused reports whether the run stalled and every member then
 // refused connections on its client port: etcd is down, and deleting the
 // run's keys would only wait for the command timeout.
-func allRefused(runErr error, after []memberScrape) bool {
+func allRefused(runErr error, after []promscrape.MemberScrape) bool {
 	var se *load.StallError
 	if !errors.As(runErr, &se) || len(after) == 0 {
 		return false
 	}
 	for _, a := range after {
-		if a.err == nil || !errors.Is(a.err, syscall.ECONNREFUSED) {
+		if a.Err == nil || !errors.Is(a.Err, syscall.ECONNREFUSED) {
 			return false
 		}
 	}

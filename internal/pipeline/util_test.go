@@ -11,7 +11,7 @@ import (
 
 // scrapeFromText builds a member scrape whose WAL fsync histogram has
 // floor observations in the 1ms bucket out of count.
-func scrapeFromText(t *testing.T, floor, count int) memberScrape {
+func scrapeFromText(t *testing.T, floor, count int) promscrape.MemberScrape {
 	t.Helper()
 	var b strings.Builder
 	b.WriteString("# TYPE etcd_disk_wal_fsync_duration_seconds histogram\n")
@@ -29,5 +29,5 @@ func scrapeFromText(t *testing.T, floor, count int) memberScrape {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return memberScrape{member: cluster.Member{Name: "m"}, snap: snap}
+	return promscrape.MemberScrape{Member: cluster.Member{Name: "m"}, Snap: snap}
 }

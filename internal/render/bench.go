@@ -84,8 +84,15 @@ func targetLine(r *result.Result) string {
 		return s
 	}
 	s = fmt.Sprintf("etcd %s at %s", t.Version, strings.Join(t.Endpoints, ","))
-	if len(t.Members) > 0 {
-		s += fmt.Sprintf(" (%d members)", len(t.Members))
+	var about []string
+	if t.EndpointsFrom != "" {
+		about = append(about, "from "+t.EndpointsFrom)
+	}
+	if n := len(t.Members); n > 0 {
+		about = append(about, fmt.Sprintf("%d member%s", n, map[bool]string{true: "s"}[n != 1]))
+	}
+	if len(about) > 0 {
+		s += " (" + strings.Join(about, ", ") + ")"
 	}
 	return s
 }
@@ -106,7 +113,7 @@ func loadLine(r *result.Result) string {
 	if b.Conns != 1 {
 		conns += "s"
 	}
-	parts = append(parts, fmt.Sprintf("%d clients over %d %s", b.Clients, b.Conns, conns))
+	parts = append(parts, fmt.Sprintf("%s over %d %s", plural(int64(b.Clients), "client"), b.Conns, conns))
 	if b.Rate > 0 {
 		parts = append(parts, fmt.Sprintf("at %g/s", b.Rate))
 	}
@@ -227,6 +234,8 @@ func serverText(w io.Writer, s *result.Server) {
 		}
 		fmt.Fprintf(w, " leader changes %.0f, failed proposals %.0f\n", m.LeaderChanges, m.ProposalsFailed)
 	}
+	processesText(w, s.Processes)
+	peerRTTsText(w, s.PeerRTTs)
 }
 
 func serverLatency(w io.Writer, name string, l *result.Latency) {

@@ -47,8 +47,12 @@ func loadBlock(w io.Writer, r *result.Result) {
 		fmt.Fprintf(w, ", %d failed", errs)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "  sent %.0f/s; a send was %s behind its schedule on average; %.1f of %d clients waiting for etcd on average\n",
-		pf.SentRate, units.Seconds(pf.ScheduleLag), pf.InFlight, pf.Clients)
+	lag := units.Seconds(pf.ScheduleLag) + " behind its schedule on average"
+	if l := b.SendLag; l != nil && l.Count > 0 {
+		lag = fmt.Sprintf("%s behind its schedule on average (p99 %s)", units.Seconds(l.Mean), units.Seconds(l.P99))
+	}
+	fmt.Fprintf(w, "  sent %.0f/s; a send was %s; %.1f of %d clients waiting for etcd on average\n",
+		pf.SentRate, lag, pf.InFlight, pf.Clients)
 	if l := b.Latency; l != nil && l.Count > 0 {
 		fmt.Fprintf(w, "  latency from the intended send: p50 %s, p90 %s, p99 %s, p99.9 %s, slowest %s, stddev %s\n",
 			units.Seconds(l.P50), units.Seconds(l.P90), units.Seconds(l.P99), units.Seconds(l.P999), units.Seconds(l.Max), units.Seconds(l.Stddev))
@@ -63,26 +67,27 @@ func loadBlock(w io.Writer, r *result.Result) {
 	}
 }
 
-// cpuLine says who used the CPUs: etcd's members and etcdperf itself.
+// cpuLine says who used CPU, in CPUs (cores): etcd's members, as their
+// metrics say wherever they run, and etcdperf itself, of the CPUs of the
+// host it runs on.
 func cpuLine(w io.Writer, pf *result.Perf) {
 	if pf.CPUs <= 0 {
 		return
 	}
-	n := float64(pf.CPUs)
-	fmt.Fprintf(w, "  CPU of the %d CPUs:", pf.CPUs)
+	fmt.Fprintf(w, "  CPU used:")
 	if pf.ServerCPU > 0 {
-		fmt.Fprintf(w, " etcd %.0f%%,", pf.ServerCPU/n*100)
+		fmt.Fprintf(w, " etcd %s CPU (its members' metrics),", units.Cores(pf.ServerCPU))
 	}
 	who := "etcdperf (the client)"
 	if !pf.ClientOnly {
 		who = "etcdperf with etcd inside"
 	}
-	fmt.Fprintf(w, " %s %.0f%%\n", who, pf.ClientCPU/n*100)
+	fmt.Fprintf(w, " %s %s of its host's %d CPUs\n", who, units.Cores(pf.ClientCPU), pf.CPUs)
 	for _, m := range pf.Members {
 		if len(pf.Members) < 2 && m.PeerRTT == 0 {
 			break
 		}
-		fmt.Fprintf(w, "  member %s: CPU %.0f%%, RSS %s, db %s", m.Name, m.CPU/n*100, units.Bytes(m.RSSAfter), units.Bytes(m.DBSize))
+		fmt.Fprintf(w, "  member %s: CPU %s, RSS %s, db %s", m.Name, units.Cores(m.CPU), units.Bytes(m.RSSAfter), units.Bytes(m.DBSize))
 		if m.PeerRTT > 0 {
 			fmt.Fprintf(w, ", peer RTT p99 %s", units.Seconds(m.PeerRTT))
 		}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
 	"github.com/etcdperf/etcdperf/internal/result"
@@ -20,8 +19,13 @@ func doctorText(w io.Writer, r *result.Result) error {
 	fmt.Fprintf(w, "etcdperf doctor: %s\n", doctorLoadLine(r))
 	for i := range r.Runs {
 		run := &r.Runs[i]
-		fmt.Fprintf(w, "\n== %s ==\n", runTitle(run))
-		targetBlock(w, run, len(r.Runs) > 1)
+		title := runTitle(run)
+		if r.Params["node"] != nil && title != run.Name {
+			// doctor --node: the member, and its data dir's storage.
+			title = run.Name + ": data dir " + title
+		}
+		fmt.Fprintf(w, "\n== %s ==\n", title)
+		targetBlock(w, run, len(r.Runs) > 1, incomplete(r))
 	}
 	if len(r.Runs) > 1 && r.Doctor != nil {
 		fmt.Fprintf(w, "\nSide by side (x: the ratio to %s):\n", r.Runs[0].Name)
@@ -33,6 +37,9 @@ func doctorText(w io.Writer, r *result.Result) error {
 func doctorLoadLine(r *result.Result) string {
 	p := r.Params
 	s := fmt.Sprintf("profile %v (%v clients at %v puts/s of 1 KiB)", p["load"], p["clients"], p["rate"])
+	if p["observe_only"] == true {
+		s = "watching, without load,"
+	}
 	if d, ok := p["duration"].(float64); ok {
 		s += " for " + units.Seconds(d)
 	}
@@ -59,8 +66,9 @@ func runTitle(r *result.Result) string {
 }
 
 // targetBlock prints one location's figures and its judgement, with its
-// own verdict line when there are several.
-func targetBlock(w io.Writer, r *result.Result, verdict bool) {
+// own verdict line when there are several. The location where a run ended
+// early leaves saying so to the whole run's (ended) line.
+func targetBlock(w io.Writer, r *result.Result, verdict, ended bool) {
 	if d := r.Disk; d != nil && d.SyncLatency != nil {
 		l := d.SyncLatency
 		fmt.Fprintf(w, "  disk probe: fdatasync p50 %s, p99 %s, max %s; %.0f IOPS (%s in %s)\n",
@@ -79,13 +87,37 @@ func targetBlock(w io.Writer, r *result.Result, verdict bool) {
 			fmt.Fprintf(w, "  note: %s\n", n)
 		}
 	}
+	if r.Bench == nil && r.Server != nil {
+		// doctor --node without load: what the member did meanwhile.
+		var sb bytes.Buffer
+		serverText(&sb, r.Server)
+		io.WriteString(w, indent(strings.TrimPrefix(sb.String(), "\n"), "  "))
+	}
+	if l := r.Logs; l != nil {
+		var events int64
+		for _, n := range l.Classes {
+			events += n
+		}
+		src := r.Params["log_file"]
+		if src == nil {
+			src = r.Params["log_journal"]
+		}
+		fmt.Fprintf(w, "  log (%v): %s during the run, %s etcd counts against its limits", src, plural(l.Lines-l.OutsideWindow, "line"), plural(events, "warning"))
+		if l.OutsideWindow > 0 {
+			fmt.Fprintf(w, " (%s not read)", plural(l.OutsideWindow, "earlier line"))
+		}
+		fmt.Fprintln(w)
+	}
+	if e, ok := r.Params["log_error"]; ok {
+		fmt.Fprintf(w, "  the member's log could not be read: %v\n", e)
+	}
 	for _, n := range r.Runs {
 		noisyLine(w, r, &n)
 	}
 	var jb bytes.Buffer
 	j := *r
-	if !verdict {
-		j.Verdict = ""
+	if !verdict || (ended && incomplete(r)) {
+		j.Verdict, j.Error = "", ""
 	}
 	Judgement(&jb, &j)
 	io.WriteString(w, indent(jb.String(), "  "))
@@ -247,18 +279,5 @@ func sideValue(v float64, unit string) string {
 	return formatValue(v, unit)
 }
 
-// Ratio prints a ratio with a precision that suits it, never in exponent
-// notation: 7740x, 45.9x, 0.62x, 0.0032x.
-func Ratio(r float64) string {
-	switch {
-	case r >= 100:
-		return fmt.Sprintf("%.0fx", r)
-	case r >= 10:
-		return fmt.Sprintf("%.1fx", r)
-	case r >= 0.01:
-		return fmt.Sprintf("%.2fx", r)
-	}
-	// Two significant digits: 0.00007x.
-	v, _ := strconv.ParseFloat(strconv.FormatFloat(r, 'g', 2, 64), 64)
-	return strconv.FormatFloat(v, 'f', -1, 64) + "x"
-}
+// Ratio prints a ratio as every text of etcdperf does (units.Ratio).
+func Ratio(r float64) string { return units.Ratio(r) }

@@ -8,9 +8,13 @@ import (
 	"github.com/etcdperf/etcdperf/internal/units"
 )
 
-// HostLine writes the host's USE summary in iostat's terms.
+// HostLine writes the host's USE summary in iostat's terms, named after
+// the host it was measured on (the one etcdperf ran on).
 func HostLine(w io.Writer, h *result.Host) {
 	s := h.Summary
+	if h.Hostname != "" {
+		fmt.Fprintf(w, "  host %s (where etcdperf ran):\n", h.Hostname)
+	}
 	if h.Device != "" {
 		fmt.Fprintf(w, "  device %s: util=%.0f%%, w/s=%.0f, wMB/s=%.2f, w_await=%s, avg write=%s, aqu-sz=%.2f",
 			h.Device, s.Util*100, s.WriteIOPS, s.WriteBytes/1e6, units.Seconds(s.WriteAwait), units.Bytes(s.AvgWriteSize), s.QueueDepth)

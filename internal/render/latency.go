@@ -9,8 +9,5 @@ import (
 // histogram at or below its lowest bucket reads "<= 1ms": etcd's histogram
 // only says that it was below that bound, not by how much.
 func LatencyValue(l result.Latency, v float64) string {
-	if l.Bucketed && l.Resolution > 0 && v <= l.Resolution {
-		return "<= " + units.Seconds(l.Resolution)
-	}
-	return units.Seconds(v)
+	return units.Quantile(v, l.Resolution, l.Bucketed)
 }

@@ -40,9 +40,12 @@ func logsText(w io.Writer, r *result.Result) error {
 			read++
 		}
 	}
-	fmt.Fprintf(w, "etcdperf logs: %d source(s), %d lines", read, l.Lines)
+	fmt.Fprintf(w, "etcdperf logs: %s, %s", plural(int64(read), "source"), plural(int64(l.Lines), "line"))
 	if l.Unparsed > 0 {
 		fmt.Fprintf(w, " (%d not etcd log lines)", l.Unparsed)
+	}
+	if l.OutsideWindow > 0 {
+		fmt.Fprintf(w, " (%d outside --since/--until, left out)", l.OutsideWindow)
 	}
 	fmt.Fprintln(w)
 	if l.First != nil && l.Last != nil {

@@ -70,6 +70,9 @@ func metricsTarget(r *result.Result) string {
 			s += " of etcd " + r.Target.Version
 		}
 		s += " at " + strings.Join(r.Target.Endpoints, ",")
+		if r.Target.EndpointsFrom != "" {
+			s += " (from " + r.Target.EndpointsFrom + ")"
+		}
 	}
 	return s
 }
@@ -172,6 +175,14 @@ func MetricsTail(w io.Writer, r *result.Result) {
 		}
 		fmt.Fprintln(w)
 	}
+	var procs []result.MemberProcess
+	for _, mm := range m.Members {
+		if mm.Process != nil {
+			procs = append(procs, *mm.Process)
+		}
+	}
+	processesText(w, procs)
+	peerRTTsText(w, m.PeerRTTs)
 	if len(m.Breaches) > 0 {
 		fmt.Fprintf(w, "  limits passed (each point judges the interval before it):\n")
 		for _, b := range m.Breaches {

@@ -170,6 +170,7 @@ func promCheckText(w io.Writer, r *result.Result) error {
 		}
 		fmt.Fprintf(w, "    %s: %s\n", m.Instance, strings.Join(parts, " "))
 	}
+	peerRTTsText(w, p.PeerRTTs)
 	if len(p.Breaches) == 0 {
 		fmt.Fprintf(w, "  no limit passed at any evaluation point\n")
 	} else {

@@ -61,8 +61,11 @@ func Judgement(w io.Writer, r *result.Result) {
 			}
 		}
 	}
-	if r.Error != "" {
-		fmt.Fprintf(w, "\nThe run ended early: %s\n", r.Error)
+	if incomplete(r) {
+		// What ended the run, once, and no verdict: the figures above are
+		// part of a run.
+		fmt.Fprintf(w, "\nIncomplete: %s. The figures above cover only what came before, too little for a verdict.\n", incompleteWhy(r))
+		return
 	}
 	if r.Verdict != "" {
 		fmt.Fprintf(w, "\nVerdict: %s", strings.ToUpper(string(r.Verdict)))
@@ -71,6 +74,19 @@ func Judgement(w io.Writer, r *result.Result) {
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// incomplete reports a run that ended early, also one written before
+// such runs had the verdict Incomplete.
+func incomplete(r *result.Result) bool {
+	return r.EndedEarly() || r.Verdict == result.Incomplete
+}
+
+func incompleteWhy(r *result.Result) string {
+	if r.Error == "" {
+		return "the run ended early"
+	}
+	return strings.TrimSuffix(r.Error, ".")
 }
 
 func statusWord(s result.Status) string {
@@ -83,21 +99,7 @@ func statusWord(s result.Status) string {
 	return "FAIL"
 }
 
-func formatValue(v float64, unit string) string {
-	switch unit {
-	case "s":
-		return units.Seconds(v)
-	case "ratio":
-		return fmt.Sprintf("%.1f%%", v*100)
-	case "ops/s":
-		return fmt.Sprintf("%.0f/s", v)
-	case "bytes":
-		return units.Bytes(v)
-	case "count":
-		return fmt.Sprintf("%.0f", v)
-	}
-	return fmt.Sprintf("%g %s", v, unit)
-}
+func formatValue(v float64, unit string) string { return units.Value(v, unit) }
 
 func formatLimit(c result.Check) string {
 	s := "limit " + c.Op + " " + formatValue(c.Limit, c.Unit)

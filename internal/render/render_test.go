@@ -94,3 +94,30 @@ func TestTextReportsWriteErrors(t *testing.T) {
 		t.Errorf("write error lost: %v", err)
 	}
 }
+
+// A run that ended early says "Incomplete" and why, once, after what it
+// measured, and no verdict line, even in a Result written before such runs
+// had the verdict incomplete.
+func TestIncompleteHasNoVerdict(t *testing.T) {
+	res, err := result.ReadFile(filepath.Join("testdata", "disk-ext4.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []result.Verdict{res.Verdict, result.Incomplete} {
+		r := *res
+		r.Error = "interrupted"
+		r.Verdict = v
+		var buf bytes.Buffer
+		if err := Text(&buf, &r); err != nil {
+			t.Fatal(err)
+		}
+		out := buf.String()
+		if strings.Contains(out, "Verdict:") || strings.Count(out, "interrupted") != 1 || !strings.Contains(out, "\nIncomplete: interrupted.") {
+			t.Errorf("verdict %q:\n%s", v, out)
+		}
+		// What it measured is still shown.
+		if !strings.Contains(out, "disk_sync_p99:") {
+			t.Errorf("the checks of what was measured are missing:\n%s", out)
+		}
+	}
+}

@@ -67,19 +67,57 @@ func benchBlock(runs []Run) Block {
 	if c, ok := histogramChart("bench-latency-histogram", "request latency distribution", "Share of the requests in each latency band.", lats); ok {
 		b.Charts = append(b.Charts, c)
 	}
-	if c, ok := timeChart("bench-throughput", "throughput over time", "Requests completed per second.", "requests/s", rates,
-		func(v float64) string { return fmt.Sprintf("%.0f", v) }, false); ok {
+	var short shortCharts
+	perSecond := func(v float64) string { return fmt.Sprintf("%.0f", v) }
+	caption := "Requests completed per second."
+	targets := targetRates(runs)
+	if len(targets) > 0 {
+		caption += " The dotted line is the rate the load asked for: a line under it is a second that fell short."
+	}
+	if c, ok := timeChart("bench-throughput", "throughput over time", caption, "requests/s", rates, perSecond, false); ok {
+		withLimits(c, rates, lastX(rates), targets, perSecond, false)
 		legendAt(c.Plot, false, true) // the lines run along the top
 		b.Charts = append(b.Charts, c)
+	} else {
+		short.add("throughput", rates)
 	}
 	if c, ok := timeChart("bench-p99", "p99 latency over time", "The 99th percentile of each second's requests.", "p99 latency", p99s,
 		units.Seconds, spansDecades(p99s)); ok {
 		b.Charts = append(b.Charts, c)
+	} else {
+		short.add("p99 latency", p99s)
+	}
+	if n := short.note(); n != "" {
+		b.Notes = append(b.Notes, n)
 	}
 	if t, ok := errorTable(runs); ok {
 		b.Tables = append(b.Tables, t)
 	}
 	return b
+}
+
+// targetRates are the rates the runs' loads asked for, one line each.
+func targetRates(runs []Run) []limitLine {
+	var out []limitLine
+	seen := map[float64]bool{}
+	for _, r := range runs {
+		if rate := r.Result.Bench.Rate; rate > 0 && !seen[rate] {
+			seen[rate] = true
+			out = append(out, limitLine{Label: "target " + fmt.Sprintf("%g/s", rate), Y: rate, Color: noteColor})
+		}
+	}
+	return out
+}
+
+// lastX is the largest x of the lines.
+func lastX(ls []line) float64 {
+	x := 0.0
+	for _, l := range ls {
+		for _, p := range l.Pts {
+			x = math.Max(x, p.X)
+		}
+	}
+	return x
 }
 
 // seriesLines turns the series into requests per second and p99 over time.

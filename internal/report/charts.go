@@ -1,9 +1,11 @@
 package report
 
 import (
+	"fmt"
 	"image/color"
 	"math"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -407,10 +409,75 @@ type line struct {
 	Dashed bool
 }
 
+// minTimePoints is the fewest points of a chart over time: with fewer (a
+// run of 2.5 s has 2 one-second samples) a line shows no trend, and the
+// summary says all there is.
+const minTimePoints = 5
+
 // timeChart draws time series (x in seconds since the start). format
-// labels the y axis; logY puts it on a log scale.
+// labels the y axis; logY puts it on a log scale. It returns false when
+// there is nothing to draw or the lines have fewer than minTimePoints
+// points in time (shortCharts then says why).
 func timeChart(name, title, caption, yLabel string, lines []line, format func(float64) string, logY bool) (Chart, bool) {
+	if n, _ := timePoints(lines); n < minTimePoints {
+		return Chart{}, false
+	}
 	return xyChart(name, title, caption, "seconds since start", yLabel, lines, format, logY)
+}
+
+// timePoints returns how many points in time the lines have (the
+// distinct x of all their points) and the usual step between them.
+func timePoints(lines []line) (int, float64) {
+	xs := map[float64]bool{}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, l := range lines {
+		for _, p := range l.Pts {
+			xs[p.X] = true
+			lo, hi = math.Min(lo, p.X), math.Max(hi, p.X)
+		}
+	}
+	n := len(xs)
+	if n < 2 {
+		return n, 0
+	}
+	return n, (hi - lo) / float64(n-1)
+}
+
+// shortCharts gathers the charts over time of a section that were not
+// drawn for want of points, to say why in one note.
+type shortCharts struct {
+	what []string
+	n    int
+	step float64
+}
+
+// add records the chart of what unless its lines have no point or enough.
+func (s *shortCharts) add(what string, lines []line) {
+	n, step := timePoints(lines)
+	if n == 0 || n >= minTimePoints {
+		return
+	}
+	s.what = append(s.what, what)
+	if n > s.n {
+		s.n, s.step = n, step
+	}
+}
+
+// note says which charts are missing and why; "" when none is.
+func (s shortCharts) note() string {
+	if len(s.what) == 0 {
+		return ""
+	}
+	what := strings.Join(s.what, "; ")
+	apart, points := "", "points"
+	if s.step > 0 {
+		apart = ", " + units.Seconds(s.step) + " apart"
+	}
+	if s.n == 1 {
+		points = "point"
+	}
+	return fmt.Sprintf("No chart over time of %s: the run has %d %s%s, and a line needs at least %d to show a trend; the summary has the values.",
+		what, s.n, points, apart, minTimePoints)
 }
 
 // xyChart draws lines over any x axis (xLabel names it).

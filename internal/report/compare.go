@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/etcdperf/etcdperf/internal/result"
 )
 
 // Text writes the comparison of `etcdperf compare`: the summary table
@@ -29,7 +31,7 @@ func (rep *Report) Text(w io.Writer) error {
 	}
 	tw.Flush()
 	if t.Last != "" {
-		fmt.Fprintf(&buf, "\n(x) is the ratio to %s; better: lower latency and errors, higher throughput and IOPS, with how many times the best beats the worst.\n", rep.Runs[0].Label)
+		fmt.Fprintf(&buf, "\n(x) is the ratio to %s; better: lower latency and errors, higher throughput and IOPS, with how many times the best beats the worst;\n%s (run-to-run noise).\n", rep.Runs[0].Label, NoiseText())
 	}
 	if len(rep.Judged) > 0 {
 		fmt.Fprintln(&buf)
@@ -39,7 +41,7 @@ func (rep *Report) Text(w io.Writer) error {
 			if r.Verdict == "" {
 				line = j.Label + ": no verdict"
 			}
-			if r.Summary != "" {
+			if r.Summary != "" && r.Verdict != result.Incomplete {
 				line += " - " + scrubText(r.Summary)
 			}
 			if r.Error != "" {

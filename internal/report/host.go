@@ -70,21 +70,31 @@ func hostBlock(runs []Run) Block {
 		cpu = append(cpu, line{Label: r.Label + " busy", Run: r.Index, Pts: cpuBusy},
 			line{Label: r.Label + " steal", Run: r.Index, Pts: steal, Dashed: true})
 	}
+	var short shortCharts
 	percent := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) + "%" }
 	if c, ok := timeChart("host-util", "device utilisation and CPU iowait over time",
 		"How busy the device under test was (iostat %util, solid) and how much CPU time waited for I/O (dashed), each second.",
 		"percent", busy, percent, false); ok {
 		b.Charts = append(b.Charts, c)
+	} else {
+		short.add("device utilisation and CPU iowait", busy)
 	}
 	if c, ok := timeChart("host-await", "device write and flush await over time",
 		"Mean time a write (solid) or a cache flush, what fdatasync sends (dashed), spent queued and serviced, each second.",
 		"await", await, units.Seconds, spansDecades(await)); ok {
 		b.Charts = append(b.Charts, c)
+	} else {
+		short.add("device write and flush await", await)
 	}
 	if c, ok := timeChart("host-cpu", "CPU busy and steal over time",
 		"Share of all CPUs' time spent working (solid) and taken by the hypervisor for other guests (dashed), each second: a busy CPU delays fdatasync as much as a slow disk.",
 		"percent", cpu, percent, false); ok {
 		b.Charts = append(b.Charts, c)
+	} else {
+		short.add("CPU busy and steal", cpu)
+	}
+	if n := short.note(); n != "" {
+		b.Notes = append(b.Notes, n)
 	}
 	return b
 }

@@ -61,24 +61,31 @@ func init() {
 
 func metricsBlock(runs []Run) Block {
 	var b Block
-	t := Table{Title: "members over the run (≤: at etcd's resolution, at most that)",
+	var short shortCharts
+	t := Table{Title: "members over the run (<=: at etcd's resolution, at most that)",
 		Header: []string{"", "member", "answered", "WAL fsyncs", "WAL fsync p99", "backend commit p99", "peer round trip p99",
 			"leader changes", "failed proposals", "slow applies", "db size", "in use", "RSS"}}
 	for _, r := range runs {
 		m := r.Result.Metrics
 		every := fmt.Sprintf("every %s; each colour is a member.", units.Seconds(m.Interval))
-		fsync := memberLines(m, fsyncPoints)
+		fsync, sizes := memberLines(m, fsyncPoints), memberLines(m, nil)
 		limits := append(limitsFor([]Run{r}, check.WALFsyncP99), limitLine{Label: "resolution 1ms", Y: 0.001, Color: noteColor})
-		if c, ok := timeChart("metrics-wal-fsync-"+strconv.Itoa(r.Index), r.Label+": WAL fsync p99 per interval",
+		// An interval without fsyncs has no point but is part of the run:
+		// the chart's points in time are the intervals scraped (the sizes').
+		if n, _ := timePoints(sizes); n < minTimePoints {
+			short.add(r.Label+": WAL fsync p99", sizes)
+		} else if c, ok := xyChart("metrics-wal-fsync-"+strconv.Itoa(r.Index), r.Label+": WAL fsync p99 per interval",
 			"The p99 of each member's WAL fsyncs in each interval, "+every+" A point on the 1ms line is at most 1ms: etcd's histogram cannot tell lower values apart.",
-			"p99", fsync, units.Seconds, spansDecades(fsync)); ok {
+			"seconds since start", "p99", fsync, units.Seconds, spansDecades(fsync)); ok {
 			withLimits(c, fsync, m.Seconds, limits, units.Seconds, spansDecades(fsync))
 			b.Charts = append(b.Charts, c)
 		}
 		if c, ok := timeChart("metrics-db-size-"+strconv.Itoa(r.Index), r.Label+": database size over time",
 			"Each member's database (solid) and the part of it in use (dashed), "+every,
-			"bytes", memberLines(m, nil), units.Bytes, false); ok {
+			"bytes", sizes, units.Bytes, false); ok {
 			b.Charts = append(b.Charts, c)
+		} else {
+			short.add(r.Label+": database size", sizes)
 		}
 		for _, mm := range m.Members {
 			row := []string{r.Label, mm.Name, fmt.Sprintf("%d of %d", len(mm.Series)-mm.Unreachable, len(mm.Series))}
@@ -101,6 +108,9 @@ func metricsBlock(runs []Run) Block {
 			b.Notes = append(b.Notes, r.Label+": "+n)
 		}
 	}
+	if n := short.note(); n != "" {
+		b.Notes = append(b.Notes, n)
+	}
 	if len(t.Rows) > 0 {
 		b.Tables = append(b.Tables, t)
 	}
@@ -108,13 +118,13 @@ func metricsBlock(runs []Run) Block {
 }
 
 // p99Cell prints a p99 over the run: empty when nothing was observed,
-// "≤1ms" at etcd's resolution.
+// "<= 1ms" at etcd's resolution.
 func p99Cell(l *result.Latency) string {
 	if l == nil || l.Count == 0 {
 		return ""
 	}
 	if l.Resolution > 0 && l.P99 <= l.Resolution {
-		return "≤" + units.Seconds(l.Resolution)
+		return atMost + units.Seconds(l.Resolution)
 	}
 	return units.Seconds(l.P99)
 }

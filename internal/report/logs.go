@@ -57,8 +57,10 @@ func logsBlock(runs []Run) Block {
 		Header: []string{"", "class", "count", "first (UTC)", "last (UTC)", "took p50", "took p99", "took max"}}
 	for _, r := range runs {
 		l := r.Result.Logs
-		if c, ok := timelineChart(r, l.Timeline); ok {
+		if c, note, ok := timelineChart(r, l.Timeline); ok {
 			b.Charts = append(b.Charts, c)
+		} else if note != "" {
+			b.Notes = append(b.Notes, note)
 		}
 		for _, st := range l.Stats {
 			row := []string{r.Label, st.Class, formatUnit(float64(st.Count), "count"), utc(st.First), utc(st.Last), "", "", ""}
@@ -85,10 +87,11 @@ func utc(t *time.Time) string {
 }
 
 // timelineChart draws a run's events per bucket, one line per class (the
-// classes with most events; colours tell classes apart, not runs).
-func timelineChart(r Run, tl *result.LogTimeline) (Chart, bool) {
+// classes with most events; colours tell classes apart, not runs), or
+// says why it is not drawn.
+func timelineChart(r Run, tl *result.LogTimeline) (Chart, string, bool) {
 	if tl == nil || tl.Buckets == 0 {
-		return Chart{}, false
+		return Chart{}, "", false
 	}
 	type total struct {
 		s result.LogTimelineSeries
@@ -118,8 +121,14 @@ func timelineChart(r Run, tl *result.LogTimeline) (Chart, bool) {
 		lines = append(lines, line{Label: s.s.Class, Run: i, Pts: pts})
 	}
 	width := time.Duration(tl.Bucket * float64(time.Second))
-	return timeChart("logs-timeline-"+strconv.Itoa(r.Index), r.Label+": events per "+width.String(),
+	var short shortCharts
+	short.add(r.Label+": events per "+width.String(), lines)
+	if n := short.note(); n != "" {
+		return Chart{}, n, false
+	}
+	c, ok := timeChart("logs-timeline-"+strconv.Itoa(r.Index), r.Label+": events per "+width.String(),
 		fmt.Sprintf("Events of the %d most frequent classes per %s bucket, from %s UTC; each colour is a class.",
 			len(lines), width, tl.Start.UTC().Format("2006-01-02 15:04:05")),
 		"events", lines, func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }, false)
+	return c, "", ok
 }

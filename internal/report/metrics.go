@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 
@@ -43,10 +44,14 @@ type Metric struct {
 func (m Metric) Format(v Value) string {
 	s := formatUnit(v.V, m.Unit)
 	if v.AtMost {
-		s = "≤" + s
+		s = atMost + s
 	}
 	return s
 }
+
+// atMost marks a value at its source's resolution, as the text view does
+// (render.LatencyValue): "<= 1ms" is at most 1 ms.
+const atMost = "<= "
 
 func formatUnit(v float64, unit string) string {
 	switch unit {
@@ -66,8 +71,8 @@ type Row struct {
 	// Ratios are each value divided by the first run's; NaN where that
 	// cannot be told (a value missing, zero, or at its resolution).
 	Ratios []float64
-	// Best is the index of the best run, Tie when the runs are within 1 %
-	// of each other, NoBest when it cannot be told.
+	// Best is the index of the best run, Tie when the runs differ by no
+	// more than the noise floor (see RelativeNoise), NoBest when it cannot be told.
 	Best int
 	// Factor is how many times better the best run is than the worst.
 	Factor float64
@@ -100,26 +105,67 @@ func Rows(runs []Run) []Row {
 				continue
 			}
 			for i, v := range row.Values {
-				row.Ratios[i] = ratio(v, row.Values[0])
+				row.Ratios[i] = ratio(m, v, row.Values[0])
 			}
-			row.Best, row.Factor = best(m.Better, row.Values)
+			row.Best, row.Factor = best(m.Better, m.Unit, row.Values)
 			rows = append(rows, row)
 		}
 	}
 	return rows
 }
 
-func ratio(v, first *Value) float64 {
+// The noise floor of `etcdperf compare` and of the report's "better"
+// column: two runs of the same command on the same machine never give the
+// same numbers, so a run is named better only when it beats the worst run
+// by more than both floors:
+//
+//   - RelativeNoise: by more than 10 % (the worse value is over 1.1x the
+//     better one); percentiles of two runs on one disk differ that much;
+//   - AbsoluteNoise, per unit: by more than 50 µs for a latency (a wake-up
+//     of a thread on a busy host takes that long), 1 percentage point for
+//     a share (CPU steal, iowait, utilisation), 1/s for a rate; counts
+//     (errors, leader changes) have no absolute floor.
+//
+// Anything closer is a tie. A ratio to the first run is not shown when
+// either value prints as zero (a CPU steal of 0.0% against 0.0%): there is
+// nothing to divide.
+const RelativeNoise = 0.10
+
+// AbsoluteNoise is the absolute noise floor of each unit (see
+// RelativeNoise); a unit not listed has none.
+var AbsoluteNoise = map[string]float64{"s": 50e-6, "ratio": 0.01, "ops/s": 1}
+
+// NoiseText says the noise floor in words, for the comparison's footnote.
+func NoiseText() string {
+	return fmt.Sprintf("a tie is a difference of at most %.0f%%, or at most %s for a latency, %.0f point of a share, %.0f/s of a rate",
+		RelativeNoise*100, units.Seconds(AbsoluteNoise["s"]), AbsoluteNoise["ratio"]*100, AbsoluteNoise["ops/s"])
+}
+
+func ratio(m Metric, v, first *Value) float64 {
 	if v == nil || first == nil || first.V == 0 || v.AtMost || first.AtMost {
+		return math.NaN()
+	}
+	if zero := formatUnit(0, m.Unit); formatUnit(v.V, m.Unit) == zero || formatUnit(first.V, m.Unit) == zero {
 		return math.NaN()
 	}
 	return v.V / first.V
 }
 
+// withinNoise tells whether two values of a unit differ by no more than
+// the noise floor.
+func withinNoise(unit string, a, b float64) bool {
+	lo, hi := math.Min(a, b), math.Max(a, b)
+	if hi-lo <= AbsoluteNoise[unit] {
+		return true
+	}
+	return hi > 0 && lo > 0 && hi <= lo*(1+RelativeNoise)
+}
+
 // best returns the index of the best value and how many times better it is
-// than the worst. Values at their resolution take part: a value of at most
-// 1 ms is better than 5 ms, and two of them tie.
-func best(dir Better, vs []*Value) (int, float64) {
+// than the worst; Tie when they differ by no more than the noise floor of
+// their unit (see RelativeNoise). Values at their resolution take part: a
+// value of at most 1 ms is better than 5 ms, and two of them tie.
+func best(dir Better, unit string, vs []*Value) (int, float64) {
 	if dir == Neither {
 		return NoBest, math.NaN()
 	}
@@ -141,7 +187,7 @@ func best(dir Better, vs []*Value) (int, float64) {
 	}
 	b, w := vs[bi].V, vs[wi].V
 	lo, hi := math.Min(b, w), math.Max(b, w)
-	if hi == 0 || (hi-lo)/hi < 0.01 || (vs[bi].AtMost && vs[wi].AtMost) {
+	if hi == 0 || withinNoise(unit, lo, hi) || (vs[bi].AtMost && vs[wi].AtMost) {
 		return Tie, 1
 	}
 	if vs[bi].AtMost || vs[wi].AtMost {

@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -43,6 +44,7 @@ type page struct {
 	Runs         []pageRun
 	Judged       []pageJudged
 	Summary      pageTable
+	Noise        string
 	Sections     []pageSection
 	Settings     pageTable
 	Tool         string
@@ -137,6 +139,7 @@ func (rep *Report) page() page {
 		p.Judged = append(p.Judged, judgedOf(j))
 	}
 	p.Summary = summaryTable(rep.Runs)
+	p.Noise = NoiseText()
 	for _, b := range rep.blocks() {
 		// Sections print what the Results hold: no secret may pass.
 		ps := pageSection{ID: b.Section.ID, Title: b.Section.Title}
@@ -191,8 +194,17 @@ func judgedOf(j Run) pageJudged {
 		pj.Findings = append(pj.Findings, pf)
 	}
 	for _, c := range r.Checks {
-		pj.Checks = append(pj.Checks, pageCheck{Name: c.Name, Title: c.Title, Status: string(c.Status),
-			Observed: render.FormatValue(c.Observed, c.Unit), Limit: render.FormatLimit(c), Source: scrubText(c.Source)})
+		observed := render.FormatValue(c.Observed, c.Unit)
+		if c.Bound {
+			// A quantile in the lowest bucket of etcd's histogram: at most that.
+			observed = atMost + observed
+		}
+		title := c.Title
+		if title == c.Name {
+			title = ""
+		}
+		pj.Checks = append(pj.Checks, pageCheck{Name: c.Name, Title: title, Status: string(c.Status),
+			Observed: observed, Limit: render.FormatLimit(c), Source: scrubText(c.Source)})
 	}
 	return pj
 }
@@ -262,15 +274,21 @@ func summaryTable(runs []Run) pageTable {
 }
 
 // where says in a few words what a run measured: a directory on a file
-// system and device, or etcd endpoints.
+// system and device, etcd endpoints, or an embedded etcd in a directory
+// (its endpoints were the run's own, gone with it).
 func where(r *result.Result) string {
 	e := r.Env
 	if e == nil {
 		return ""
 	}
 	var parts []string
-	if e.Dir != "" {
-		s := e.Dir
+	dir := e.Dir
+	embedded := r.Target != nil && r.Target.Kind == "embedded"
+	if embedded && dir == "" && r.Target.DataDir != "" {
+		dir = filepath.Dir(r.Target.DataDir)
+	}
+	if dir != "" {
+		s := dir
 		var on []string
 		if e.FSType != "" {
 			on = append(on, e.FSType)
@@ -281,15 +299,30 @@ func where(r *result.Result) string {
 		if len(on) > 0 {
 			s += " (" + strings.Join(on, " on ") + ")"
 		}
+		if embedded {
+			s = embeddedMembers(len(r.Target.Members)) + " in " + s
+		}
 		parts = append(parts, s)
 	}
-	if e.Endpoints != "" {
+	switch {
+	case embedded && dir == "":
+		parts = append(parts, embeddedMembers(len(r.Target.Members)))
+	case e.Endpoints != "" && !embedded:
 		parts = append(parts, scrubText(e.Endpoints))
 	}
 	if len(parts) == 0 && e.Hostname != "" {
 		parts = append(parts, e.Hostname)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// embeddedMembers names n embedded members: "an embedded etcd member",
+// "3 embedded etcd members".
+func embeddedMembers(n int) string {
+	if n <= 1 {
+		return "an embedded etcd member"
+	}
+	return fmt.Sprintf("%d embedded etcd members", n)
 }
 
 func formatRatio(r float64) string { return render.Ratio(r) }

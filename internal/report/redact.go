@@ -3,12 +3,14 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/etcdperf/etcdperf/internal/result"
+	"github.com/etcdperf/etcdperf/internal/units"
 )
 
 // redacted replaces a secret in the report.
@@ -78,6 +80,15 @@ func settings(r *result.Result) []Setting {
 			out = flatten("env", m, out)
 		}
 	}
+	if r.Target != nil && r.Target.Kind == "embedded" {
+		// An embedded member's endpoint was a free port of the run, gone
+		// with it: say so where it is listed.
+		for i := range out {
+			if out[i].Key == "env.endpoints" && out[i].Value != "" {
+				out[i].Value += " (the run's embedded member, gone with it)"
+			}
+		}
+	}
 	out = flatten("params", r.Params, out)
 	if r.Tool.Version != "" {
 		out = append(out, Setting{"tool.version", r.Tool.Version})
@@ -108,7 +119,7 @@ func flatten(prefix string, v any, out []Setting) []Setting {
 	case string:
 		return append(out, Setting{prefix, scrubValue(prefix, t)})
 	case float64:
-		return append(out, Setting{prefix, strconv.FormatFloat(t, 'f', -1, 64)})
+		return append(out, Setting{prefix, settingNumber(prefix, t)})
 	case bool:
 		return append(out, Setting{prefix, strconv.FormatBool(t)})
 	}
@@ -120,4 +131,36 @@ func flatten(prefix string, v any, out []Setting) []Setting {
 		return append(out, Setting{prefix, scrubValue(prefix, fmt.Sprint(v))})
 	}
 	return flatten(prefix, back, out)
+}
+
+// Params hold durations in seconds and sizes in bytes (the Result
+// contract); these are their names, whatever the command.
+var (
+	durationParams = map[string]bool{"duration": true, "command_timeout": true, "dial_timeout": true, "runtime": true,
+		"disk_runtime": true, "simulate_fsync_delay": true, "bucket": true, "interval": true, "step": true,
+		"list_interval": true, "event_ttl": true, "lease_ttl": true, "window": true}
+	sizeParams = map[string]bool{"bs": true, "size": true, "disk_size": true, "key_size": true, "val_size": true}
+)
+
+// settingNumber prints a number of the params or the environment with its
+// unit when its name says it has one (2.5s, 22 MiB); a key space of every
+// possible key (the largest integer) is unbounded.
+func settingNumber(key string, v float64) string {
+	name := key[strings.LastIndex(key, ".")+1:]
+	switch {
+	case strings.HasPrefix(key, "params.") && durationParams[name] && v >= 0:
+		return units.Seconds(v)
+	case strings.HasPrefix(key, "params.") && sizeParams[name] && v >= 0 && v == math.Trunc(v) && v < 1<<62:
+		return units.Size(int64(v))
+	case strings.HasPrefix(key, "params.") && (name == "rate" || name == "update_rate"):
+		return strconv.FormatFloat(v, 'f', -1, 64) + "/s"
+	case name == "key_space_size" && v >= math.MaxInt64:
+		return "unbounded (a new random key each time)"
+	case name == "mem_bytes" && v >= 0 && v < 1<<62:
+		return units.Bytes(v)
+	}
+	if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
 }

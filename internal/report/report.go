@@ -104,7 +104,7 @@ func name(source string) string {
 }
 
 // KindCompare is the kind of the Result that Combine makes of several.
-const KindCompare = "compare"
+const KindCompare = result.KindCompare
 
 // Combine makes one Result of the inputs: the input itself when there is
 // one, else their comparison (Compare).
@@ -161,7 +161,7 @@ func (rep *Report) add(r *result.Result, labels labeler, fallback string) {
 	if hasData(r) || len(r.Runs) == 0 {
 		rep.Runs = append(rep.Runs, Run{Label: label, Result: r})
 	}
-	if judged(r) {
+	if judged(r) && !repeatsItsRun(r) {
 		rep.Judged = append(rep.Judged, Run{Label: label, Result: r})
 	}
 	for j := range r.Runs {
@@ -176,6 +176,16 @@ func (rep *Report) Verdict() result.Verdict {
 		v = result.Worse(v, j.Result.Verdict)
 	}
 	return v
+}
+
+// repeatsItsRun tells whether a Result's judgement is its only run's,
+// word for word (a doctor of one directory): the run's is shown, once.
+func repeatsItsRun(r *result.Result) bool {
+	if len(r.Runs) != 1 || len(r.Checks) > 0 || len(r.Findings) > 0 {
+		return false
+	}
+	c := &r.Runs[0]
+	return r.Verdict == c.Verdict && r.Summary == c.Summary && (r.Error == "" || r.Error == c.Error)
 }
 
 func judged(r *result.Result) bool {

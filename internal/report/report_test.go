@@ -25,7 +25,7 @@ func pageOf(t *testing.T, r *result.Result) string {
 	return buf.String()
 }
 
-// The disk pair is two real `etcdperf disk` runs on this project's VM (ext4
+// The disk pair is two real `etcdperf disk` runs on a 2-vCPU VM (ext4
 // on a busy shared disk, and tmpfs); the bench pair follows the documented
 // shapes (fixtures_test.go). The pages must not change from run to run:
 // no time of now, deterministic SVG.
@@ -200,13 +200,13 @@ func TestRowsRatiosAndBest(t *testing.T) {
 	}
 	// etcd's 1ms resolution: two values at it tie, and no ratio is claimed.
 	atMost := []*Value{{V: 0.001, AtMost: true}, {V: 0.001, AtMost: true}}
-	if b, _ := best(Lower, atMost); b != Tie || !math.IsNaN(ratio(atMost[1], atMost[0])) {
+	if b, _ := best(Lower, "s", atMost); b != Tie || !math.IsNaN(ratio(Metric{Unit: "s"}, atMost[1], atMost[0])) {
 		t.Error("values at the resolution must tie without a ratio")
 	}
-	if b, f := best(Lower, []*Value{{V: 0.005}, {V: 0.001, AtMost: true}}); b != 1 || !math.IsNaN(f) {
+	if b, f := best(Lower, "s", []*Value{{V: 0.005}, {V: 0.001, AtMost: true}}); b != 1 || !math.IsNaN(f) {
 		t.Errorf("at most 1ms beats 5ms, by an unknown factor: %d %g", b, f)
 	}
-	if b, _ := best(Higher, []*Value{{V: 1000}, {V: 1004}}); b != Tie {
+	if b, _ := best(Higher, "ops/s", []*Value{{V: 1000}, {V: 1004}}); b != Tie {
 		t.Error("values within 1% tie")
 	}
 }

@@ -13,8 +13,8 @@ import (
 )
 
 // The scale section: `etcdperf scale`, etcd's figures against the number
-// of objects after each step, as the field's growth tests plotted them
-// (seed 003: "PODS vs metrics").
+// of objects after each step, as OpenStack performance-docs' etcd health
+// tests plotted them ("PODS vs metrics").
 func init() {
 	last := func(r *result.Result) (result.ScaleStep, bool) {
 		if len(r.Scale.Steps) == 0 {
@@ -131,7 +131,7 @@ var scaleSeriesList = []scaleSeries{
 			}
 		}},
 	{name: "scale-rss", title: "etcd memory (RSS) vs objects", yLabel: "resident memory", format: units.Bytes,
-		caption: "The largest member's resident memory after each step (process_resident_memory_bytes); seed 003 saw it grow from 2 GB to 40 GB.",
+		caption: "The largest member's resident memory after each step (process_resident_memory_bytes): in OpenStack performance-docs' etcd health tests it grew from 2 GB to 40 GB as a 430-node cluster reached about 40,000 pods.",
 		lines: func(sc *result.Scale) []namedPoints {
 			return []namedPoints{{"RSS", points(sc, func(st result.ScaleStep) (float64, bool) { return st.RSS, st.RSS > 0 })}}
 		}},
@@ -296,7 +296,7 @@ func stepsTable(label string, sc *result.Scale) Table {
 		}
 		v := q(*l)
 		if l.Resolution > 0 && v <= l.Resolution {
-			return "≤" + units.Seconds(l.Resolution)
+			return atMost + units.Seconds(l.Resolution)
 		}
 		return units.Seconds(v)
 	}

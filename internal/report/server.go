@@ -51,7 +51,7 @@ func serverBlock(runs []Run) Block {
 		append(limitsFor(runs, check.BackendCommitP99), resolutionLine(commits)...)...); ok {
 		b.Charts = append(b.Charts, c)
 	}
-	t := Table{Title: "quantiles per run (≤ marks a value at etcd's resolution: at most that)",
+	t := Table{Title: "quantiles per run (<= marks a value at etcd's resolution: at most that)",
 		Header: []string{"", "count", "p50", "p90", "p99", "p99.9"}}
 	for _, g := range []struct {
 		name   string
@@ -65,7 +65,7 @@ func serverBlock(runs []Run) Block {
 			for _, v := range []float64{c.Lat.P50, c.Lat.P90, c.Lat.P99, c.Lat.P999} {
 				s := units.Seconds(v)
 				if c.Lat.Resolution > 0 && v <= c.Lat.Resolution {
-					s = "≤" + units.Seconds(c.Lat.Resolution)
+					s = atMost + units.Seconds(c.Lat.Resolution)
 				}
 				row = append(row, s)
 			}

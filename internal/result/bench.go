@@ -49,7 +49,10 @@ type Target struct {
 	// Kind is "embedded" (started by etcdperf) or "external".
 	Kind      string   `json:"kind"`
 	Endpoints []string `json:"endpoints,omitempty"`
-	Version   string   `json:"version,omitempty"`
+	// EndpointsFrom names the environment variable the endpoints came
+	// from (ETCDCTL_ENDPOINTS); empty when they were given as a flag.
+	EndpointsFrom string `json:"endpoints_from,omitempty"`
+	Version       string `json:"version,omitempty"`
 	// DataDir is where the embedded members kept their data (removed after
 	// the run unless kept).
 	DataDir string         `json:"data_dir,omitempty"`

@@ -10,7 +10,8 @@ type Perf struct {
 	Clients int    `json:"clients"`
 	// TargetRate is the profile's puts per second.
 	TargetRate float64 `json:"target_rate"`
-	// SentRate is requests sent per second (answered or failed).
+	// SentRate is requests sent (answered or failed) per second of the
+	// time the load sent for.
 	SentRate float64 `json:"sent_rate"`
 	// Reached is the throughput as a fraction of TargetRate.
 	Reached float64 `json:"reached"`
@@ -98,6 +99,9 @@ type DoctorTarget struct {
 	Device    string   `json:"device,omitempty"`
 	Volatile  bool     `json:"volatile,omitempty"`
 	Endpoints []string `json:"endpoints,omitempty"`
+	// Member names the etcd member of a node that doctor --node judged:
+	// the findings and the summary are about it.
+	Member string `json:"member,omitempty"`
 	// SimulatedFsyncDelay is the delay added to every fsync by a slow view
 	// of the directory (--simulate-fsync-delay), in seconds.
 	SimulatedFsyncDelay float64 `json:"simulated_fsync_delay,omitempty"`
@@ -105,6 +109,9 @@ type DoctorTarget struct {
 	// LimitedBy names what limits etcd here: "disk", "cpu", "client",
 	// "network" or "none".
 	LimitedBy string `json:"limited_by"`
+	// LimitedOn names the members where it limits etcd, when the finding
+	// that says so names them.
+	LimitedOn []string `json:"limited_on,omitempty"`
 	// DiskSyncP99 is the disk probe's fdatasync p99; WALFsyncP99 and
 	// BackendCommitP99 are etcd's own, under the load.
 	DiskSyncP99      float64 `json:"disk_sync_p99,omitempty"`

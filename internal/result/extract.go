@@ -74,6 +74,7 @@ func decodeAt(b []byte) (*Result, int, error) {
 		if err := json.Unmarshal(raw, &res); err != nil {
 			return nil, 0, fmt.Errorf("not a valid etcdperf Result: %w", err)
 		}
+		res.upgrade()
 		return &res, int(dec.InputOffset()), nil
 	case strings.HasPrefix(schema, "etcdperf/"):
 		return nil, 0, fmt.Errorf("unsupported schema %q (this etcdperf reads %q)", schema, Schema)

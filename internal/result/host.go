@@ -4,6 +4,9 @@ package result
 // run lasted, from /proc/diskstats and /proc/stat (as iostat and
 // node-exporter read them).
 type Host struct {
+	// Hostname is the host the figures were measured on: the one etcdperf
+	// ran on. They describe a member only when it runs there too.
+	Hostname string `json:"hostname,omitempty"`
 	// Device is the block device the metrics are of ("" when the storage
 	// has none, e.g. tmpfs: then only the CPU figures are present).
 	Device string `json:"device,omitempty"`

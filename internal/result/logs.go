@@ -7,7 +7,7 @@ import "time"
 // Every etcd log line the parser recognised counts in Lines; lines it could
 // not read as an etcd log line (another program's output, truncated or
 // binary garbage) count in Unparsed. Classified lines are events: Classes
-// maps each class id (e.g. "slow_apply", see the README for the list) to
+// maps each class id (e.g. "slow_apply", see docs/logs.md for the list) to
 // its count, Stats gives per class the first and last time and the
 // distribution of the duration the line reported, and Timeline counts
 // events per class per time bucket.
@@ -18,7 +18,10 @@ type Logs struct {
 	// not etcd log lines. Bytes is the size of the text read (decompressed).
 	Lines    int64 `json:"lines"`
 	Unparsed int64 `json:"unparsed"`
-	Bytes    int64 `json:"bytes"`
+	// OutsideWindow counts the etcd log lines left out by --since and
+	// --until.
+	OutsideWindow int64 `json:"outside_window,omitempty"`
+	Bytes         int64 `json:"bytes"`
 	// Formats counts the parsed lines per log format: "capnslog" (etcd
 	// 3.1-3.4 text), "zap-json", "zap-console", "bare" (a message without
 	// etcd's own header, e.g. journald's capnslog formatter).

@@ -21,6 +21,8 @@ type Metrics struct {
 	// Intervals is how many intervals were scraped after the first scrape.
 	Intervals int             `json:"intervals"`
 	Members   []MetricsMember `json:"members"`
+	// PeerRTTs are the members' round trips to each other.
+	PeerRTTs []PeerRTT `json:"peer_rtts,omitempty"`
 	// Breaches holds every member and criterion whose limit (or warning
 	// level) was passed in some interval, with the windows of consecutive
 	// such intervals. Instance is the member's name; each point judges the
@@ -47,6 +49,9 @@ type MetricsMember struct {
 	Overall *MetricsSignals `json:"overall,omitempty"`
 	// Series holds one sample per interval.
 	Series []MetricsSample `json:"series"`
+	// Process is what this host's kernel says of the member's process over
+	// the run, when it runs on this host.
+	Process *MemberProcess `json:"process,omitempty"`
 }
 
 // MetricsSample is one member over one interval.

@@ -30,6 +30,8 @@ type Prom struct {
 	// Members holds, for a check, each member's values over the whole
 	// period by criterion (e.g. its WAL fsync p99 over the period).
 	Members []PromMember `json:"members,omitempty"`
+	// PeerRTTs are the members' round trips to each other (instances).
+	PeerRTTs []PeerRTT `json:"peer_rtts,omitempty"`
 	// Breaches holds, for a check, every member and criterion whose limit
 	// was passed at some point, with the time windows.
 	Breaches []PromBreach `json:"breaches,omitempty"`
@@ -206,8 +208,8 @@ type PromWindow struct {
 
 // PromPlot is the data of one chart: one line per series, Y against X.
 // X is "time" (unix seconds) or the name of another query, whose values at
-// the same timestamps give the x coordinates (the fourth field report
-// plotted each metric against the number of pods this way).
+// the same timestamps give the x coordinates (etcd health tests plot each
+// metric against the number of pods this way).
 type PromPlot struct {
 	Title string     `json:"title"`
 	X     string     `json:"x"`

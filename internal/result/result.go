@@ -21,9 +21,14 @@ const (
 	Pass Verdict = "pass"
 	Warn Verdict = "warn"
 	Fail Verdict = "fail"
+	// Incomplete is the verdict of a run that ended early (interrupted, or
+	// failed midway): its sections hold what it measured until then, which
+	// is too little to pass or fail anything.
+	Incomplete Verdict = "incomplete"
 )
 
-// Worse returns the worse of two verdicts; an empty verdict counts as pass.
+// Worse returns the worse of two verdicts; an empty verdict counts as pass,
+// and a run with an incomplete part is incomplete as a whole.
 func Worse(a, b Verdict) Verdict {
 	if rank(b) > rank(a) {
 		return b
@@ -40,6 +45,8 @@ func rank(v Verdict) int {
 		return 1
 	case Fail:
 		return 2
+	case Incomplete:
+		return 3
 	}
 	return 0
 }
@@ -87,6 +94,8 @@ type Result struct {
 	Perf      *Perf      `json:"perf,omitempty"`
 	Datascale *Datascale `json:"datascale,omitempty"`
 	Doctor    *Doctor    `json:"doctor,omitempty"`
+	// The section of discover.
+	Discover *Discover `json:"discover,omitempty"`
 }
 
 // Tool names the program that wrote the Result.
@@ -148,6 +157,12 @@ type Latency struct {
 	Bucketed bool `json:"bucketed,omitempty"`
 }
 
+// AtFloor reports a p99 in the lowest bucket of etcd's histogram: it is
+// only a bound ("<= 1ms"), not a measured value.
+func (l *Latency) AtFloor() bool {
+	return l != nil && l.Count > 0 && l.Bucketed && l.Resolution > 0 && l.P99 <= l.Resolution
+}
+
 // Quantile returns the summary value for a quantile name such as "p99".
 func (l Latency) Quantile(name string) (float64, bool) {
 	switch name {
@@ -176,6 +191,9 @@ func (l Latency) Quantile(name string) (float64, bool) {
 // Disk is the outcome of the WAL disk probe (native or fio).
 type Disk struct {
 	Engine string `json:"engine"`
+	// Sync is how each write was made durable: "fdatasync" (etcd's WAL),
+	// "fsync", "odsync" (O_DSYNC writes) or "none".
+	Sync string `json:"sync,omitempty"`
 	// EngineVersion is fio's version with the fio engine.
 	EngineVersion string `json:"engine_version,omitempty"`
 	Ops           int64  `json:"ops"`
@@ -191,6 +209,19 @@ type Disk struct {
 	// Notes are facts the reader must know to trust the numbers (e.g. no
 	// pre-allocation on this file system).
 	Notes []string `json:"notes,omitempty"`
+}
+
+// Durable returns the latency that stands for "making a write durable":
+// the sync call's, or with O_DSYNC the write's; nil when nothing was
+// synced.
+func (d *Disk) Durable() *Latency {
+	switch d.Sync {
+	case "fdatasync", "fsync":
+		return d.SyncLatency
+	case "odsync":
+		return d.WriteLatency
+	}
+	return nil
 }
 
 // DiskJob is one writer of a multi-job disk probe.
@@ -225,7 +256,11 @@ type Bench struct {
 	// ServiceLatency is measured from the actual send time; it is present
 	// when a rate is set and differs from Latency by the queueing delay.
 	ServiceLatency *Latency `json:"service_latency,omitempty"`
-	Series         []Sample `json:"series,omitempty"`
+	// SendLag, with a rate, is how late each request left after its
+	// intended send time: the pacer's precision, or a client that could
+	// not keep up (every client busy).
+	SendLag *Latency `json:"send_lag,omitempty"`
+	Series  []Sample `json:"series,omitempty"`
 	// ClientCPU is the fraction of the client machine's CPUs the tool used.
 	ClientCPU float64 `json:"client_cpu,omitempty"`
 	BenchDetail
@@ -250,6 +285,11 @@ type Server struct {
 	ProposalsFailed float64  `json:"proposals_failed"`
 	// Members holds the same per member when there are several.
 	Members []MemberServer `json:"members,omitempty"`
+	// Processes holds what this host's kernel says of the members that
+	// run on it.
+	Processes []MemberProcess `json:"processes,omitempty"`
+	// PeerRTTs are the members' round trips to each other.
+	PeerRTTs []PeerRTT `json:"peer_rtts,omitempty"`
 }
 
 // MemberServer is the server section of one member.
@@ -302,9 +342,23 @@ type Evidence struct {
 
 // Finding is a conclusion drawn from the evidence, with what to do.
 type Finding struct {
-	ID             string     `json:"id"`
-	Severity       Severity   `json:"severity"`
-	Title          string     `json:"title"`
+	ID       string   `json:"id"`
+	Severity Severity `json:"severity"`
+	Title    string   `json:"title"`
+	// Cause is what the finding blames, when it blames something: one of
+	// the Cause values. Members are the members it names.
+	Cause          string     `json:"cause,omitempty"`
+	Members        []string   `json:"members,omitempty"`
 	Evidence       []Evidence `json:"evidence,omitempty"`
 	Recommendation string     `json:"recommendation,omitempty"`
 }
+
+// What a finding can blame (Finding.Cause). CauseDiskOrCPU is a slow fsync
+// of a member whose host etcdperf could not see: its disk, or its CPU.
+const (
+	CauseDisk      = "disk"
+	CauseCPU       = "cpu"
+	CauseDiskOrCPU = "disk_or_cpu"
+	CauseNetwork   = "network"
+	CauseClient    = "client"
+)

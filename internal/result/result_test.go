@@ -9,7 +9,8 @@ import (
 )
 
 func TestWorse(t *testing.T) {
-	cases := [][3]Verdict{{Pass, Warn, Warn}, {Warn, Pass, Warn}, {Fail, Warn, Fail}, {"", Pass, Pass}, {"", Fail, Fail}, {Warn, Fail, Fail}}
+	cases := [][3]Verdict{{Pass, Warn, Warn}, {Warn, Pass, Warn}, {Fail, Warn, Fail}, {"", Pass, Pass}, {"", Fail, Fail}, {Warn, Fail, Fail},
+		{Fail, Incomplete, Incomplete}, {Incomplete, Pass, Incomplete}, {"", Incomplete, Incomplete}}
 	for _, c := range cases {
 		if got := Worse(c[0], c[1]); got != c[2] {
 			t.Errorf("Worse(%q, %q) = %q, want %q", c[0], c[1], got, c[2])
@@ -76,4 +77,48 @@ func FuzzDecode(f *testing.F) {
 			t.Errorf("accepted schema %q", r.Schema)
 		}
 	})
+}
+
+// A run that ended early reads as incomplete, whatever its checks said of
+// the part it measured; a complete one keeps its verdict.
+func TestFinishMarksIncomplete(t *testing.T) {
+	for _, v := range []Verdict{Pass, Warn, Fail} {
+		r := New("disk")
+		r.Verdict, r.Summary = v, "fast enough for etcd"
+		r.Finish()
+		if r.Verdict != v || r.Summary != "fast enough for etcd" {
+			t.Errorf("complete %s run: verdict %q, summary %q", v, r.Verdict, r.Summary)
+		}
+		r.Error = "interrupted"
+		r.Finish()
+		if r.Verdict != Incomplete || r.Summary != IncompleteSummary {
+			t.Errorf("interrupted %s run: verdict %q, summary %q", v, r.Verdict, r.Summary)
+		}
+	}
+	// A cleanup that fails after the judgement also makes it incomplete.
+	r := New("bench")
+	r.Verdict = Pass
+	r.Finish()
+	r.AddError("close etcd: timeout")
+	if r.Verdict != Incomplete || r.Error != "close etcd: timeout" {
+		t.Errorf("verdict %q, error %q", r.Verdict, r.Error)
+	}
+}
+
+// The same error seen by two stages (the probe, then the doctor) is said
+// once.
+func TestJoinError(t *testing.T) {
+	for _, c := range [][3]string{
+		{"", "", ""},
+		{"", "interrupted", "interrupted"},
+		{"interrupted", "", "interrupted"},
+		{"interrupted", "interrupted", "interrupted"},
+		{"interrupted; interrupted", "interrupted", "interrupted"},
+		{"read a: EOF", "interrupted", "read a: EOF; interrupted"},
+		{"read a: EOF; interrupted", "interrupted; close: x", "read a: EOF; interrupted; close: x"},
+	} {
+		if got := JoinError(c[0], c[1]); got != c[2] {
+			t.Errorf("JoinError(%q, %q) = %q, want %q", c[0], c[1], got, c[2])
+		}
+	}
 }

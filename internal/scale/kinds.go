@@ -59,7 +59,8 @@ func KindNames() []string {
 	return out
 }
 
-// DefaultObjects is --objects' default: the seed's pods and services, and
+// DefaultObjects is --objects' default: pods and services of a large
+// cluster (the scale of OpenStack performance-docs' etcd health tests), and
 // events that expire.
 const DefaultObjects = "pods=100000,services=10000,events=10000"
 

@@ -69,6 +69,20 @@ func Bytes(n float64) string {
 	return fmt.Sprintf("%.1f %ciB", n/math.Pow(unit, float64(exp+1)), "KMGTP"[exp])
 }
 
+// Size prints a byte count exactly, in the largest binary unit that divides
+// it: 22 MiB, 4 KiB, 2300 B (ParseSize reads it back).
+func Size(n int64) string {
+	for _, u := range []struct {
+		name string
+		v    int64
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n != 0 && n%u.v == 0 {
+			return fmt.Sprintf("%d %s", n/u.v, u.name)
+		}
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
 // Seconds prints a duration given in seconds with a unit that suits it and
 // three significant digits: 387µs, 8.7ms, 10ms, 1.52s.
 func Seconds(s float64) string {
@@ -96,3 +110,70 @@ func sig3(v float64) string {
 
 // Duration prints a time.Duration like Seconds.
 func Duration(d time.Duration) string { return Seconds(d.Seconds()) }
+
+// Cores formats a number of CPUs: 0.05, 0.5, 2.
+func Cores(c float64) string { return strconv.FormatFloat(c, 'g', 3, 64) }
+
+// Value prints a value in its unit as every text of etcdperf does: "s",
+// "ops/s", "ratio" (a percentage), "bytes", "count".
+func Value(v float64, unit string) string {
+	switch unit {
+	case "s":
+		return Seconds(v)
+	case "ratio":
+		return fmt.Sprintf("%.1f%%", v*100)
+	case "ops/s":
+		return fmt.Sprintf("%.0f/s", v)
+	case "bytes":
+		return Bytes(v)
+	case "count":
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%g %s", v, unit)
+}
+
+// Ratio prints a ratio with a precision that suits it, never in exponent
+// notation: 7740x, 45.9x, 0.62x, 0.0032x.
+func Ratio(r float64) string {
+	switch {
+	case r >= 100:
+		return fmt.Sprintf("%.0fx", r)
+	case r >= 10:
+		return fmt.Sprintf("%.1fx", r)
+	case r >= 0.01:
+		return fmt.Sprintf("%.2fx", r)
+	}
+	// Two significant digits: 0.00007x.
+	v, _ := strconv.ParseFloat(strconv.FormatFloat(r, 'g', 2, 64), 64)
+	return strconv.FormatFloat(v, 'f', -1, 64) + "x"
+}
+
+// Headroom says how far a value is from a limit it must stay under, given
+// h = limit/value and the limit as a noun ("the limit", "the 10ms limit"):
+// "12x under the limit", "20% under the limit", over it "1.7x the limit",
+// "far under the limit" for a value of 0 (h = +Inf); "" when h <= 0 (no
+// value).
+func Headroom(h float64, limit string) string {
+	switch {
+	case h <= 0:
+		return ""
+	case math.IsInf(h, 1):
+		return "far under " + limit
+	case h >= 2:
+		return fmt.Sprintf("%.0fx under %s", h, limit)
+	case h > 1:
+		return fmt.Sprintf("%.0f%% under %s", (1-1/h)*100, limit)
+	}
+	return fmt.Sprintf("%.1fx %s", 1/h, limit)
+}
+
+// Quantile prints a quantile of a latency distribution whose smallest
+// distinguishable value is resolution (0: any): a Prometheus histogram's
+// quantile at or below its lowest bucket reads "<= 1ms", since etcd's
+// histogram only says that it was below that bound, not by how much.
+func Quantile(v, resolution float64, bucketed bool) string {
+	if bucketed && resolution > 0 && v <= resolution {
+		return "<= " + Seconds(resolution)
+	}
+	return Seconds(v)
+}

@@ -41,6 +41,19 @@ func TestBytes(t *testing.T) {
 	}
 }
 
+func TestSize(t *testing.T) {
+	cases := map[int64]string{2300: "2300 B", 0: "0 B", 4096: "4 KiB", 22 << 20: "22 MiB", 3 << 30: "3 GiB", 1536: "1536 B"}
+	for in, want := range cases {
+		got := Size(in)
+		if got != want {
+			t.Errorf("Size(%d) = %q, want %q", in, got, want)
+		}
+		if back, err := ParseSize(got); err != nil || back != in {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", got, back, err, in)
+		}
+	}
+}
+
 func FuzzParseSize(f *testing.F) {
 	for _, s := range []string{"2300", "22m", "4KiB", "1.5g", "", "x"} {
 		f.Add(s)

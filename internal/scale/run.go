@@ -1,11 +1,13 @@
-package pipeline
+package scale
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,32 +15,156 @@ import (
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/hist"
+	"github.com/etcdperf/etcdperf/internal/hoststats"
+	"github.com/etcdperf/etcdperf/internal/judge"
 	"github.com/etcdperf/etcdperf/internal/load"
 	"github.com/etcdperf/etcdperf/internal/promscrape"
 	"github.com/etcdperf/etcdperf/internal/result"
-	"github.com/etcdperf/etcdperf/internal/scale"
 )
 
-// scaleRun is one scale run under way.
-type scaleRun struct {
-	o       ScaleOptions
+// Options configure `etcdperf scale`.
+type Options struct {
+	// Target is the etcd to grow: external endpoints or embedded members.
+	Target cluster.TargetOptions
+	// Prefix holds every key; default /etcdperf/<run id>/.
+	Prefix string
+	// Counts are the kinds and how many objects of each the run grows to.
+	Counts []Count
+	// Steps is the number of steps the objects are written in.
+	Steps int
+	// Clients write the objects over Conns connections, at Rate puts per
+	// second (0: as fast as they can).
+	Clients, Conns int
+	Rate           float64
+	// UpdateRate is the status updates per second made during each step.
+	UpdateRate float64
+	// PageLimit is the page size of lists; Lists the lists of every
+	// resource measured after each step's writes; ListInterval the pause
+	// between the background lists made during the writes (0: none).
+	PageLimit    int64
+	Lists        int
+	ListInterval time.Duration
+	// EventTTL is the TTL of the leases leased kinds (events) are written
+	// with.
+	EventTTL time.Duration
+	// Namespaces spread the namespaced objects.
+	Namespaces int
+	// CatchUpTimeout bounds the wait for the watches at the end of a step.
+	CatchUpTimeout time.Duration
+	// Criteria are the limits the steps and the run are judged by.
+	Criteria []check.Criterion
+	// Seed makes the objects' names and sizes reproducible; 0 picks one.
+	Seed uint64
+	// Progress, when not nil, follows the run.
+	Progress *Progress
+}
+
+// Progress follows a scale run from another goroutine.
+type Progress struct {
+	// Step is the step under way (0 while etcd starts).
+	Step atomic.Int64
+	// Puts counts the objects written so far, all steps.
+	Puts load.Progress
+}
+
+// Defaults of Options' zero values.
+const (
+	DefaultSteps          = 10
+	DefaultClients        = 16
+	DefaultLists          = 3
+	DefaultEventTTL       = time.Minute
+	DefaultNamespaces     = 100
+	DefaultCatchUpTimeout = 10 * time.Second
+)
+
+// Defaults fills the zero values of o.
+func (o *Options) Defaults() {
+	if o.Target.RunID == "" {
+		o.Target.RunID = cluster.NewRunID()
+	}
+	if o.Prefix == "" {
+		o.Prefix = "/etcdperf/" + o.Target.RunID + "/"
+	}
+	if o.Steps == 0 {
+		o.Steps = DefaultSteps
+	}
+	if o.Clients == 0 {
+		o.Clients = DefaultClients
+	}
+	if o.PageLimit == 0 {
+		o.PageLimit = DefaultPageLimit
+	}
+	if o.EventTTL == 0 {
+		o.EventTTL = DefaultEventTTL
+	}
+	if o.Namespaces == 0 {
+		o.Namespaces = DefaultNamespaces
+	}
+	if o.CatchUpTimeout == 0 {
+		o.CatchUpTimeout = DefaultCatchUpTimeout
+	}
+	if o.Criteria == nil {
+		o.Criteria = check.Table
+	}
+	if o.Seed == 0 {
+		o.Seed = uint64(time.Now().UnixNano())
+	}
+}
+
+// Validate checks the options before anything starts.
+func (o *Options) Validate() error {
+	switch {
+	case len(o.Counts) == 0:
+		return errors.New("--objects names no object")
+	case o.Steps < 1 || o.Steps > 1000:
+		return fmt.Errorf("--steps must be between 1 and 1000, got %d", o.Steps)
+	case o.Clients < 1:
+		return fmt.Errorf("--clients must be at least 1, got %d", o.Clients)
+	case o.Conns < 0:
+		return fmt.Errorf("--conns must be at least 1, got %d", o.Conns)
+	case o.Rate < 0 || o.UpdateRate < 0:
+		return errors.New("--rate and --update-rate cannot be negative")
+	case o.PageLimit < 0:
+		return fmt.Errorf("--page-limit must be at least 1, got %d", o.PageLimit)
+	case o.Lists < 0:
+		return errors.New("--lists cannot be negative")
+	case o.ListInterval < 0:
+		return errors.New("--list-interval cannot be negative")
+	case o.EventTTL < 0 || (o.EventTTL > 0 && o.EventTTL < 2*time.Second) || o.EventTTL%time.Second != 0:
+		return fmt.Errorf("--event-ttl must be whole seconds, at least 2s (etcd's shortest lease with its default election timeout), got %s", o.EventTTL)
+	case o.Prefix != "" && !strings.HasSuffix(o.Prefix, "/"):
+		return fmt.Errorf("the prefix %q must end in /", o.Prefix)
+	}
+	for _, c := range o.Counts {
+		if int64(o.Steps) > c.N {
+			return fmt.Errorf("--steps %d is more than the %d %s: every step writes some of every kind", o.Steps, c.N, c.Kind.Name)
+		}
+	}
+	return nil
+}
+
+// Run is one density run under way: its objects, leases and members.
+type Run struct {
+	o       Options
 	t       *cluster.Target
 	cli     *cluster.Client
 	conns   []load.Conn
-	objs    *scale.Objects
+	objs    *Objects
 	httpc   *http.Client
 	members []cluster.Member
 	mu      sync.Mutex // guards leases
 	leases  []clientv3.LeaseID
 }
 
-func newScaleRun(o ScaleOptions, t *cluster.Target, conns []load.Conn) *scaleRun {
+// NewRun prepares a run of o on target t over conns (load.Dial).
+func NewRun(o Options, t *cluster.Target, conns []load.Conn) *Run {
 	members := t.Members()
 	sort.Slice(members, func(i, j int) bool { return members[i].Name < members[j].Name })
-	return &scaleRun{o: o, t: t, cli: t.Client(), conns: conns,
-		objs:  scale.NewObjects(o.Prefix, o.Counts, o.Namespaces, o.Seed),
+	return &Run{o: o, t: t, cli: t.Client(), conns: conns,
+		objs:  NewObjects(o.Prefix, o.Counts, o.Namespaces, o.Seed),
 		httpc: t.Client().HTTPClient(), members: members}
 }
 
@@ -49,9 +175,9 @@ const pendingInterval = 200 * time.Millisecond
 // meanSample bounds the objects whose sizes make a kind's mean value size.
 const meanSample = 10000
 
-// run makes the steps until the last, a stop, or the end of ctx. It
+// Measure makes the steps until the last, a stop, or the end of ctx. It
 // returns the scale section, and the server section over the whole run.
-func (r *scaleRun) run(ctx context.Context) (*result.Scale, *result.Server, error) {
+func (r *Run) Measure(ctx context.Context) (*result.Scale, *result.Server, error) {
 	o := r.o
 	sc := &result.Scale{Planned: o.Steps}
 	var prefixes []string
@@ -78,17 +204,18 @@ func (r *scaleRun) run(ctx context.Context) (*result.Scale, *result.Server, erro
 			sc.Notes = append(sc.Notes, "the embedded member runs inside etcdperf: its RSS includes etcdperf's own memory")
 		}
 	}
-	logs := scale.NewLogTail(logFiles)
+	logs := NewLogTail(logFiles)
 	if len(logFiles) == 0 {
 		sc.Notes = append(sc.Notes, "the members' logs are not at hand (external cluster): log warnings are not counted; slow applies come from etcd_server_slow_apply_total")
 	}
-	watches, err := scale.StartWatches(ctx, r.cli.Client, prefixes)
+	watches, err := StartWatches(ctx, r.cli.Client, prefixes)
 	if err != nil {
 		return sc, nil, err
 	}
 	defer watches.Close()
 
-	first := scrapeMembers(ctx, r.httpc, r.members)
+	first := promscrape.ScrapeMembers(ctx, r.httpc, r.members)
+	procs := hoststats.WatchMembers(r.members)
 	prev := first
 	start := time.Now()
 	var runErr error
@@ -112,7 +239,7 @@ func (r *scaleRun) run(ctx context.Context) (*result.Scale, *result.Server, erro
 		if len(sc.Steps) > 1 {
 			before = &sc.Steps[len(sc.Steps)-2]
 		}
-		if why := stopReason(*st, before, sc.Quota, o.Criteria); why != "" {
+		if why := judge.StopReason(*st, before, sc.Quota, o.Criteria); why != "" {
 			if s < o.Steps {
 				sc.Stopped = why
 			}
@@ -120,7 +247,10 @@ func (r *scaleRun) run(ctx context.Context) (*result.Scale, *result.Server, erro
 		}
 	}
 	sc.Seconds = time.Since(start).Seconds()
-	srv, notes := serverSection(first, prev)
+	srv, notes := promscrape.ServerSection(first, prev)
+	if srv != nil {
+		srv.Processes, srv.PeerRTTs = procs.Since(), promscrape.PeerRTTsBetween(first, prev)
+	}
 	sc.Notes = append(sc.Notes, notes...)
 	return sc, srv, runErr
 }
@@ -128,7 +258,7 @@ func (r *scaleRun) run(ctx context.Context) (*result.Scale, *result.Server, erro
 // step writes step s's objects with the background traffic, lists every
 // resource, and reads etcd's figures. It returns the step (nil when it
 // could not be measured) and the members' scrapes after it.
-func (r *scaleRun) step(ctx context.Context, s int, runStart time.Time, before []memberScrape, watches *scale.Watches, logs *scale.LogTail) (*result.ScaleStep, []memberScrape, error) {
+func (r *Run) step(ctx context.Context, s int, runStart time.Time, before []promscrape.MemberScrape, watches *Watches, logs *LogTail) (*result.ScaleStep, []promscrape.MemberScrape, error) {
 	o := r.o
 	t0 := time.Now()
 	errs := &errCounts{m: map[string]int64{}}
@@ -144,7 +274,7 @@ func (r *scaleRun) step(ctx context.Context, s int, runStart time.Time, before [
 	defer bg.stop()
 
 	// The step's objects.
-	batch := scale.NewBatch(o.Counts, o.Steps, s)
+	batch := NewBatch(o.Counts, o.Steps, s)
 	lo := load.Options{Workload: load.Put, Prefix: o.Prefix, Clients: o.Clients, Total: batch.Len(), Rate: o.Rate,
 		CommandTimeout: r.cli.CommandTimeout(), Objects: func(i int64, req *pb.PutRequest) {
 			k, idx := batch.At(i)
@@ -179,12 +309,12 @@ func (r *scaleRun) step(ctx context.Context, s int, runStart time.Time, before [
 		return nil, before, ctx.Err()
 	}
 	lag, events, werrs := watches.Take()
-	after := scrapeMembers(ctx, r.httpc, r.members)
+	after := promscrape.ScrapeMembers(ctx, r.httpc, r.members)
 
 	st := &result.ScaleStep{Step: s, T: time.Since(runStart).Seconds(), Seconds: time.Since(t0).Seconds(),
 		Kinds: map[string]int64{}, Written: grown.Ops, Lists: lists, WatchEvents: events}
 	for k, c := range o.Counts {
-		n, err := countKeys(ctx, r.cli, r.objs.KindPrefix(k))
+		n, err := r.cli.CountKeys(ctx, r.objs.KindPrefix(k))
 		if err != nil {
 			return nil, before, fmt.Errorf("count the %s: %w", c.Kind.Name, err)
 		}
@@ -238,7 +368,7 @@ func (e *errCounts) merge(prefix string, m map[string]int64) {
 	}
 }
 
-func (r *scaleRun) leased() bool {
+func (r *Run) leased() bool {
 	for _, c := range r.o.Counts {
 		if c.Kind.Leased {
 			return true
@@ -267,13 +397,13 @@ type background struct {
 	pending pendingMax
 }
 
-func (r *scaleRun) startBackground(ctx context.Context, s int, lease *atomic.Int64, errs *errCounts) *background {
+func (r *Run) startBackground(ctx context.Context, s int, lease *atomic.Int64, errs *errCounts) *background {
 	o := r.o
 	bgctx, cancel := context.WithCancel(ctx)
 	b := &background{cancel: cancel, end: make(chan struct{}), pending: pendingMax{byMember: map[string]float64{}}}
 	// The updates end gracefully (Stop): a cancelled put would count as a
 	// failed proposal in etcd's metrics.
-	if upd := scale.NewUpdates(o.Counts, o.Steps, s, o.Seed); o.UpdateRate > 0 && upd.Len() > 0 {
+	if upd := NewUpdates(o.Counts, o.Steps, s, o.Seed); o.UpdateRate > 0 && upd.Len() > 0 {
 		b.wg.Add(1)
 		go func() {
 			defer b.wg.Done()
@@ -286,14 +416,14 @@ func (r *scaleRun) startBackground(ctx context.Context, s int, lease *atomic.Int
 		}()
 	}
 	every(bgctx, &b.wg, pendingInterval, func() {
-		for _, m := range scrapeMembers(bgctx, r.httpc, r.members) {
-			if m.err != nil {
+		for _, m := range promscrape.ScrapeMembers(bgctx, r.httpc, r.members) {
+			if m.Err != nil {
 				continue
 			}
-			v := m.snap.EtcdSignals().Values["proposals_pending"]
+			v := m.Snap.EtcdSignals().Values["proposals_pending"]
 			b.mu.Lock()
 			b.pending.most = max(b.pending.most, v)
-			b.pending.byMember[m.member.Name] = max(b.pending.byMember[m.member.Name], v)
+			b.pending.byMember[m.Member.Name] = max(b.pending.byMember[m.Member.Name], v)
 			b.mu.Unlock()
 		}
 	})
@@ -318,7 +448,7 @@ func (r *scaleRun) startBackground(ctx context.Context, s int, lease *atomic.Int
 			go func() {
 				defer b.wg.Done()
 				for bgctx.Err() == nil {
-					if _, err := scale.ListAll(bgctx, r.cli.Client, r.objs.KindPrefix(k), o.PageLimit, r.cli.CommandTimeout()); err != nil && bgctx.Err() == nil {
+					if _, err := ListAll(bgctx, r.cli.Client, r.objs.KindPrefix(k), o.PageLimit, r.cli.CommandTimeout()); err != nil && bgctx.Err() == nil {
 						errs.add("background list: "+listErrorKey(err), 1)
 					}
 					select {
@@ -345,14 +475,14 @@ func (b *background) stop() (*load.Stats, pendingMax) {
 
 // lists lists every resource whole Lists times, as a controller's relist
 // or kubectl get --all-namespaces does, with the updates going on.
-func (r *scaleRun) lists(ctx context.Context, errs *errCounts) ([]result.ScaleList, error) {
+func (r *Run) lists(ctx context.Context, errs *errCounts) ([]result.ScaleList, error) {
 	o := r.o
 	out := make([]result.ScaleList, len(o.Counts))
 	for k, c := range o.Counts {
 		h := hist.New()
 		sl := result.ScaleList{Kind: c.Kind.Name}
 		for range o.Lists {
-			l, err := scale.ListAll(ctx, r.cli.Client, r.objs.KindPrefix(k), o.PageLimit, r.cli.CommandTimeout())
+			l, err := ListAll(ctx, r.cli.Client, r.objs.KindPrefix(k), o.PageLimit, r.cli.CommandTimeout())
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
@@ -391,7 +521,7 @@ func every(ctx context.Context, wg *sync.WaitGroup, interval time.Duration, f fu
 
 // grant grants a lease of the events' TTL and keeps it to revoke it at the
 // end.
-func (r *scaleRun) grant(ctx context.Context) (clientv3.LeaseID, error) {
+func (r *Run) grant(ctx context.Context) (clientv3.LeaseID, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.cli.CommandTimeout())
 	defer cancel()
 	g, err := r.cli.Grant(ctx, int64(max(r.o.EventTTL/time.Second, 1)))
@@ -405,7 +535,7 @@ func (r *scaleRun) grant(ctx context.Context) (clientv3.LeaseID, error) {
 }
 
 // revision returns etcd's current revision.
-func (r *scaleRun) revision(ctx context.Context) (int64, error) {
+func (r *Run) revision(ctx context.Context) (int64, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.cli.CommandTimeout())
 	defer cancel()
 	g, err := r.cli.Get(ctx, r.o.Prefix, clientv3.WithCountOnly(), clientv3.WithLimit(1))
@@ -417,30 +547,30 @@ func (r *scaleRun) revision(ctx context.Context) (int64, error) {
 
 // serverFigures fills the step's figures from etcd's metrics: sizes and
 // memory after the step, the disk histograms and slow applies over it.
-func (r *scaleRun) serverFigures(st *result.ScaleStep, before, after []memberScrape, pending map[string]float64) {
+func (r *Run) serverFigures(st *result.ScaleStep, before, after []promscrape.MemberScrape, pending map[string]float64) {
 	var wal, commit promscrape.Histogram
 	for i, a := range after {
-		if a.err != nil {
+		if a.Err != nil {
 			continue
 		}
-		sig := a.snap.EtcdSignals()
-		m := result.ScaleMember{Name: a.member.Name, DBSize: sig.Values["db_size"], DBSizeInUse: sig.Values["db_size_in_use"],
-			RSS: sig.Values["rss"], ProposalsPending: pending[a.member.Name]}
+		sig := a.Snap.EtcdSignals()
+		m := result.ScaleMember{Name: a.Member.Name, DBSize: sig.Values["db_size"], DBSizeInUse: sig.Values["db_size_in_use"],
+			RSS: sig.Values["rss"], ProposalsPending: pending[a.Member.Name]}
 		st.DBSize = max(st.DBSize, m.DBSize)
 		st.DBSizeInUse = max(st.DBSizeInUse, m.DBSizeInUse)
 		st.RSS = max(st.RSS, m.RSS)
 		st.Members = append(st.Members, m)
 		b := before[i]
-		if b.err != nil {
+		if b.Err != nil {
 			continue
 		}
-		if h, ok := histDelta(b.snap, a.snap, metricWALFsync); ok {
-			wal = addHist(wal, h)
+		if h, ok := promscrape.HistDelta(b.Snap, a.Snap, promscrape.MetricWALFsync); ok {
+			wal = promscrape.AddHist(wal, h)
 		}
-		if h, ok := histDelta(b.snap, a.snap, metricBackendCommit); ok {
-			commit = addHist(commit, h)
+		if h, ok := promscrape.HistDelta(b.Snap, a.Snap, promscrape.MetricBackendCommit); ok {
+			commit = promscrape.AddHist(commit, h)
 		}
-		st.SlowApplies += counterDelta(b.snap, a.snap, promscrape.EtcdNames.SlowApplies[0])
+		st.SlowApplies += promscrape.CounterDelta(b.Snap, a.Snap, promscrape.EtcdNames.SlowApplies[0])
 	}
 	if len(wal.Buckets) > 0 {
 		l := wal.Latency()
@@ -453,13 +583,13 @@ func (r *scaleRun) serverFigures(st *result.ScaleStep, before, after []memberScr
 }
 
 // quotaOf is the backend quota the members report (the smallest).
-func quotaOf(scrapes []memberScrape) float64 {
+func quotaOf(scrapes []promscrape.MemberScrape) float64 {
 	var q float64
 	for _, m := range scrapes {
-		if m.err != nil {
+		if m.Err != nil {
 			continue
 		}
-		if v, ok := m.snap.EtcdSignals().Values["quota"]; ok && v > 0 && (q == 0 || v < q) {
+		if v, ok := m.Snap.EtcdSignals().Values["quota"]; ok && v > 0 && (q == 0 || v < q) {
 			q = v
 		}
 	}
@@ -473,3 +603,61 @@ func listErrorKey(err error) string {
 	}
 	return load.ErrorKey(err)
 }
+
+// Cleanup deletes the run's keys (external clusters: an embedded one goes
+// as a whole) and revokes its leases.
+func (r *Run) Cleanup(ctx context.Context) error {
+	var errs []error
+	if r.t.Kind() == cluster.External {
+		if err := deletePaged(ctx, r.cli, r.o.Prefix); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, id := range r.leases {
+		lctx, cancel := context.WithTimeout(ctx, r.cli.CommandTimeout())
+		_, err := r.cli.Revoke(lctx, id)
+		cancel()
+		if err != nil && !strings.Contains(err.Error(), "requested lease not found") {
+			errs = append(errs, fmt.Errorf("revoke the run's lease %x (etcdctl lease revoke %x): %w", int64(id), int64(id), err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// cleanupTimeout bounds one delete of the cleanup, at least.
+const cleanupTimeout = 30 * time.Second
+
+// deletePageKeys bounds one delete of the cleanup: a cluster in use is
+// spared one huge delete range.
+const deletePageKeys = 5000
+
+// deletePaged deletes every key under prefix a page of keys at a time,
+// then the prefix as a whole for what was left.
+func deletePaged(ctx context.Context, c *cluster.Client, prefix string) error {
+	ctx, cancel := context.WithTimeout(ctx, 4*max(cleanupTimeout, c.CommandTimeout()))
+	defer cancel()
+	end := load.PrefixEnd(prefix)
+	for {
+		r, err := c.Get(ctx, prefix, clientv3.WithRange(end), clientv3.WithKeysOnly(), clientv3.WithLimit(deletePageKeys))
+		if err != nil {
+			return fmt.Errorf("list the run's keys under %s to delete them (delete them with etcdctl del --prefix %s): %w", prefix, prefix, err)
+		}
+		if len(r.Kvs) == 0 {
+			break
+		}
+		last := string(r.Kvs[len(r.Kvs)-1].Key) + "\x00"
+		if _, err := c.Delete(ctx, string(r.Kvs[0].Key), clientv3.WithRange(last)); err != nil {
+			return fmt.Errorf("delete the run's keys under %s (delete them with etcdctl del --prefix %s): %w", prefix, prefix, err)
+		}
+		if !r.More {
+			break
+		}
+	}
+	if _, err := c.Delete(ctx, prefix, clientv3.WithPrefix()); err != nil {
+		return fmt.Errorf("delete the run's keys under %s (delete them with etcdctl del --prefix %s): %w", prefix, prefix, err)
+	}
+	return nil
+}
+
+// inProcess reports whether an embedded member shares this process.
+func inProcess(m cluster.Member) bool { return m.PID == os.Getpid() }

@@ -1,6 +1,7 @@
-package pipeline
+package judge
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/etcdperf/etcdperf/internal/check"
@@ -34,5 +35,27 @@ func TestFsyncHeadroom(t *testing.T) {
 	r.Checks[0].Limit = 0.005
 	if got := fsyncHeadroom(r, result.DoctorTarget{WALFsyncP99: 0.0025}); got != 2 {
 		t.Errorf("with --limit wal_fsync_p99=5ms: headroom %g, want 2", got)
+	}
+}
+
+// A node's member (doctor --node) is named in the findings and the
+// summary by the judgement itself, so that judging again keeps them.
+func TestNodeMemberNamedByTheJudgement(t *testing.T) {
+	r := &result.Result{Kind: result.KindDoctor, Name: "member cp-1 (kubeadm, /etc/kubernetes/manifests/etcd.yaml)",
+		Disk:   &result.Disk{Sync: "fdatasync", IOPS: 60, SyncLatency: &result.Latency{Count: 100, P99: 0.030}},
+		Doctor: &result.Doctor{Targets: []result.DoctorTarget{{Name: "member cp-1", Member: "cp-1"}}}}
+	for range 2 {
+		Judge(r, check.Table)
+		if !strings.HasPrefix(r.Summary, "member cp-1: ") || strings.Count(r.Summary, "member cp-1: ") != 1 {
+			t.Errorf("summary %q", r.Summary)
+		}
+		if len(r.Findings) == 0 {
+			t.Fatal("no finding on a 30ms fdatasync")
+		}
+		for _, f := range r.Findings {
+			if len(f.Members) != 1 || f.Members[0] != "cp-1" {
+				t.Errorf("finding %s names %v, want cp-1", f.ID, f.Members)
+			}
+		}
 	}
 }

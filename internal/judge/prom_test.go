@@ -1,11 +1,10 @@
-package pipeline
+package judge
 
 import (
 	"testing"
 	"time"
 
 	"github.com/etcdperf/etcdperf/internal/check"
-	"github.com/etcdperf/etcdperf/internal/promexport"
 	"github.com/etcdperf/etcdperf/internal/result"
 )
 
@@ -14,10 +13,10 @@ import (
 func TestPromCheckSummaryFailed(t *testing.T) {
 	wal, _ := check.Lookup(check.Table, check.WALFsyncP99)
 	lc, _ := check.Lookup(check.Table, check.LeaderChanges)
-	res := &result.Result{Verdict: result.Fail, Prom: &result.Prom{Members: make([]result.PromMember, 3)},
-		Checks: []result.Check{check.Evaluate(wal, 0.0123), check.Evaluate(lc, 2)}}
 	end := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
-	got := promCheckSummary(res, promexport.Resolved{Start: end.Add(-2 * time.Hour), End: end, Step: time.Minute})
+	res := &result.Result{Verdict: result.Fail, Prom: &result.Prom{Members: make([]result.PromMember, 3), Start: end.Add(-2 * time.Hour), End: end},
+		Checks: []result.Check{check.Evaluate(wal, 0.0123), check.Evaluate(lc, 2)}}
+	got := promCheckSummary(res)
 	want := "Over the 2h period, wal_fsync_p99 12.3ms (limit < 10ms), leader_changes 2 (limit <= 0) on 3 member(s): etcd was not healthy in this period."
 	if got != want {
 		t.Errorf("summary\n%s\nwant\n%s", got, want)

@@ -1,0 +1,396 @@
+package judge
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/diagnose"
+	"github.com/etcdperf/etcdperf/internal/result"
+	"github.com/etcdperf/etcdperf/internal/units"
+)
+
+// Doctor judges a doctor run: each target (a storage location, a cluster,
+// a node's member) with its load under noise, then the run as a whole
+// (the worst target, and how the targets compare).
+func Doctor(r *result.Result, criteria []check.Criterion) {
+	if !isDoctorTop(r) {
+		target(r, criteria)
+		return
+	}
+	for i := range r.Runs {
+		target(&r.Runs[i], criteria)
+	}
+	DoctorRun(r)
+}
+
+// DoctorRun judges the top of a doctor run from its targets, which must be
+// judged: their rows, the worst verdict, and how they compare.
+func DoctorRun(r *result.Result) {
+	r.Verdict = ""
+	r.Doctor = &result.Doctor{}
+	for _, t := range r.Runs {
+		if t.Doctor != nil && len(t.Doctor.Targets) > 0 {
+			r.Doctor.Targets = append(r.Doctor.Targets, t.Doctor.Targets[0])
+		}
+		r.Verdict = result.Worse(r.Verdict, t.Verdict)
+	}
+	r.Summary = doctorSummary(r)
+	r.MarkIncomplete()
+}
+
+// isDoctorTop tells the top of a doctor run (one run per target, no
+// measurement of its own) from a target (which measured something).
+func isDoctorTop(r *result.Result) bool {
+	return r.Disk == nil && r.Bench == nil && r.Server == nil && len(r.Runs) > 0 && r.Doctor != nil
+}
+
+// target judges one doctor target: the disk probe's checks, the load's,
+// etcd's own, the findings, what limits etcd there and on which members,
+// and its row of the doctor section. Its row must hold the target's name,
+// directory, endpoints and simulated delay; with --noise, its runs hold
+// the load under noise, judged first, and its row's noise effect the
+// bytes the neighbour wrote.
+func target(r *result.Result, criteria []check.Criterion) {
+	var row result.DoctorTarget
+	if r.Doctor != nil && len(r.Doctor.Targets) > 0 {
+		old := r.Doctor.Targets[0]
+		row = result.DoctorTarget{Name: old.Name, Dir: old.Dir, Endpoints: old.Endpoints, Member: old.Member,
+			SimulatedFsyncDelay: old.SimulatedFsyncDelay, Noise: old.Noise}
+	} else {
+		row.Name = r.Name
+	}
+	for i := range r.Runs {
+		target(&r.Runs[i], criteria)
+	}
+	if row.Noise != nil && len(r.Runs) > 0 {
+		row.Noise = noiseEffect(r, &r.Runs[0], row.Noise.BytesWritten)
+	}
+	r.Checks = nil
+	diskChecks(r, criteria)
+	perfChecks(r, criteria)
+	serverChecks(r, criteria)
+	fillRow(&row, r)
+	r.Doctor = &result.Doctor{Targets: []result.DoctorTarget{row}}
+	conclude(r)
+	if row.Member != "" {
+		// A node's member: the findings are about it.
+		for i := range r.Findings {
+			if len(r.Findings[i].Members) == 0 {
+				r.Findings[i].Members = []string{row.Member}
+			}
+		}
+	}
+	t := &r.Doctor.Targets[0]
+	t.LimitedBy, t.LimitedOn = diagnose.DoctorLimit(r)
+	r.Summary = targetSummary(r)
+	if row.Member != "" {
+		r.Summary = "member " + row.Member + ": " + r.Summary
+	}
+	r.MarkIncomplete()
+	t.Verdict = r.Verdict
+}
+
+// noiseEffect compares the quiet load with the noisy one.
+func noiseEffect(quiet, noisy *result.Result, written int64) *result.NoiseEffect {
+	n := &result.NoiseEffect{Verdict: noisy.Verdict, BytesWritten: written}
+	wq, _, rq := loadP99s(quiet)
+	n.WALFsyncP99, n.BackendCommitP99, n.RequestP99 = loadP99s(noisy)
+	if wq > 0 {
+		n.WALFsyncRatio = n.WALFsyncP99 / wq
+	}
+	if rq > 0 {
+		n.RequestRatio = n.RequestP99 / rq
+	}
+	if noisy.Host != nil && noisy.Host.Device != "" {
+		n.DeviceUtil = noisy.Host.Summary.Util
+	}
+	return n
+}
+
+// loadP99s returns etcd's WAL fsync and backend commit p99 and the
+// request p99 of a load.
+func loadP99s(r *result.Result) (wal, commit, req float64) {
+	if s := r.Server; s != nil {
+		if s.WALFsync != nil && s.WALFsync.Count > 0 {
+			wal = s.WALFsync.P99
+		}
+		if s.BackendCommit != nil && s.BackendCommit.Count > 0 {
+			commit = s.BackendCommit.P99
+		}
+	}
+	if r.Bench != nil && r.Bench.Latency != nil {
+		req = r.Bench.Latency.P99
+	}
+	return wal, commit, req
+}
+
+// fillRow copies a target's figures into its row.
+func fillRow(row *result.DoctorTarget, r *result.Result) {
+	if env := r.Env; env != nil {
+		row.FSType, row.Device, row.Volatile = env.FSType, env.Device, env.Volatile
+	}
+	if row.Dir == "" && r.Server != nil && len(r.Server.Processes) > 0 {
+		// A cluster on this host: what its members' WALs are on.
+		row.Volatile = true
+		for _, p := range r.Server.Processes {
+			row.Volatile = row.Volatile && p.Volatile
+			row.FSType = p.FSType
+		}
+	}
+	if r.Disk != nil && r.Disk.SyncLatency != nil && r.Disk.SyncLatency.Count > 0 {
+		row.DiskSyncP99, row.DiskIOPS = r.Disk.SyncLatency.P99, r.Disk.IOPS
+	}
+	row.WALFsyncP99, row.BackendCommitP99, row.RequestP99 = loadP99s(r)
+	if s := r.Server; s != nil {
+		row.WALFsyncBound, row.BackendCommitBound = s.WALFsync.AtFloor(), s.BackendCommit.AtFloor()
+	}
+	if r.Bench != nil {
+		row.Throughput = r.Bench.Throughput
+	}
+	if pf := r.Perf; pf != nil {
+		row.TargetRate, row.ServerCPU, row.ClientCPU = pf.TargetRate, pf.ServerCPU, pf.ClientCPU
+	}
+	if r.Host != nil && r.Host.Device != "" {
+		row.DeviceUtil = r.Host.Summary.Util
+	}
+	row.FsyncHeadroom = fsyncHeadroom(r, *row)
+}
+
+// fsyncHeadroom is the WAL fsync limit over the fsync p99 etcd would see:
+// etcd's own under the load when its histogram could resolve it, else
+// (a p99 in etcd's lowest bucket is only a bound) the probe's fdatasync
+// p99, else etcd's 1ms floor (a lower bound).
+func fsyncHeadroom(r *result.Result, row result.DoctorTarget) float64 {
+	limit := diagnose.LimitOf(r, check.WALFsyncP99)
+	if _, ok := diagnose.FindCheck(r, check.WALFsyncP99); !ok {
+		if c, ok := diagnose.FindCheck(r, check.DiskSyncP99); ok {
+			limit = c.Limit
+		}
+	}
+	v := row.WALFsyncP99
+	if v <= 0 || (row.WALFsyncBound && row.DiskSyncP99 > 0) {
+		v = row.DiskSyncP99
+	}
+	if v <= 0 {
+		return 0
+	}
+	return limit / v
+}
+
+// limitWords says what limits etcd, for a volatile target's summary.
+var limitWords = map[string]string{
+	diagnose.LimitCPU:       "the CPU limits it",
+	diagnose.LimitClient:    "the load generator's machine was saturated",
+	diagnose.LimitNetwork:   "the network between the members limits it",
+	diagnose.LimitDiskOrCPU: "the disk or the CPU of a member limits it",
+	diagnose.LimitEtcd:      "it could not keep up with the load",
+}
+
+// targetSummary says in one sentence what a doctor target's run means.
+func targetSummary(r *result.Result) string {
+	t := r.Doctor.Targets[0]
+	head := verdictHead(r.Verdict, t)
+	if strings.HasSuffix(t.Name, " + noise") {
+		head = "with a neighbour writing bulk data on the device: " + head
+	}
+	figs := targetFigures(r, t)
+	if len(figs) == 0 {
+		return head + "."
+	}
+	return head + " (" + strings.Join(figs, ", ") + ")."
+}
+
+// verdictHead says what a target's verdict means, by what limits etcd.
+func verdictHead(v result.Verdict, t result.DoctorTarget) string {
+	what := "this storage"
+	if t.Dir == "" {
+		what = "this cluster"
+	}
+	if t.Volatile {
+		where := t.Dir
+		if where == "" {
+			where = "the members' data"
+		}
+		s := fmt.Sprintf("%s is on %s, in memory: fast but not durable (fsync never reaches a disk and the data is lost on reboot), for throw-away CI clusters only", where, t.FSType)
+		if v == result.Fail {
+			s += "; etcd still failed here"
+			if w, ok := limitWords[t.LimitedBy]; ok {
+				s += ": " + w
+			}
+		}
+		return s
+	}
+	switch v {
+	case result.Fail:
+		switch t.LimitedBy {
+		case diagnose.LimitDisk:
+			if t.Noise != nil && t.Noise.Verdict == result.Fail && t.FsyncHeadroom >= 1 {
+				return what + " is fast enough for etcd alone, but not with a neighbour writing bulk data on the same device: the disk limits it under contention"
+			}
+			return what + " is too slow for etcd: the disk" + on(t) + " limits it"
+		case diagnose.LimitCPU:
+			return "etcd fails on " + what + ", but not because of the storage: the CPU" + on(t) + " limits it"
+		case diagnose.LimitClient:
+			return "the load generator's machine, not etcd, was saturated: this run cannot judge " + what
+		case diagnose.LimitNetwork:
+			return "etcd fails on " + what + ": the network" + netOn(t) + " limits it"
+		case diagnose.LimitDiskOrCPU:
+			return "etcd fails on " + what + ": the disk or the CPU" + on(t) + " limits it (etcdperf cannot see that host; the findings say how to tell)"
+		case diagnose.LimitEtcd:
+			return "etcd could not keep up with the load on " + what
+		}
+		return "etcd fails on " + what
+	case result.Warn:
+		switch t.LimitedBy {
+		case diagnose.LimitDisk:
+			return "etcd runs on " + what + " with little headroom: the disk" + on(t) + " is close to its limit"
+		case diagnose.LimitCPU:
+			return "the storage is fast enough, but the CPU" + on(t) + " limits etcd on " + what
+		case diagnose.LimitClient:
+			return "the load generator's machine, not etcd, was saturated: this run cannot judge " + what
+		case diagnose.LimitNetwork:
+			return "etcd runs on " + what + " with little headroom: the network" + netOn(t) + " limits it"
+		case diagnose.LimitDiskOrCPU:
+			return "etcd runs on " + what + " with little headroom: the disk or the CPU" + on(t) + " limits it"
+		}
+		return "etcd runs on " + what + " with little headroom"
+	}
+	return what + " is fast enough for etcd"
+}
+
+// on names the members a limit was found on: " of etcdperf-3".
+func on(t result.DoctorTarget) string {
+	switch len(t.LimitedOn) {
+	case 0:
+		return ""
+	case 1:
+		return " of member " + t.LimitedOn[0]
+	}
+	return " of members " + strings.Join(t.LimitedOn, ", ")
+}
+
+// netOn is on for the network: to the members named, else between them.
+func netOn(t result.DoctorTarget) string {
+	if len(t.LimitedOn) == 0 {
+		return " between the members"
+	}
+	return " to" + strings.TrimPrefix(on(t), " of")
+}
+
+// targetFigures are the figures behind a target's verdict.
+func targetFigures(r *result.Result, t result.DoctorTarget) []string {
+	var figs []string
+	switch {
+	case t.WALFsyncP99 > 0:
+		figs = append(figs, "etcd's WAL fsync p99 "+quantile(r.Server.WALFsync, t.WALFsyncP99)+headroomText(t.FsyncHeadroom))
+	case t.DiskSyncP99 > 0:
+		figs = append(figs, "fdatasync p99 "+units.Seconds(t.DiskSyncP99)+headroomText(t.FsyncHeadroom))
+	}
+	if t.TargetRate > 0 {
+		figs = append(figs, fmt.Sprintf("%.0f of %.0f puts/s, request p99 %s", t.Throughput, t.TargetRate, units.Seconds(t.RequestP99)))
+	}
+	if r.Host != nil && r.Host.Device != "" && r.Perf != nil {
+		figs = append(figs, fmt.Sprintf("device %s busy %.0f%% of the time", r.Host.Device, t.DeviceUtil*100))
+	}
+	if pf := r.Perf; pf != nil && pf.ServerCPU > 0 {
+		figs = append(figs, fmt.Sprintf("etcd used %s CPU", units.Cores(pf.ServerCPU)))
+	}
+	if n := t.Noise; n != nil && n.WALFsyncRatio > 0 {
+		figs = append(figs, fmt.Sprintf("with a neighbour's bulk writes WAL fsync p99 %s (%.1fx), request p99 %s (%.1fx)",
+			units.Seconds(n.WALFsyncP99), n.WALFsyncRatio, units.Seconds(n.RequestP99), n.RequestRatio))
+	}
+	return figs
+}
+
+// headroomText says how far a fsync p99 is from its limit.
+func headroomText(h float64) string {
+	if h <= 0 {
+		return ""
+	}
+	return ", " + units.Headroom(h, "the limit")
+}
+
+// doctorSummary sums up a doctor run: the one target's summary, or each
+// target's verdict and the ratios between the fastest and the slowest.
+func doctorSummary(top *result.Result) string {
+	ts := top.Doctor.Targets
+	if len(top.Runs) == 1 {
+		return top.Runs[0].Summary
+	}
+	var parts []string
+	for _, t := range ts {
+		s := fmt.Sprintf("%s%s: %s", t.Name, fsWord(t), strings.ToUpper(string(t.Verdict)))
+		switch {
+		case t.Volatile:
+			s += " (fast but not durable)"
+		case t.LimitedBy != "" && t.LimitedBy != diagnose.LimitNone:
+			s += " (limited by " + limitNoun(t.LimitedBy) + ")"
+		}
+		parts = append(parts, s)
+	}
+	out := strings.Join(parts, "; ")
+	if c := compareTargets(ts); c != "" {
+		out += "; " + c
+	}
+	return out + "."
+}
+
+func fsWord(t result.DoctorTarget) string {
+	if t.FSType == "" {
+		return ""
+	}
+	return " (" + t.FSType + ")"
+}
+
+func limitNoun(l string) string {
+	switch l {
+	case diagnose.LimitClient:
+		return "the load generator"
+	case diagnose.LimitCPU:
+		return "the CPU"
+	case diagnose.LimitEtcd:
+		return "etcd itself"
+	case diagnose.LimitDiskOrCPU:
+		return "the disk or the CPU"
+	}
+	return "the " + l
+}
+
+// compareTargets says how many times the fastest target beats the
+// slowest, by the fsync p99 (the probe's, which resolves below etcd's 1ms
+// floor, when every target has it) and the request p99.
+func compareTargets(ts []result.DoctorTarget) string {
+	fsync := func(t result.DoctorTarget) float64 { return t.DiskSyncP99 }
+	what := "fdatasync p99"
+	for _, t := range ts {
+		if t.DiskSyncP99 <= 0 {
+			fsync, what = func(t result.DoctorTarget) float64 { return t.WALFsyncP99 }, "WAL fsync p99"
+			break
+		}
+	}
+	best, worst := -1, -1
+	for i, t := range ts {
+		if fsync(t) <= 0 {
+			return ""
+		}
+		if best < 0 || fsync(t) < fsync(ts[best]) {
+			best = i
+		}
+		if worst < 0 || fsync(t) > fsync(ts[worst]) {
+			worst = i
+		}
+	}
+	if best == worst {
+		return ""
+	}
+	b, w := ts[best], ts[worst]
+	s := fmt.Sprintf("%s's %s is %s, %s lower than %s's %s", b.Name, what, units.Seconds(fsync(b)), units.Ratio(fsync(w)/fsync(b)), w.Name, units.Seconds(fsync(w)))
+	if b.RequestP99 > 0 && w.RequestP99 > 0 {
+		s += fmt.Sprintf("; request p99 %s against %s", units.Seconds(b.RequestP99), units.Seconds(w.RequestP99))
+	}
+	if b.Volatile {
+		s += fmt.Sprintf(", but %s is %s: not durable", b.Name, b.FSType)
+	}
+	return s
+}

@@ -1,0 +1,70 @@
+package judge
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/promexport"
+	"github.com/etcdperf/etcdperf/internal/result"
+	"github.com/etcdperf/etcdperf/internal/units"
+)
+
+// promCriteria are the criteria `prom check` judges over the history, in
+// order.
+var promCriteria = []string{check.WALFsyncP99, check.BackendCommitP99, check.LeaderChanges, check.ProposalsFailed}
+
+// PromCheck judges etcd's history in Prometheus: each criterion over the
+// whole period for every member (the checks take the worst member), and at
+// every evaluation point of the table, where breaches are grouped into
+// time windows.
+func PromCheck(r *result.Result, criteria []check.Criterion) {
+	p := r.Prom
+	r.Checks = nil
+	if p == nil || p.Table == nil {
+		conclude(r)
+		return
+	}
+	p.Breaches, p.Notes = nil, dropUnjudged(p.Notes)
+	for _, id := range promCriteria {
+		crit, ok := check.Lookup(criteria, id)
+		if !ok {
+			continue
+		}
+		p.Breaches = append(p.Breaches, promexport.Breaches(p.Table, crit, crit.Unit == check.Count)...)
+		ch, _, found := worstCheck(p.Members, crit)
+		if !found {
+			p.Notes = append(p.Notes, fmt.Sprintf("%s: no member has a value over the period (nothing observed)%s", id, notJudged))
+			continue
+		}
+		r.Checks = append(r.Checks, ch)
+	}
+	p.Breaches = append(p.Breaches, promexport.Breaches(p.Table, promexport.HasLeader, false)...)
+	conclude(r)
+	r.Summary = promCheckSummary(r)
+}
+
+func promCheckSummary(r *result.Result) string {
+	p := r.Prom
+	span := model.Duration(p.End.Sub(p.Start).Round(time.Second)).String()
+	members := len(p.Members)
+	var failed []string
+	for _, c := range r.Checks {
+		if c.Status == result.StatusFail {
+			failed = append(failed, fmt.Sprintf("%s %s (limit %s %s)", c.Name, units.Value(c.Observed, c.Unit), c.Op, units.Value(c.Limit, c.Unit)))
+		}
+	}
+	switch r.Verdict {
+	case result.Fail:
+		if len(failed) > 0 {
+			return fmt.Sprintf("Over the %s period, %s on %d member(s): etcd was not healthy in this period.", span, strings.Join(failed, ", "), members)
+		}
+		return fmt.Sprintf("Over the %s period the history of %d member(s) shows critical problems: see the findings.", span, members)
+	case result.Warn:
+		return fmt.Sprintf("Over the %s period the %d member(s) stayed within the limits overall, with breaches in some windows: see the findings.", span, members)
+	}
+	return fmt.Sprintf("Over the %s period the %d member(s) stayed within every limit at every evaluation point.", span, members)
+}
