@@ -170,6 +170,12 @@ func TestInterruptCleansUp(t *testing.T) {
 			if res.Error == "" || !c.measured(res) {
 				t.Errorf("the partial Result lacks the error or the measurements: error %q", res.Error)
 			}
+			// Part of a run is no verdict: the Result and the text view say
+			// "incomplete", and why once.
+			if res.Verdict != result.Incomplete {
+				t.Errorf("verdict %q, want %q", res.Verdict, result.Incomplete)
+			}
+			assertIncompleteText(t, r.Stdout, "interrupted")
 			assertEmptyDir(t, dir)
 			if n := keysUnder(t, cli, "/etcdperf/"); n != 0 {
 				t.Errorf("%d keys left in etcd", n)
@@ -187,5 +193,23 @@ func TestInterruptCleansUp(t *testing.T) {
 				t.Errorf("leases left in etcd: %v %v", leases, err)
 			}
 		})
+	}
+}
+
+// assertIncompleteText checks the text view of a run that ended early: one
+// "Incomplete:" line that gives why (once), and no verdict line.
+func assertIncompleteText(t *testing.T, stdout, why string) {
+	t.Helper()
+	if strings.Contains(stdout, "Verdict:") || strings.Count(stdout, "Incomplete:") != 1 {
+		t.Errorf("want one Incomplete line and no verdict line:\n%s", stdout)
+		return
+	}
+	line := stdout[strings.Index(stdout, "Incomplete:"):]
+	line = line[:strings.IndexByte(line, '\n')]
+	if n := strings.Count(line, why); n != 1 {
+		t.Errorf("%q said %d times in %q", why, n, line)
+	}
+	if strings.Contains(stdout, "ended early") {
+		t.Errorf("the end is said twice:\n%s", stdout)
 	}
 }

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,7 +36,7 @@ func decodeJob(t *testing.T, text string) *batchv1.Job {
 
 func TestK8sManifest(t *testing.T) {
 	r := testutil.RunBinary(t, 30*time.Second, "k8s", "manifest", "--node", "cp-1", "-n", "kube-system")
-	if r.Code != 0 || r.Stderr != "" {
+	if r.Code != 0 || r.Stderr != imageNote {
 		t.Fatalf("exit %d, stderr %q", r.Code, r.Stderr)
 	}
 	job := decodeJob(t, r.Stdout)
@@ -67,6 +68,98 @@ func TestK8sManifest(t *testing.T) {
 	}
 }
 
+// The node-doctor Job as printed is a strict batch/v1 Job: on the node's
+// network and PID namespace, tolerating the control-plane taints, pinned
+// to cp-1, running doctor --node --root /host, with the node's /etc and
+// pod logs read-only and only /var/lib writable; the image note as for
+// the other modes.
+func TestK8sManifestNodeDoctor(t *testing.T) {
+	r := testutil.RunBinary(t, 30*time.Second, "k8s", "manifest", "--mode", "node-doctor", "--node", "cp-1")
+	if r.Code != 0 || r.Stderr != imageNote {
+		t.Fatalf("exit %d, stderr %q", r.Code, r.Stderr)
+	}
+	job := decodeJob(t, r.Stdout)
+	ps := job.Spec.Template.Spec
+	if job.Name != "etcdperf-node-doctor-cp-1" || !ps.HostNetwork || !ps.HostPID || ps.DNSPolicy != "ClusterFirstWithHostNet" {
+		t.Errorf("job %s: hostNetwork %v hostPID %v dnsPolicy %q", job.Name, ps.HostNetwork, ps.HostPID, ps.DNSPolicy)
+	}
+	tolerated := map[string]bool{}
+	for _, tol := range ps.Tolerations {
+		if tol.Effect == "NoSchedule" && tol.Operator == "Exists" {
+			tolerated[tol.Key] = true
+		}
+	}
+	if !tolerated["node-role.kubernetes.io/control-plane"] || !tolerated["node-role.kubernetes.io/master"] {
+		t.Errorf("tolerations %+v", ps.Tolerations)
+	}
+	if f := ps.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchFields; len(f) != 1 || !slices.Equal(f[0].Values, []string{"cp-1"}) {
+		t.Errorf("not pinned to cp-1: %+v", ps.Affinity)
+	}
+	c := ps.Containers[0]
+	if !slices.Equal(append(c.Command, c.Args...), []string{"etcdperf", "doctor", "--node", "--root", "/host", "-o", "json"}) {
+		t.Errorf("command %q %q", c.Command, c.Args)
+	}
+	if c.SecurityContext == nil || c.SecurityContext.Privileged == nil || *c.SecurityContext.Privileged {
+		t.Errorf("securityContext %+v", c.SecurityContext)
+	}
+	mounts := map[string]bool{}
+	for _, m := range c.VolumeMounts {
+		mounts[m.MountPath] = m.ReadOnly
+	}
+	want := map[string]bool{"/tmp": false, "/host/etc": true, "/host/var/log/pods": true, "/host/var/lib": false}
+	if !maps.Equal(mounts, want) {
+		t.Errorf("mounts (path: read-only) %v, want %v", mounts, want)
+	}
+}
+
+// imageNote is what `k8s manifest` says on stderr without --image while
+// no release has published the default image.
+const imageNote = "etcdperf: note: no release has published ghcr.io/etcdperf/etcdperf:latest yet, so pods with it stay in ImagePullBackOff: " +
+	"build and push the image (docker build -t REGISTRY/etcdperf:TAG . && docker push REGISTRY/etcdperf:TAG) and pass --image REGISTRY/etcdperf:TAG\n"
+
+// A manifest applied as printed must not stick in ImagePullBackOff
+// silently: without --image, one note on stderr says that the default
+// image is not published and how to build one; stdout stays a Job that
+// kubectl accepts. With --image there is no note.
+func TestK8sManifestImageNote(t *testing.T) {
+	for _, c := range []struct {
+		args       []string
+		image      string
+		note, file bool
+	}{
+		{args: []string{"--node", "cp-1", "-n", "kube-system"}, image: "ghcr.io/etcdperf/etcdperf:latest", note: true},
+		{args: []string{"--storage-class", "gp3", "--size", "10Gi"}, image: "ghcr.io/etcdperf/etcdperf:latest", note: true},
+		{args: []string{"--node", "cp-1", "-o", "job.yaml"}, image: "ghcr.io/etcdperf/etcdperf:latest", note: true, file: true},
+		{args: []string{"--node", "cp-1", "-n", "kube-system", "--image", "registry.example.com/etcdperf:v1.0.0"}, image: "registry.example.com/etcdperf:v1.0.0"},
+		{args: []string{"--node", "cp-1", "--image=ghcr.io/etcdperf/etcdperf:latest"}, image: "ghcr.io/etcdperf/etcdperf:latest"},
+	} {
+		dir := t.TempDir()
+		args := append([]string{"k8s", "manifest"}, c.args...)
+		if c.file {
+			args[len(args)-1] = filepath.Join(dir, "job.yaml")
+		}
+		r := testutil.RunBinary(t, 30*time.Second, args...)
+		if r.Code != 0 {
+			t.Fatalf("%v: exit %d, stderr %q", c.args, r.Code, r.Stderr)
+		}
+		if want := map[bool]string{true: imageNote}[c.note]; r.Stderr != want {
+			t.Errorf("%v: stderr %q, want %q", c.args, r.Stderr, want)
+		}
+		manifest := r.Stdout
+		if c.file {
+			b, err := os.ReadFile(args[len(args)-1])
+			if err != nil || r.Stdout != "" {
+				t.Fatalf("%v: stdout %q, file: %v", c.args, r.Stdout, err)
+			}
+			manifest = string(b)
+		}
+		job := decodeJob(t, manifest)
+		if img := job.Spec.Template.Spec.Containers[0].Image; img != c.image {
+			t.Errorf("%v: image %q, want %q", c.args, img, c.image)
+		}
+	}
+}
+
 func TestK8sManifestUsageErrors(t *testing.T) {
 	dir := t.TempDir()
 	cases := []struct {
@@ -83,7 +176,7 @@ func TestK8sManifestUsageErrors(t *testing.T) {
 		{[]string{"--node", "Node_1"}, "not a node name"},
 		{[]string{"--node", "cp-1", "--namespace", "Kube-System"}, "not a valid namespace"},
 		{[]string{"--node", "cp-1", "--name", "etcd.perf"}, "not a valid Job name"},
-		{[]string{"--node", "cp-1", "--mode", "bench"}, "--mode must be disk or doctor"},
+		{[]string{"--node", "cp-1", "--mode", "bench"}, "--mode must be disk, doctor or node-doctor"},
 		{[]string{"--node", "cp-1", "--parallel", "3"}, "does not match"},
 		{[]string{"--node", "cp-1", "--size", "10Gi"}, "--size goes with --storage-class"},
 		{[]string{"--node", "cp-1", "--etcd-data-dir", "etcd"}, "absolute path"},
@@ -99,7 +192,13 @@ func TestK8sManifestUsageErrors(t *testing.T) {
 		{[]string{"--node", "cp-1", "--", "--runtime", "ten"}, "for 'etcdperf disk'"},
 		{[]string{"--node", "cp-1", "--", "--no-such-flag"}, "unknown flag"},
 		{[]string{"--node", "cp-1", "--no-such-flag"}, "unknown flag"},
-		{[]string{"--node", "cp-1", "-o", filepath.Join(dir, "missing", "job.yaml")}, "no such file"},
+		{[]string{"--node", "cp-1", "-o", filepath.Join(dir, "missing", "job.yaml")}, "missing does not exist"},
+		{[]string{"--mode", "node-doctor", "--storage-class", "gp3", "--size", "10Gi"}, "do not go with --mode node-doctor"},
+		{[]string{"--mode", "node-doctor", "--node", "cp-1", "--etcd-data-dir", "/var/lib/etcd"}, "finds etcd's data dir on the node itself"},
+		{[]string{"--mode", "node-doctor", "--data-dir-parent", "lib"}, "must be an absolute path"},
+		{[]string{"--mode", "node-doctor", "--data-dir-parent", "/etc"}, "read-only or not at all"},
+		{[]string{"--mode", "node-doctor", "--node", "cp-1", "--", "--root", "/"}, "set by the Job"},
+		{[]string{"--node", "cp-1", "--data-dir-parent", "/data"}, "--data-dir-parent goes with --mode node-doctor"},
 	}
 	for _, c := range cases {
 		r := testutil.RunBinary(t, 30*time.Second, append([]string{"k8s", "manifest"}, c.args...)...)

@@ -6,9 +6,11 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/csv"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -194,5 +196,101 @@ func TestLogsHelp(t *testing.T) {
 		if r.Code != 0 || !strings.Contains(r.Stdout, want) {
 			t.Errorf("help lacks %q (exit %d)", want, r.Code)
 		}
+	}
+}
+
+// A directory collected from a cluster: journalctl -u etcd's text of
+// sixteen members under systemd (capnslog's bare messages, each line
+// naming its host), a seventeenth member's zap lines in a .jsonl file and
+// a host's journal of other programs. Both etcd files are read, the host
+// journal is skipped, and the members are the sixteen hosts and the jsonl
+// file: the journal file is not a member of its own.
+func TestLogsDirJournaldJSONL(t *testing.T) {
+	dir := t.TempDir()
+	var journal strings.Builder
+	journal.WriteString("-- Logs begin at Mon 2019-08-12 09:00:01 UTC, end at Mon 2019-08-12 10:00:00 UTC. --\n")
+	for i := 0; i < 16; i++ {
+		fmt.Fprintf(&journal, "Aug 12 09:27:%02d master-%d etcd[%d]: published {Name:master-%d ClientURLs:[https://10.0.0.%d:2379]} to cluster 59a05384c9b79ee\n", i, i, 800+i, i, i+1)
+		fmt.Fprintf(&journal, "Aug 12 09:28:%02d master-%d etcd[%d]: failed to send out heartbeat on time (exceeded the 100ms timeout for 2%02d.80886ms, to d35e062b0036cc3a)\n", i, i, 800+i, i)
+	}
+	jsonl := `{"level":"warn","ts":"2019-08-12T09:29:17.672Z","caller":"wal/wal.go:802","msg":"slow fdatasync","took":"1.263337456s","expected-duration":"1s"}` + "\n" +
+		`{"level":"info","ts":"2019-08-12T09:29:18.001Z","caller":"etcdserver/server.go:2037","msg":"published local member to cluster through raft","local-member-id":"bf9071f4639c75cc"}` + "\n"
+	host := "Aug 12 09:27:04 master-0 systemd[1]: Started Kubernetes systemd probe.\n" +
+		`Aug 12 09:27:04 master-0 kubelet[1200]: I0812 09:27:04.100001    1200 kubelet.go:2618] "SyncLoop (probe)"` + "\n"
+	for name, data := range map[string]string{"journald.txt": journal.String(), "m16.jsonl": jsonl, "host-journal.log": host} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	js := filepath.Join(dir, "run.json")
+	r := testutil.RunBinary(t, time.Minute, "logs", dir, "-o", js, "-o", "text")
+	if r.Code != 1 || !strings.Contains(r.Stdout, "from 17 member(s)") {
+		t.Fatalf("exit %d, want 1 (the slow fdatasync) and 17 members\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	res, err := result.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := res.Logs
+	var names []string
+	for _, m := range l.Members {
+		names = append(names, m.Name)
+		if m.Lines == 0 {
+			t.Errorf("member %s has no lines", m.Name)
+		}
+	}
+	if len(names) != 17 || names[0] != "m16" || names[1] != "master-0" || slices.Contains(names, "journald") {
+		t.Errorf("members %v", names)
+	}
+	read := map[string]string{}
+	for _, s := range l.Sources {
+		read[filepath.Base(s.Name)] = s.Skipped
+	}
+	if len(read) != 3 || read["journald.txt"] != "" || read["m16.jsonl"] != "" || !strings.HasPrefix(read["host-journal.log"], "not an etcd log") {
+		t.Errorf("sources %+v", l.Sources)
+	}
+	if l.Lines != 35 || l.Unparsed != 1 || l.Classes["heartbeat_late"] != 16 || l.Classes["slow_fdatasync"] != 1 {
+		t.Errorf("lines %d unparsed %d classes %v", l.Lines, l.Unparsed, l.Classes)
+	}
+	assertOnly(t, dir, "host-journal.log", "journald.txt", "m16.jsonl", "run.json")
+}
+
+// A gzip file cut short (the issue's few bytes, and the first half of a
+// real one) is read up to the cut: exit 2, the Result of what was read,
+// and "Incomplete" instead of a verdict.
+func TestLogsTruncatedGzip(t *testing.T) {
+	data, err := os.ReadFile(realLog("zap-3.4-3.5.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(data)
+	zw.Close()
+	dir := t.TempDir()
+	files := map[string][]byte{
+		"garbage.gz": []byte("\x1f\x8b\x08\x00garbage"),
+		"half.gz":    gz.Bytes()[:gz.Len()/2],
+	}
+	for name, b := range files {
+		t.Run(name, func(t *testing.T) {
+			in := filepath.Join(dir, name)
+			if err := os.WriteFile(in, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			js := filepath.Join(dir, name+".json")
+			r := testutil.RunBinary(t, time.Minute, "logs", in, "-o", js)
+			if r.Code != 2 || !strings.Contains(r.Stderr, name) {
+				t.Fatalf("exit %d, stderr %q; want 2 and the file named", r.Code, r.Stderr)
+			}
+			assertIncompleteText(t, r.Stdout, name)
+			res, err := result.ReadFile(js)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Verdict != result.Incomplete || res.Error == "" {
+				t.Errorf("verdict %q, error %q; want incomplete", res.Verdict, res.Error)
+			}
+		})
 	}
 }

@@ -83,7 +83,7 @@ func TestMetricsAgainstLoadedEtcd(t *testing.T) {
 		t.Errorf("%d fsyncs over the intervals, overall %+v", fsyncs, m.Members[0].Overall.WALFsync)
 	}
 	header, rows := readCSV(t, readFile(t, csvPath))
-	if len(rows) != 8 || rows[7][column(t, header, "t")] != "2.4" || rows[0][column(t, header, "member")] != "etcdperf-0" || rows[0][column(t, header, "is_leader")] != "1" {
+	if len(rows) != 8 || rows[7][column(t, header, "t")] != "2.4" || rows[0][column(t, header, "member")] != "etcdperf-1" || rows[0][column(t, header, "is_leader")] != "1" {
 		t.Errorf("CSV %v %v", header, rows)
 	}
 
@@ -97,12 +97,12 @@ func TestMetricsAgainstLoadedEtcd(t *testing.T) {
 	}
 	n := 0
 	for _, l := range strings.Split(r.Stdout, "\n") {
-		if intervalLine(l, "etcdperf-0", "leader") {
+		if intervalLine(l, "etcdperf-1", "leader") {
 			n++
 		}
 	}
 	if n != 8 {
-		t.Errorf("%d interval lines of etcdperf-0 in:\n%s", n, r.Stdout)
+		t.Errorf("%d interval lines of etcdperf-1 in:\n%s", n, r.Stdout)
 	}
 }
 
@@ -121,7 +121,7 @@ func loaded(t *testing.T, ep string, f func()) {
 }
 
 // intervalLine reports whether l is the text view's line of member in
-// role at the end of an interval ("0.3s  etcdperf-0  leader ...").
+// role at the end of an interval ("0.3s  etcdperf-1  leader ...").
 func intervalLine(l, member, role string) bool {
 	f := strings.Fields(l)
 	return len(f) > 3 && strings.HasSuffix(f[0], "s") && f[1] == member && f[2] == role
@@ -164,7 +164,7 @@ func TestMetricsInterrupt(t *testing.T) {
 		lines := 0
 		for sc.Scan() {
 			text.WriteString(sc.Text() + "\n")
-			if intervalLine(sc.Text(), "etcdperf-0", "leader") {
+			if intervalLine(sc.Text(), "etcdperf-1", "leader") {
 				if lines++; lines == 2 {
 					if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 						t.Fatal(err)
@@ -178,7 +178,12 @@ func TestMetricsInterrupt(t *testing.T) {
 		if ee, ok := err.(*exec.ExitError); ok {
 			code = ee.ExitCode()
 		}
-		if code != c.code || !strings.Contains(text.String(), "Verdict:") {
+		// A run cut short ends "Incomplete", never with a verdict.
+		end := "Verdict:"
+		if c.errText != "" {
+			end = "Incomplete: " + c.errText
+		}
+		if code != c.code || !strings.Contains(text.String(), end) || (c.errText != "" && strings.Contains(text.String(), "Verdict:")) {
 			t.Errorf("--duration %s: exit %d (want %d), stdout:\n%s\nstderr %q", c.duration, code, c.code, text.String(), stderr.String())
 		}
 		res, err := result.ReadFile(out)

@@ -124,7 +124,7 @@ func column(t *testing.T, header []string, name string) int {
 	return -1
 }
 
-// TestPromAgainstEmbeddedEtcd is the seed's Prometheus workflow end to end:
+// TestPromAgainstEmbeddedEtcd is the Prometheus workflow of etcd health tests end to end:
 // a real Prometheus scrapes an embedded etcd every second while it takes
 // a few thousand puts, then `prom export` and `prom check` read the
 // history back.

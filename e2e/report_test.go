@@ -88,7 +88,7 @@ func TestReportAndCompare(t *testing.T) {
 	}{
 		{[]string{"compare", disk}, "at least two runs"},
 		{[]string{"report", filepath.Join(dir, "missing.json")}, "missing.json"},
-		{[]string{"report"}, "at least 1"},
+		{[]string{"report"}, "needs a RESULT.json argument"},
 		{[]string{"report", "--merge", disk, tmpfs}, "bench"},
 		{[]string{"report", disk, "-o", filepath.Join(dir, "r.pdf")}, "not a format"},
 	} {

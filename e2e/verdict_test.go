@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/diagnose"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/testutil"
 )
@@ -37,12 +38,12 @@ type verdictCommand struct {
 	// command against it under a bounded put load, then stops it and
 	// removes its data.
 	serve bool
-	// remote: the command sees the member through its /metrics only and
-	// cannot know what storage it runs on. Its Result names no file
-	// system, its finding names the disk in its advice rather than its
-	// title, and on tmpfs it can only say that the fsyncs were fast: it
-	// must pass, with a fast fsync p99 and no disk named.
-	remote bool
+	// fsType is the file system the Result says the storage is
+	// (default: its env's).
+	fsType func(*result.Result) string
+	// volatile is the finding that says the storage is in memory
+	// (default volatile_storage).
+	volatile string
 	// judged is the Result the verdict is in (default: the Result).
 	judged func(*result.Result) *result.Result
 	// diskFindings name the disk as the cause on the slow disk; each must
@@ -85,14 +86,14 @@ var verdictCommands = []verdictCommand{
 		args: func(dir string) []string {
 			return []string{"bench", "put", "--data-dir", dir, "--total", "300", "--clients", "4"}
 		},
-		diskFindings: []string{"server_disk_slow"},
+		diskFindings: []string{diagnose.FindingMemberDisk},
 		fsync:        serverWALFsync,
 	},
 	{
 		// check perf's profile s for a few seconds on an embedded etcd.
 		name:         "check",
 		args:         func(dir string) []string { return []string{"check", "--data-dir", dir, "--duration", "3s"} },
-		diskFindings: []string{"etcd_wal_fsync_slow"},
+		diskFindings: []string{diagnose.FindingMemberDisk},
 		fsync:        serverWALFsync,
 	},
 	{
@@ -104,7 +105,7 @@ var verdictCommands = []verdictCommand{
 		args:         func(dir string) []string { return doctorArgs(dir) },
 		slowArgs:     func(plain string) []string { return doctorArgs(plain, "--simulate-fsync-delay", slowFsync.String()) },
 		judged:       func(r *result.Result) *result.Result { return &r.Runs[0] },
-		diskFindings: []string{"disk_too_slow", "etcd_wal_fsync_slow"},
+		diskFindings: []string{"disk_too_slow", diagnose.FindingMemberDisk},
 		fsync:        serverWALFsync,
 		slowMore: func(t *testing.T, res *result.Result, plain string) {
 			row := res.Doctor.Targets[0]
@@ -121,14 +122,21 @@ var verdictCommands = []verdictCommand{
 	},
 	{
 		// metrics watches a member whose data is on the storage while the
-		// test puts keys into it.
+		// test puts keys into it: a process on this host, whose WAL it
+		// finds from the files the process holds open.
 		name: "metrics",
 		args: func(ep string) []string {
 			return []string{"metrics", "--endpoints", ep, "--interval", "500ms", "--duration", "3s"}
 		},
 		serve:        true,
-		remote:       true,
-		diskFindings: []string{"metrics_wal_fsync_p99"},
+		diskFindings: []string{diagnose.FindingMemberDisk},
+		fsType: func(r *result.Result) string {
+			if r.Metrics == nil || len(r.Metrics.Members) != 1 || r.Metrics.Members[0].Process == nil {
+				return ""
+			}
+			return r.Metrics.Members[0].Process.FSType
+		},
+		volatile: "member_volatile",
 		fsync: func(r *result.Result) *result.Latency {
 			if r.Metrics == nil || len(r.Metrics.Members) != 1 || r.Metrics.Members[0].Overall == nil {
 				return nil
@@ -213,10 +221,14 @@ func findingOf(res *result.Result, id string) (result.Finding, bool) {
 }
 
 func TestVerdicts(t *testing.T) {
-	src := t.TempDir()
+	// The plain directory, and the files under the slow view, are on a
+	// disk with time to spare (ext4 on a loop device in memory): the plain
+	// directory is then fast enough for etcd however busy the machine's
+	// own disk is, and the slow view is slow by its delay.
+	src := testutil.MountQuietDisk(t, "1G")
 	slow := filepath.Join(t.TempDir(), "slow")
 	stop := startSlowdisk(t, src, slow, "--fsync-delay", slowFsync.String())
-	plain := t.TempDir()
+	plain := testutil.MountQuietDisk(t, "1G")
 	tmpfs := testutil.MountTmpfs(t, "256m", false) // etcd pre-allocates 64 MiB of WAL
 
 	for _, c := range verdictCommands {
@@ -235,20 +247,21 @@ func TestVerdicts(t *testing.T) {
 			}
 			for _, id := range c.diskFindings {
 				f, ok := findingOf(judged, id)
-				named := f.Title
-				if c.remote {
-					named = f.Recommendation
-				}
-				if !ok || f.Severity != result.Critical || !strings.Contains(strings.ToLower(named), "disk") || len(f.Evidence) == 0 || f.Evidence[0].Observed < fsyncLimit {
+				if !ok || f.Severity != result.Critical || !strings.Contains(strings.ToLower(f.Title), "disk") || f.Cause != result.CauseDisk || len(f.Evidence) == 0 || f.Evidence[0].Observed < fsyncLimit {
 					t.Errorf("slow disk: finding %s %+v, want a critical one naming the disk with the observed latency as evidence (all: %+v)", id, f, judged.Findings)
 				}
 			}
-			if c.remote {
-				if judged.Env != nil && judged.Env.FSType != "" {
-					t.Errorf("slow disk: a file system is named (%s) that the command cannot know", judged.Env.FSType)
+			fsType := func(r *result.Result) string {
+				if r.Env == nil {
+					return ""
 				}
-			} else if judged.Env == nil || judged.Env.FSType != cluster.SlowDiskFSType {
-				t.Errorf("slow disk: env %+v does not name the slow file system", judged.Env)
+				return r.Env.FSType
+			}
+			if c.fsType != nil {
+				fsType = c.fsType
+			}
+			if got := fsType(judged); got != cluster.SlowDiskFSType {
+				t.Errorf("slow disk: the Result names the file system %q, not the slow one", got)
 			}
 			if c.slowMore != nil {
 				c.slowMore(t, res, plain)
@@ -272,15 +285,12 @@ func TestVerdicts(t *testing.T) {
 
 			// tmpfs: fast but not durable.
 			r, res, judged, l := runVerdict(t, c, c.args, tmpfs)
-			_, volatile := findingOf(judged, "volatile_storage")
-			switch {
-			case c.remote:
-				// Only fast: its /metrics do not say what etcd's data is on.
-				if volatile || r.Code != 0 || res.Verdict != result.Pass || l.P50 >= fsyncLimit {
-					t.Errorf("tmpfs: exit %d verdict %s fsync p50 %v findings %+v; want exit 0, pass, fast", r.Code, res.Verdict, l.P50, judged.Findings)
-				}
-			case !volatile || r.Code != 0 || res.Verdict != result.Warn || l.P50 >= fsyncLimit:
-				t.Errorf("tmpfs: exit %d verdict %s fsync p50 %v findings %+v; want exit 0, warn, volatile_storage, fast", r.Code, res.Verdict, l.P50, judged.Findings)
+			vid := "volatile_storage"
+			if c.volatile != "" {
+				vid = c.volatile
+			}
+			if _, volatile := findingOf(judged, vid); !volatile || r.Code != 0 || res.Verdict != result.Warn || l.P50 >= fsyncLimit {
+				t.Errorf("tmpfs: exit %d verdict %s fsync p50 %v findings %+v; want exit 0, warn, %s, fast", r.Code, res.Verdict, l.P50, judged.Findings, vid)
 			}
 			if namesTheDisk(judged, c.diskFindings) {
 				t.Errorf("tmpfs: the disk is named as too slow")
@@ -355,8 +365,8 @@ func TestLogsOfSlowMembersPointAtTheDisk(t *testing.T) {
 	}
 	r := testutil.RunBinary(t, time.Minute, "bench", "put", "--endpoints", strings.Join(eps, ","), "--duration", "3s", "--clients", "8", "--conns", "3", "-o", "json")
 	res := decodeResult(t, r.Stdout)
-	if _, ok := findingOf(res, "server_disk_slow"); r.Code != 1 || !ok {
-		t.Errorf("bench on 3 slow members: exit %d, findings %+v; want 1 and server_disk_slow", r.Code, res.Findings)
+	if f, ok := findingOf(res, diagnose.FindingMemberDisk); r.Code != 1 || !ok || len(f.Members) != 3 {
+		t.Errorf("bench on 3 slow members: exit %d, findings %+v; want 1 and %s naming all three", r.Code, res.Findings, diagnose.FindingMemberDisk)
 	}
 
 	r = testutil.RunBinary(t, time.Minute, append(append([]string{"logs"}, logs...), "-o", "json")...)

@@ -25,9 +25,10 @@ names, and report the client's latency in the benchmark's layout together with
 what etcd's /metrics said about the same run: WAL fsync and backend commit
 latency, leader changes, failed proposals.
 
-Without --endpoints it starts an embedded etcd (127.0.0.1, free ports) whose
-data dir is a new folder inside --data-dir, the storage under test, and removes
-it afterwards; --members 3 starts a real 3-member cluster, one process per
+Without --endpoints (nor etcdctl's ETCDCTL_ENDPOINTS, read as etcdctl does
+with the other ETCDCTL_ variables of these flags) it starts an embedded etcd
+(127.0.0.1, free ports) whose data dir is a new folder inside --data-dir, the
+storage under test, and removes it afterwards; --members 3 starts a real 3-member cluster, one process per
 member. etcd's logs go to a file in that folder, never to the terminal.
 
 All keys live under --prefix (default /etcdperf/<run id>/): the run refuses a
@@ -36,7 +37,8 @@ prefix that holds keys and deletes its keys at the end, also on Ctrl-C.
 Latencies are kept in HDR histograms (constant memory whatever --total). With
 --rate the load is open-loop: latency runs from each request's intended send
 time, and the service time from the actual send is reported beside it.`,
-		Example: `  # The field's seed workload against an embedded etcd on the current directory
+		Example: `  # The write benchmark of etcd's performance guide, against an embedded etcd
+  # on the current directory
   etcdperf bench put --key-size=8 --sequential-keys --val-size=256 \
     --conns=100 --clients=100 --total=100000 --target-leader
 
@@ -78,7 +80,7 @@ type benchFlags struct {
 	total       int64
 	sampleCSV   string
 	thresholds  []string
-	members     int
+	members     *memberFlags
 	consistency string
 	o           pipeline.BenchOptions
 }
@@ -94,7 +96,7 @@ func newWorkloadCmd(name, short string) *cobra.Command {
 		cmd.Use = "range [key [range-end]]"
 		cmd.Args = cobra.MaximumNArgs(2)
 	}
-	bf := &benchFlags{conn: addConnFlags(cmd), out: addOutputFlag(cmd)}
+	bf := &benchFlags{conn: addConnFlags(cmd), out: addOutputFlag(cmd), members: addMemberFlags(cmd)}
 	lo := &bf.o.Load
 	lo.Workload = name
 	fl := cmd.Flags()
@@ -113,12 +115,18 @@ func newWorkloadCmd(name, short string) *cobra.Command {
 	fl.BoolVar(&bf.o.KeepKeys, "keep-keys", false, "leave the run's keys in etcd")
 	fl.BoolVar(&bf.o.Compact, "compact", false, "compact etcd's history after deleting the run's keys")
 	fl.StringVar(&bf.o.Target.DataDir, "data-dir", ".", "embedded etcd: directory on the storage under test that receives its data")
-	fl.IntVar(&bf.members, "members", 1, "embedded etcd: members (several run as separate processes)")
 	fl.BoolVar(&bf.o.Target.KeepData, "keep-data", false, "embedded etcd: keep its data dir and logs")
 	fl.StringVar(&bf.sampleCSV, "sample-csv", "", "write the per-second series (t, ops, p50, p99, max, errors) to this CSV file")
 	fl.BoolVar(&lo.ClientOnly, "etcd-client", false, "send put, range and txn through etcd's gRPC client instead of etcdperf's lean HTTP/2 path (more client CPU per request; to rule the lean path out)")
-	fl.StringArrayVar(&bf.thresholds, "threshold", nil, "override a limit: NAME=VALUE[,WARN], e.g. wal_fsync_p99=5ms (repeatable)")
 	addWorkloadFlags(fl, name, bf)
+	// --limit overrides a check's limit, as in every other command, except
+	// where etcd's benchmark has its own --limit (keys per range): there a
+	// number is that, NAME=VALUE a check's limit. --threshold is the old name.
+	if fl.Lookup("limit") == nil {
+		fl.Var(limitsValue{&bf.thresholds}, "limit", "override a limit: NAME=VALUE[,WARN], e.g. wal_fsync_p99=5ms (repeatable)")
+	}
+	fl.Var(limitsValue{&bf.thresholds}, "threshold", "the old name of --limit NAME=VALUE[,WARN]")
+	fl.MarkHidden("threshold")
 
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		return runBench(cmd, args, bf)
@@ -144,7 +152,8 @@ func addWorkloadFlags(fl *pflag.FlagSet, name string, bf *benchFlags) {
 		keys(8, 8)
 		fl.IntVar(&lo.Prefill, "key-space-size", 1000, "keys written under the prefix before ranging over it (not with a key argument)")
 		fl.StringVar(&bf.consistency, "consistency", "l", "l (linearizable) or s (serializable) reads")
-		fl.Int64Var(&lo.Limit, "limit", 0, "maximum keys per range (0: no limit)")
+		lo.Limit = 0
+		fl.Var(rangeLimitValue{&lo.Limit, &bf.thresholds}, "limit", "maximum keys per range, as etcd's benchmark (0: no limit); NAME=VALUE[,WARN] overrides a check's limit instead, e.g. wal_fsync_p99=5ms (repeatable)")
 		fl.BoolVar(&lo.KeysOnly, "keys-only", false, "return keys without values")
 		fl.BoolVar(&lo.CountOnly, "count-only", false, "return only the count of keys")
 	case load.TxnPut:
@@ -155,7 +164,8 @@ func addWorkloadFlags(fl *pflag.FlagSet, name string, bf *benchFlags) {
 		keys(8, 8)
 		space(1)
 		fl.StringVar(&bf.consistency, "consistency", "l", "l (linearizable) or s (serializable) reads")
-		fl.Int64Var(&lo.Limit, "limit", 1000, "maximum keys per read")
+		lo.Limit = 1000
+		fl.Var(rangeLimitValue{&lo.Limit, &bf.thresholds}, "limit", "maximum keys per read, as etcd's benchmark; NAME=VALUE[,WARN] overrides a check's limit instead, e.g. wal_fsync_p99=5ms (repeatable)")
 		fl.Float64Var(&lo.RWRatio, "rw-ratio", 1, "reads per write")
 	case load.WatchLatency:
 		keys(32, 32)
@@ -191,6 +201,9 @@ func runBench(cmd *cobra.Command, args []string, bf *benchFlags) error {
 		return err
 	}
 	if bf.sampleCSV != "" {
+		if err := checkWritable("--sample-csv", bf.sampleCSV); err != nil {
+			return err
+		}
 		f, _ := render.LookupFormat("csv")
 		sinks = append(sinks, sink{format: f, path: bf.sampleCSV})
 	}
@@ -234,16 +247,15 @@ func runBench(cmd *cobra.Command, args []string, bf *benchFlags) error {
 	o.Target.Conn = conn
 	embedded := len(conn.Endpoints) == 0
 	if !embedded {
-		for _, f := range []string{"data-dir", "members", "keep-data"} {
+		for _, f := range []string{"data-dir", "keep-data"} {
 			if fl.Changed(f) {
-				return usageError("--%s is for the embedded etcd; it cannot be used with --endpoints", f)
+				return embeddedOnly("--"+f, conn)
 			}
 		}
 	}
-	if bf.members < 1 || bf.members > 9 {
-		return usageError("--members must be between 1 and 9, got %d", bf.members)
+	if err := bf.members.options(cmd, conn, &o.Target); err != nil {
+		return err
 	}
-	o.Target.Members = bf.members
 	if lo.Prefix != "" && !strings.HasSuffix(lo.Prefix, "/") {
 		lo.Prefix += "/"
 	}
@@ -258,15 +270,16 @@ func runBench(cmd *cobra.Command, args []string, bf *benchFlags) error {
 	}
 	o.Criteria, err = check.Override(check.Table, bf.thresholds)
 	if err != nil {
-		return usageError("%v", strings.Replace(err.Error(), "--limit", "--threshold", 1))
+		return usageError("%v", err)
 	}
 
+	bf.conn.announce(cmd)
 	cluster.QuietGRPC()
 	prog := &load.Progress{}
 	lo.Progress = prog
 	var started atomic.Bool
 	o.Started = func() { started.Store(true) }
-	stop := startProgress(cmd.ErrOrStderr(), func(el time.Duration) string {
+	stop := startProgress(cmd, lo.Duration, func(el time.Duration) string {
 		if !started.Load() {
 			if embedded {
 				return "starting the embedded etcd..."

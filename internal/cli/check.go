@@ -16,6 +16,7 @@ import (
 // checkFlags are the flags check perf and check datascale share.
 type checkFlags struct {
 	conn        *connFlags
+	members     *memberFlags
 	out         *outputFlag
 	load        string
 	prefix      string
@@ -26,7 +27,7 @@ type checkFlags struct {
 }
 
 func addCheckFlags(cmd *cobra.Command) *checkFlags {
-	cf := &checkFlags{conn: addConnFlags(cmd), out: addOutputFlag(cmd)}
+	cf := &checkFlags{conn: addConnFlags(cmd), out: addOutputFlag(cmd), members: addMemberFlags(cmd)}
 	fl := cmd.Flags()
 	fl.StringVar(&cf.load, "load", "s", "etcdctl's workload model: s, m, l or xl (small, medium, large, xLarge)")
 	fl.StringVar(&cf.prefix, "prefix", "", "key prefix of the run (default /etcdperf/<run id>/); it must hold no key")
@@ -47,13 +48,16 @@ func (cf *checkFlags) common(cmd *cobra.Command) (cluster.TargetOptions, []check
 	t.Conn = conn
 	if len(conn.Endpoints) > 0 {
 		if cmd.Flags().Changed("data-dir") {
-			return t, nil, usageError("--data-dir is for the embedded etcd; it cannot be used with --endpoints")
+			return t, nil, embeddedOnly("--data-dir", conn)
 		}
 	} else {
 		if err := checkDir("--data-dir", cf.dataDir); err != nil {
 			return t, nil, err
 		}
 		t.DataDir = cf.dataDir
+	}
+	if err := cf.members.options(cmd, conn, &t); err != nil {
+		return t, nil, err
 	}
 	if cf.prefix != "" && !strings.HasSuffix(cf.prefix, "/") {
 		cf.prefix += "/"
@@ -91,9 +95,10 @@ PASS at xl). Here a throughput under the rate means that the clients were all
 waiting for etcd, or that this machine could not send on time; the output
 says which, and does not blame etcd for the second.
 
-Without --endpoints it starts an embedded etcd in a process of its own, with
-its data in a new folder inside --data-dir (the storage under test), and
-removes it afterwards. Keys live under --prefix (default /etcdperf/<run id>/):
+Without --endpoints (nor etcdctl's ETCDCTL_ENDPOINTS, read as etcdctl does
+with the other ETCDCTL_ variables of these flags; a flag wins) it starts an
+embedded etcd in a process of its own, with its data in a new folder inside
+--data-dir (the storage under test), and removes it afterwards. Keys live under --prefix (default /etcdperf/<run id>/):
 the run refuses a prefix that holds keys and deletes its keys at the end,
 also on Ctrl-C.`,
 		Example: `  # etcdctl check perf --load=s against an embedded etcd on the current directory
@@ -104,6 +109,9 @@ also on Ctrl-C.`,
 
   # A quick look: 10 seconds, and a stricter WAL fsync limit
   etcdperf check --duration 10s --limit wal_fsync_p99=5ms
+
+  # Rehearse a fault: 3 members, the third limited to 0.05 CPU
+  etcdperf check --members 3 --fault 3:cpu-limit=0.05 --duration 20s
 
   # Memory growth for 10,000 keys of 1 KiB (etcdctl check datascale)
   etcdperf check datascale --load s
@@ -138,6 +146,7 @@ also on Ctrl-C.`,
 		}
 		o := pipeline.CheckOptions{Target: target, Profile: prof, Duration: duration, Prefix: cf.prefix,
 			AutoCompact: cf.autoCompact, AutoDefrag: cf.autoDefrag, Criteria: criteria}
+		cf.conn.announce(cmd)
 		var stop func()
 		o.Progress, o.Started, stop = loadProgress(cmd, len(target.Conn.Endpoints) == 0, duration)
 		res, runErr := pipeline.Check(cmd.Context(), o)
@@ -191,6 +200,7 @@ memory is etcd's alone. The keys are deleted at the end, also on Ctrl-C.`,
 		}
 		o := pipeline.DatascaleOptions{Target: target, Profile: prof, Keys: keys, Prefix: cf.prefix,
 			AutoCompact: cf.autoCompact, AutoDefrag: cf.autoDefrag, Criteria: criteria}
+		cf.conn.announce(cmd)
 		var stop func()
 		o.Progress, o.Started, stop = loadProgress(cmd, len(target.Conn.Endpoints) == 0, 0)
 		res, runErr := pipeline.Datascale(cmd.Context(), o)
@@ -200,14 +210,14 @@ memory is etcd's alone. The keys are deleted at the end, also on Ctrl-C.`,
 	return cmd
 }
 
-// loadProgress draws a load's progress on stderr when it is a terminal:
+// loadProgress reports a load's progress on stderr (startProgress):
 // "starting" until the load begins, then the requests (through a total or
 // a duration). It returns the counter and the start hook to hand to the
 // pipeline, and the function that erases the line.
 func loadProgress(cmd *cobra.Command, embedded bool, duration time.Duration) (*load.Progress, func(), func()) {
 	prog := &load.Progress{}
 	var started atomic.Bool
-	stop := startProgress(cmd.ErrOrStderr(), func(el time.Duration) string {
+	stop := startProgress(cmd, duration, func(el time.Duration) string {
 		if !started.Load() {
 			if embedded {
 				return "starting the embedded etcd..."

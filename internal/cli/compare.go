@@ -18,14 +18,21 @@ how much it beats the worst. The same table heads the HTML report.
 A file may also be a log in which a Result was printed among other lines, or
 hold several Results; "-" reads standard input. -o json writes the
 comparison as one Result holding the runs, which 'etcdperf report' reads.`,
-		Example: `  # Disk against RAM disk (seed: CI jobs timing out on a shared hypervisor)
+		Example: `  # A disk against a RAM disk: how far is the disk from the best case?
   etcdperf disk --dir /var/lib/etcd -o disk.json
   etcdperf disk --dir /dev/shm -o ramdisk.json
   etcdperf compare disk.json ramdisk.json
 
   # Before and after a change, also as an HTML page
   etcdperf compare before.json after.json --html before-after.html`,
-		Args: minArgs(1, "RESULT.json"),
+		// One file may hold several Results (a log of several runs), so one
+		// argument may do; the count of runs is checked once they are read.
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageError("%s needs two Results or more: two RESULT.json files, or one file that holds several (see '%s --help')", cmd.CommandPath(), cmd.CommandPath())
+			}
+			return nil
+		},
 	}
 	out := addOutputFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {

@@ -19,6 +19,7 @@ func newDiskCmd() *cobra.Command {
 		rw     string
 		engine string
 		limits []string
+		ioeng  string
 	)
 	cmd := &cobra.Command{
 		Use:   "disk",
@@ -66,6 +67,10 @@ pre-allocated file when one is full, as etcd cuts WAL segments.`,
 	fl.BoolVar(&o.Direct, "direct", false, "use O_DIRECT (needs --bs a multiple of the device's block size)")
 	fl.StringVar(&rw, "rw", string(diskprobe.Sequential), "write pattern: write (sequential, like the WAL) or randwrite")
 	fl.IntVar(&o.Jobs, "jobs", 1, "parallel writers, each on its own file")
+	// fio's names, for its users: --numjobs is --jobs; --ioengine sync or
+	// psync is what the probe does anyway (one synchronous write at a time).
+	fl.IntVar(&o.Jobs, "numjobs", 1, "fio's name for --jobs")
+	fl.StringVar(&ioeng, "ioengine", "", "as fio's --ioengine: sync or psync, the only ones etcd's WAL uses (one synchronous write at a time); the probe always writes so")
 	fl.StringVar(&engine, "engine", pipeline.EngineNative, "native (built in) or fio (runs the installed fio with the same parameters)")
 	fl.StringArrayVar(&limits, "limit", nil, "override a limit: NAME=VALUE[,WARN], e.g. disk_sync_p99=5ms (repeatable)")
 
@@ -73,6 +78,9 @@ pre-allocated file when one is full, as etcd cuts WAL segments.`,
 		sinks, err := out.sinks()
 		if err != nil {
 			return err
+		}
+		if fl.Changed("ioengine") && ioeng != "sync" && ioeng != "psync" {
+			return usageError("--ioengine %q: etcd's WAL writes one synchronous write at a time, so the probe takes sync or psync only", ioeng)
 		}
 		if bs > 1<<30 {
 			return usageError("--bs %d is too large", bs)
@@ -95,7 +103,7 @@ pre-allocated file when one is full, as etcd cuts WAL segments.`,
 		total := o.Size * int64(o.Jobs)
 		stop := func() {}
 		if engine == pipeline.EngineNative {
-			stop = startProgress(cmd.ErrOrStderr(), func(el time.Duration) string {
+			stop = startProgress(cmd, o.Runtime, func(el time.Duration) string {
 				if o.TimeBased {
 					return bytesProgress(prog.Bytes(), 1<<62, el, o.Runtime)
 				}

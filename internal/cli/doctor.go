@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/diskprobe"
 	"github.com/etcdperf/etcdperf/internal/pipeline"
 	"github.com/etcdperf/etcdperf/internal/result"
@@ -38,7 +39,7 @@ func newDoctorCmd() *cobra.Command {
 		Use:   "doctor",
 		Short: "Is this storage fast enough for etcd, and if not why? The one-command verdict",
 		Long: `Judge the storage under the current directory (or each --data-dir) for etcd,
-in about 75 seconds per location:
+in at most about 45 seconds per location:
 
  1. the disk probe: etcd's WAL pattern (2300-byte writes, fdatasync after
     each) for up to --disk-runtime;
@@ -60,9 +61,31 @@ tmpfs is flagged as fast but not durable. --noise measures again while a
 neighbour writes bulk data on the same device (as image pulls and builds do).
 --simulate-fsync-delay 15ms runs everything on a slow view of the directory
 (etcdperf slowdisk; root and /dev/fuse) to show what a slow disk does.
---endpoints judges an existing cluster instead (the disk probe runs only on a
---data-dir given with it); keys stay under /etcdperf/<run id>/ and are
-deleted at the end.
+--endpoints (or etcdctl's ETCDCTL_ENDPOINTS) judges an existing cluster
+instead (the disk probe runs only on a --data-dir given with --endpoints;
+with endpoints from ETCDCTL_ENDPOINTS a --data-dir is refused as unclear); keys stay under /etcdperf/<run id>/ and are
+deleted at the end. For each member that runs on this host (an endpoint on a
+loopback address) doctor also reads its process: its threads' wait for a CPU,
+its cgroup's CPU throttling, the device under its WAL; that is what tells a
+starved CPU from a slow disk. Of a member elsewhere it says "its disk or its
+CPU" and how to tell. --members N and --fault make a faulty embedded cluster
+on purpose (see etcdperf server --help).
+
+--node is the on-call command on a control-plane node: it finds the etcd
+member that runs there as etcdperf discover does (kubeadm, k3s, RKE2,
+OpenShift, systemd; --root reads the node's files under another directory)
+and reaches it with the node's endpoints and certificates (unless --endpoints,
+--cacert, --cert, --key or ETCDCTL_* say otherwise). Without load, since the
+member is in production: for --duration it watches the member's /metrics (WAL
+fsync, backend commit, leader changes, peer round trips), its process (CPU,
+wait for a CPU, throttling, the device under its WAL) and this host's CPUs and
+device, and runs the disk probe in a folder of its own beside the data dir,
+on the same file system (in the data dir beside member/ when the data dir is
+a disk of its own, never inside member/); it refuses when that file system
+lacks --disk-size of free space. Then it reads the member's log written
+during the run (kubelet's pod log found on the node, its systemd unit's
+journal, or --log-file) as etcdperf logs does. --load s adds check perf's
+load, as with --endpoints.
 
 The Result is written to etcdperf-report.json in the current directory
 (--report FILE, --no-report); -o and --html as every command. Everything the
@@ -81,12 +104,24 @@ Exit codes: 0 pass or warn, 1 a location failed, 2 the run could not be done.`,
   # What a disk 15ms slower per fsync does to etcd (root, /dev/fuse)
   etcdperf doctor --simulate-fsync-delay 15ms
 
+  # Rehearse a slow link: 3 members, the second behind 200ms more per round trip
+  etcdperf doctor --members 3 --fault 2:peer-latency=200ms --duration 20s
+
+  # On call, on a control-plane node: judge the etcd member running here,
+  # without load (its metrics, its process, its disk beside the data dir)
+  sudo etcdperf doctor --node
+
+  # The same, from a copy of a node's files, over 20 seconds
+  etcdperf doctor --node --root /mnt/node1 --duration 20s
+
   # An existing cluster, profile m, with its disk on this host probed too
   etcdperf doctor --endpoints=10.0.0.1:2379 --load m --data-dir /var/lib/etcd`,
 		Args: noArgs,
 	}
 	conn := addConnFlags(cmd)
 	out := addOutputFlag(cmd)
+	mf := addMemberFlags(cmd)
+	nf := addNodeFlags(cmd)
 	fl := cmd.Flags()
 	fl.StringArrayVar(&dataDirs, "data-dir", nil, "storage location to judge (repeatable; default the current directory); with --endpoints, the disk to probe")
 	fl.StringVar(&loadName, "load", "s", "etcdctl check perf's workload model: s, m, l or xl")
@@ -114,16 +149,41 @@ Exit codes: 0 pass or warn, 1 a location failed, 2 the run could not be done.`,
 		if diskRuntime < 0 {
 			return usageError("--disk-runtime cannot be negative")
 		}
+		conn.endpointsFound = nf.on
 		co, err := conn.options(cmd)
 		if err != nil {
 			return err
 		}
+		if err := nf.conflicts(cmd); err != nil {
+			return err
+		}
+		if nf.on {
+			dataDirs = nil
+		}
 		external := len(co.Endpoints) > 0
+		var target cluster.TargetOptions
+		if err := mf.options(cmd, co, &target); err != nil {
+			return err
+		}
+		if co.EndpointsFrom != "" && len(dataDirs) > 0 {
+			// --data-dir alone judges that storage with an embedded etcd;
+			// with --endpoints it is the cluster's disk to probe. With
+			// endpoints from the environment the intent is unclear: ask.
+			return usageError("--data-dir with endpoints from %s (%s): pass --endpoints to judge that cluster and probe its disk here, "+
+				"or unset %s (env -u %s etcdperf doctor ...) to judge this storage with an embedded etcd",
+				co.EndpointsFrom, strings.Join(co.Endpoints, ","), co.EndpointsFrom, co.EndpointsFrom)
+		}
 		if external && len(dataDirs) > 1 {
 			return usageError("with --endpoints, give at most one --data-dir: the disk of the cluster on this host, to probe")
 		}
 		if external && slowDelay > 0 {
+			if co.EndpointsFrom != "" {
+				return embeddedOnly("--simulate-fsync-delay", co)
+			}
 			return usageError("--simulate-fsync-delay slows the embedded etcd's disk; it cannot be used with --endpoints")
+		}
+		if external && noiseOn && co.EndpointsFrom != "" {
+			return embeddedOnly("--noise", co)
 		}
 		if external && noiseOn && len(dataDirs) == 0 {
 			return usageError("--noise writes on the storage under test: with --endpoints, give the cluster's --data-dir on this host")
@@ -133,7 +193,7 @@ Exit codes: 0 pass or warn, 1 a location failed, 2 the run could not be done.`,
 				return err
 			}
 		}
-		if !external && len(dataDirs) == 0 {
+		if !external && len(dataDirs) == 0 && !nf.on {
 			dataDirs = []string{"."}
 		}
 		if slowDelay != 0 {
@@ -149,11 +209,11 @@ Exit codes: 0 pass or warn, 1 a location failed, 2 the run could not be done.`,
 			return usageError("%v", err)
 		}
 		probe := diskprobe.Options{Dir: ".", BlockSize: diskprobe.DefaultBlockSize, Size: diskSize, Runtime: diskRuntime,
-			Prealloc: true, Sync: diskprobe.SyncFdatasync, RW: diskprobe.Sequential, Jobs: 1}
+			Prealloc: true, Sync: diskprobe.SyncFdatasync, RW: diskprobe.Sequential, Jobs: 1, DirFlag: "--data-dir", SizeFlag: "--disk-size"}
 		if diskRuntime > 0 {
 			if diskSize < int64(probe.BlockSize) {
-				return usageError("--disk-size %d: the disk probe writes %d-byte blocks, give it at least one (default %s)",
-					diskSize, probe.BlockSize, units.Bytes(diskprobe.DefaultSize))
+				return usageError("--disk-size %s: the disk probe writes %d-byte blocks, give it at least one (default %s)",
+					units.Size(diskSize), probe.BlockSize, units.Size(diskprobe.DefaultSize))
 			}
 			if err := probe.Validate(); err != nil {
 				return usageError("%v", err)
@@ -162,29 +222,52 @@ Exit codes: 0 pass or warn, 1 a location failed, 2 the run could not be done.`,
 		if noReport {
 			reportPath = ""
 		}
+		if reportPath != "" {
+			if err := result.CheckWritable(reportPath); err != nil {
+				return usageError("%s", reportError(reportPath, err))
+			}
+		}
 
 		o := pipeline.DoctorOptions{
-			DataDirs: dataDirs, Conn: co, Profile: prof, Duration: duration,
+			DataDirs: dataDirs, Conn: co, Members: target.Members, Faults: target.Faults, Profile: prof, Duration: duration,
 			Disk: probe, SkipDisk: diskRuntime == 0, Noise: noiseOn, SimulateFsyncDelay: slowDelay,
 			Criteria: criteria, Progress: &pipeline.DoctorProgress{},
 		}
-		stop := startProgress(cmd.ErrOrStderr(), doctorProgressLine(o.Progress, duration))
+		if nf.on {
+			if o.Node, err = nf.resolve(cmd, co, probe, o.SkipDisk); err != nil {
+				return err
+			}
+			o.Observe = !cmd.Flags().Changed("load")
+		}
+		conn.announce(cmd)
+		stop := startProgress(cmd, doctorTotal(o), doctorProgressLine(o.Progress, duration))
 		res, runErr := pipeline.Doctor(cmd.Context(), o)
 		stop()
 		if res != nil && reportPath != "" {
 			if err := result.WriteFile(reportPath, res); err != nil {
-				if fl.Changed("report") {
-					runErr = errors.Join(runErr, &exitError{code: ExitError, err: err})
-				} else {
-					fmt.Fprintf(cmd.ErrOrStderr(), "etcdperf: note: %v (--report FILE writes it elsewhere, --no-report skips it)\n", err)
-				}
-			} else if isTerminal(cmd.ErrOrStderr()) {
+				// As a file -o names: the run could not be carried out
+				// to its end.
+				runErr = errors.Join(runErr, &exitError{code: ExitError, err: errors.New(reportError(reportPath, err))})
+			} else if !quiet(cmd) {
 				fmt.Fprintf(cmd.ErrOrStderr(), "etcdperf: the Result is in %s (etcdperf report %s -o report.html draws it)\n", reportPath, reportPath)
 			}
 		}
 		return finish(cmd, sinks, res, runErr)
 	}
 	return cmd
+}
+
+// doctorTotal is about how long a doctor run takes: per location the disk
+// probe at most, the load, and the load again with --noise.
+func doctorTotal(o pipeline.DoctorOptions) time.Duration {
+	per := o.Duration
+	if !o.SkipDisk && (len(o.DataDirs) > 0 || o.Node != nil) {
+		per += o.Disk.Runtime
+	}
+	if o.Noise {
+		per += o.Duration
+	}
+	return per * time.Duration(max(1, len(o.DataDirs)))
 }
 
 // doctorProgressLine draws what a doctor run is doing.
@@ -209,6 +292,12 @@ func doctorProgressLine(p *pipeline.DoctorProgress, duration time.Duration) func
 		}
 		return fmt.Sprintf("%s... %s", phase, el)
 	}
+}
+
+// reportError says that doctor cannot write its Result to path, and what
+// to do.
+func reportError(path string, err error) string {
+	return fmt.Sprintf("cannot write the Result to %s: %v; %s", path, err, writableHint(err, path, "give --report PATH or --no-report"))
 }
 
 // checkDir rejects a flag's directory that does not exist or is not one.

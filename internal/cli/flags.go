@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"errors"
 	"strconv"
+	"strings"
 
 	"github.com/etcdperf/etcdperf/internal/units"
 )
@@ -13,7 +15,7 @@ func (s sizeValue) String() string {
 	if s.v == nil {
 		return "0"
 	}
-	return strconv.FormatInt(*s.v, 10)
+	return units.Size(*s.v) // 22 MiB, as people write it
 }
 
 func (s sizeValue) Set(str string) error {
@@ -29,3 +31,67 @@ func (s sizeValue) Set(str string) error {
 }
 
 func (sizeValue) Type() string { return "size" }
+
+// autoInt is an int flag whose default depends on other flags: a negative
+// value means "not given", and help shows no "(default -1)"; the usage
+// text says what the default is.
+type autoInt struct{ v *int }
+
+func (a autoInt) String() string {
+	if a.v == nil || *a.v < 0 {
+		return ""
+	}
+	return strconv.Itoa(*a.v)
+}
+
+func (a autoInt) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return errors.New("want a whole number, 0 or more")
+	}
+	*a.v = n
+	return nil
+}
+
+func (autoInt) Type() string { return "int" }
+
+// limitsValue collects --limit NAME=VALUE[,WARN] overrides of check limits;
+// the same value may sit under several flag names (bench's old
+// --threshold), each use adding to the list.
+type limitsValue struct{ v *[]string }
+
+func (l limitsValue) String() string {
+	if l.v == nil || len(*l.v) == 0 {
+		return ""
+	}
+	return "[" + strings.Join(*l.v, ",") + "]"
+}
+
+func (l limitsValue) Set(s string) error { *l.v = append(*l.v, s); return nil }
+
+func (limitsValue) Type() string { return "stringArray" }
+
+// rangeLimitValue is --limit of bench range and txn-mixed: a number is
+// etcd benchmark's limit (keys per range), NAME=VALUE[,WARN] overrides a
+// check's limit as --limit does in every other command.
+type rangeLimitValue struct {
+	keys   *int64
+	limits *[]string
+}
+
+func (r rangeLimitValue) String() string { return strconv.FormatInt(*r.keys, 10) }
+
+func (r rangeLimitValue) Set(s string) error {
+	if strings.Contains(s, "=") {
+		*r.limits = append(*r.limits, s)
+		return nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return errors.New("want keys per range (a whole number, 0 for no limit) or a check's NAME=VALUE[,WARN]")
+	}
+	*r.keys = n
+	return nil
+}
+
+func (rangeLimitValue) Type() string { return "int|NAME=VALUE" }

@@ -22,8 +22,9 @@ func newK8sCmd() *cobra.Command {
 		Use:   "k8s",
 		Short: "Run etcdperf inside Kubernetes: the manifest of a Job on a node's etcd disk or a StorageClass",
 		Long: `Run etcdperf inside a Kubernetes cluster. 'etcdperf k8s manifest' prints a Job
-that probes a node's etcd disk or a fresh volume of a StorageClass; apply it
-with kubectl and read each pod's Result JSON from its log.`,
+that probes a node's etcd disk or a fresh volume of a StorageClass, or that
+runs 'etcdperf doctor --node' on control-plane nodes (--mode node-doctor);
+apply it with kubectl and read each pod's Result JSON from its log.`,
 		Example: `  etcdperf k8s manifest --node cp-1 -n kube-system | kubectl apply -f -`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
@@ -48,7 +49,7 @@ func newK8sManifestCmd() *cobra.Command {
 		runAs    int64
 	)
 	cmd := &cobra.Command{
-		Use:   "manifest (--node NAME... | --storage-class SC --size 10Gi) [flags] [-- ETCDPERF ARGS...]",
+		Use:   "manifest (--node NAME... | --storage-class SC --size 10Gi | --mode node-doctor [--node NAME...]) [flags] [-- ETCDPERF ARGS...]",
 		Short: "Print the YAML of a Job that runs etcdperf on a node's etcd disk or on a StorageClass",
 		Long: `Print the YAML of a Kubernetes Job that runs etcdperf in the cluster, for
 'kubectl apply -f -'. Each pod prints its Result JSON (-o json) to its log, and
@@ -84,9 +85,28 @@ On a StorageClass (--storage-class SC --size 10Gi):
   --parallel N runs N pods at once, each on its own volume: how the storage
   behaves when several etcd members share it.
 
+On the control-plane nodes' own etcd (--mode node-doctor):
+  Each pod runs 'etcdperf doctor --node --root /host -o json' on a node that
+  runs etcd: doctor finds that node's member from its files (kubeadm's static
+  pod, k3s/RKE2, OpenShift, a systemd unit), reads its certificates and logs,
+  measures its process and probes the disk beside its data dir. With --node
+  NAME one pod is pinned to each named node (the simplest: one Job per node).
+  Without --node, --parallel N pods (default 1) go to N different nodes labelled
+  node-role.kubernetes.io/control-plane, master or etcd; more pods than such
+  nodes stay Pending and the Job ends at --deadline.
+  The pod uses the node's network (hostNetwork: the member listens on
+  127.0.0.1:2379) and PID namespace (hostPID: doctor reads the member's process
+  in /proc), runs as root (the keys under /etc/kubernetes/pki are root's) with
+  every capability dropped, and is not privileged. It mounts the node's /etc,
+  /var/log/pods and /var/lib read-only under /host, and --data-dir-parent
+  (/var/lib by default, the parent of /var/lib/etcd and /var/lib/rancher)
+  writable: doctor creates its probe directory beside etcd's data dir there and
+  removes it. Pass --data-dir-parent when the data dir is elsewhere (e.g.
+  /data for /data/etcd). It needs a privileged namespace, e.g. kube-system.
+
 Modes: --mode disk (default) runs 'etcdperf disk --dir DIR -o json'; --mode
-doctor runs 'etcdperf doctor --data-dir DIR -o json' (the doctor command is
-being built: the Job carries its command line as it will be). Arguments after
+doctor runs 'etcdperf doctor --data-dir DIR -o json'; --mode node-doctor runs
+'etcdperf doctor --node --root /host -o json'. Arguments after
 '--' are appended to that command line; Kubernetes expands $(NODE_NAME),
 $(POD_NAME) and $(JOB_COMPLETION_INDEX) in them.
 
@@ -121,6 +141,10 @@ delete it first (kubectl delete job NAME) or give the new one another --name.`,
   # Three volumes of the class at once, running doctor, written to a file
   etcdperf k8s manifest --storage-class ceph-rbd --size 10Gi --parallel 3 --mode doctor -o job.yaml
 
+  # Diagnose the etcd member of control-plane node cp-1 where it runs
+  etcdperf k8s manifest --mode node-doctor --node cp-1 -n kube-system | kubectl apply -f -
+  kubectl -n kube-system logs -f --pod-running-timeout=5m job/etcdperf-node-doctor-cp-1
+
   # Delete the Job and its pods before the TTL does
   kubectl delete job etcdperf-disk-cp-1`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -134,14 +158,15 @@ delete it first (kubectl delete job NAME) or give the new one another --name.`,
 	fl.StringSliceVar(&o.Nodes, "node", nil, "node whose etcd disk to probe (repeatable or comma-separated: one pod per node)")
 	fl.StringVar(&o.StorageClass, "storage-class", "", "StorageClass of a fresh volume to probe (with --size)")
 	fl.Var(&size, "size", "size of the volume with --storage-class, a Kubernetes quantity (e.g. 10Gi)")
-	fl.StringVar(&mode, "mode", string(k8s.ModeDisk), "what the pod runs: disk (the WAL fdatasync probe) or doctor")
+	fl.StringVar(&mode, "mode", string(k8s.ModeDisk), "what the pod runs: disk (the WAL fdatasync probe), doctor, or node-doctor (doctor --node on the control-plane nodes' own etcd)")
+	fl.StringVar(&o.DataDirParent, "data-dir-parent", "", "with --mode node-doctor: node directory holding etcd's data dir, mounted writable for the probe (default "+k8s.DefaultDataDirParent+")")
 	fl.StringVarP(&o.Namespace, "namespace", "n", "", "namespace of the Job (default: the one kubectl uses)")
 	fl.StringVar(&o.Name, "name", "", "name of the Job (default etcdperf-<mode>-<node or storage class>)")
 	fl.StringVar(&o.Image, "image", k8s.DefaultImage(version.String()), "container image with etcdperf in its PATH (the repository's Dockerfile builds it)")
 	fl.StringVar(&dataDir, "etcd-data-dir", k8s.DefaultEtcdDataDir, "etcd's data dir on the node, with --node")
 	fl.StringVar(&o.HostDir, "host-dir", "", "node directory in which the pod creates etcdperf-probe, with --node (default: the parent of --etcd-data-dir)")
 	fl.Int64Var(&runAs, "run-as-user", 0, "uid of the pod with --node: the owner of --host-dir (root owns /var/lib)")
-	fl.IntVar(&o.Parallel, "parallel", 0, "number of pods, each with its own volume, with --storage-class (with --node: one per node)")
+	fl.IntVar(&o.Parallel, "parallel", 0, "number of pods, each with its own volume, with --storage-class; with --mode node-doctor and no --node, the number of control-plane nodes to run on, one pod each (with --node: one per node)")
 	fl.DurationVar(&o.TTL, "ttl", k8s.DefaultTTL, "delete the Job and its pods this long after it finishes")
 	fl.DurationVar(&o.Deadline, "deadline", k8s.DefaultDeadline, "end the Job after this long, whatever its pods are doing")
 	fl.StringVar(&requests, "requests", "", "container resource requests, e.g. cpu=250m,memory=64Mi (default: the mode's)")
@@ -153,6 +178,11 @@ delete it first (kubectl delete job NAME) or give the new one another --name.`,
 		file, err := manifestOutput(output)
 		if err != nil {
 			return err
+		}
+		if file != "" {
+			if err := checkWritable("-o", file); err != nil {
+				return err
+			}
 		}
 		o.Mode = k8s.Mode(mode)
 		o.Size = size.q
@@ -194,10 +224,15 @@ delete it first (kubectl delete job NAME) or give the new one another --name.`,
 			return err
 		}
 		if file == "" {
-			_, err := cmd.OutOrStdout().Write(buf.Bytes())
-			return err
+			_, err = cmd.OutOrStdout().Write(buf.Bytes())
+		} else {
+			err = result.WriteFileAtomic(file, buf.Bytes())
 		}
-		return result.WriteFileAtomic(file, buf.Bytes())
+		if err == nil && !k8s.ImagePublished && !fl.Changed("image") {
+			fmt.Fprintf(cmd.ErrOrStderr(), "etcdperf: note: no release has published %s yet, so pods with it stay in ImagePullBackOff: "+
+				"build and push the image (docker build -t REGISTRY/etcdperf:TAG . && docker push REGISTRY/etcdperf:TAG) and pass --image REGISTRY/etcdperf:TAG\n", o.Image)
+		}
+		return err
 	}
 	return cmd
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/etcdperf/etcdperf/internal/etcdlog"
 	"github.com/etcdperf/etcdperf/internal/pipeline"
+	"github.com/etcdperf/etcdperf/internal/promexport"
 )
 
 // Events listed in the Result by default, and when a CSV of events is
@@ -26,6 +27,8 @@ func newLogsCmd() *cobra.Command {
 		maxEvents int
 		tz        string
 		year      int
+		since     string
+		until     string
 	)
 	cmd := &cobra.Command{
 		Use:   "logs FILE... | -",
@@ -43,7 +46,9 @@ FILE may be a log file (gzipped or not), a pattern (quote it), a directory
 hold etcd log lines are read) or - for standard input. Lines may carry the
 prefixes of kubectl logs --timestamps or --prefix, the container runtime's
 log files, docker's json-file driver, journalctl -o short, short-iso or json,
-docker compose or goreman. Other lines are counted as not etcd lines.
+docker compose or goreman, or the times of exported and pasted logs (an
+RFC 3339 time, seconds since 1970, Jenkins' time of day, go test's
+"logger.go:146: "). Other lines are counted as not etcd lines.
 
 The verdict is FAIL (exit 1) when the logs show etcd failing: request
 timeouts, the space quota exhausted, WAL fdatasyncs over 1s, or 4 leader
@@ -65,9 +70,12 @@ failures or clock drift; PASS when none of these warnings occur.`,
 	fl := cmd.Flags()
 	fl.DurationVar(&bucket, "bucket", time.Hour, "width of the timeline's buckets (it doubles when the logs span more than 10000 buckets)")
 	fl.IntVar(&top, "top", 10, "how many slow requests and key prefixes to list")
-	fl.IntVar(&maxEvents, "max-events", -1, fmt.Sprintf("how many events the Result lists one by one (default %d, or %d with a CSV output); the others are only counted", defaultMaxEvents, defaultMaxEventsCSV))
+	maxEvents = -1 // not given: it depends on the output
+	fl.Var(autoInt{&maxEvents}, "max-events", fmt.Sprintf("how many events the Result lists one by one (default %d, or %d with a CSV output); the others are only counted", defaultMaxEvents, defaultMaxEventsCSV))
 	fl.StringVar(&tz, "timezone", "UTC", `zone of timestamps that do not name one (capnslog, syslog): an IANA name such as "Europe/Berlin", or "Local"`)
 	fl.IntVar(&year, "year", 0, "year of syslog timestamps (journalctl -o short does not print it; default: this year)")
+	fl.StringVar(&since, "since", "", "read only the lines from this time on: RFC3339 (2026-11-23T21:30:00Z), or a time before now (-2h)")
+	fl.StringVar(&until, "until", "", "read only the lines before this time (as --since)")
 
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if len(args) == 0 {
@@ -97,11 +105,27 @@ failures or clock drift; PASS when none of these warnings occur.`,
 		if err != nil {
 			return usageError("--timezone %q: %v", tz, err)
 		}
+		now := time.Now()
+		window := etcdlog.SummaryOptions{Bucket: bucket, Top: top, MaxEvents: maxEvents}
+		for _, f := range []struct {
+			name, val string
+			t         *time.Time
+		}{{"since", since, &window.Since}, {"until", until, &window.Until}} {
+			if f.val == "" {
+				continue
+			}
+			if *f.t, err = promexport.ParseTime(f.val, now); err != nil {
+				return usageError("--%s: %v", f.name, err)
+			}
+		}
+		if !window.Since.IsZero() && !window.Until.IsZero() && !window.Until.After(window.Since) {
+			return usageError("--until %s is not after --since %s", until, since)
+		}
 		o.Paths = args
 		o.Stdin = cmd.InOrStdin()
 		o.Scan = etcdlog.ScanOptions{
 			Parser:  etcdlog.ParserOptions{Location: loc, Year: year},
-			Summary: etcdlog.SummaryOptions{Bucket: bucket, Top: top, MaxEvents: maxEvents},
+			Summary: window,
 		}
 		res, runErr := pipeline.Logs(cmd.Context(), o)
 		var ie *etcdlog.InputError

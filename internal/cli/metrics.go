@@ -60,7 +60,7 @@ to say. 'etcdperf bench' reports etcd's metrics of its own load.`,
 	}
 	conn := addConnFlags(cmd)
 	fl := cmd.Flags()
-	fl.Lookup("endpoints").Usage = "client endpoints of the cluster to watch (host:port or http(s)://host:port, comma-separated; required): its members are found from them"
+	fl.Lookup("endpoints").Usage = "client endpoints of the cluster to watch (host:port or http(s)://host:port, comma-separated; required, default " + endpointsEnv + "): its members are found from them"
 	out := addOutputFlag(cmd)
 	var (
 		interval, duration time.Duration
@@ -74,10 +74,6 @@ to say. 'etcdperf bench' reports etcd's metrics of its own load.`,
 		sinks, err := out.sinks()
 		if err != nil {
 			return err
-		}
-		if len(conn.endpoints) == 0 {
-			return usageError("metrics watches a running cluster: give its client endpoints with --endpoints, e.g. --endpoints 10.0.0.1:2379 " +
-				"(an etcd started by etcdperf would have nothing to tell; 'etcdperf bench' reports etcd's metrics of its own load)")
 		}
 		if interval < minInterval {
 			return usageError("--interval %s is too short: at least %s (every scrape makes each member write all its metrics)", interval, minInterval)
@@ -96,7 +92,12 @@ to say. 'etcdperf bench' reports etcd's metrics of its own load.`,
 		if err != nil {
 			return err
 		}
+		if len(co.Endpoints) == 0 {
+			return usageError("metrics watches a running cluster: give its client endpoints with --endpoints (or " + endpointsEnv + "), e.g. --endpoints 10.0.0.1:2379 " +
+				"(an etcd started by etcdperf would have nothing to tell; 'etcdperf bench' reports etcd's metrics of its own load)")
+		}
 		o := pipeline.MetricsOptions{Conn: co, Interval: interval, Duration: duration, Criteria: criteria}
+		conn.announce(cmd)
 		var done atomic.Int64
 		o.Sampled = func(*result.Result) { done.Add(1) }
 		stop := func() {}
@@ -104,7 +105,7 @@ to say. 'etcdperf bench' reports etcd's metrics of its own load.`,
 			// The lines on stdout are the progress.
 			sinks[0].format = streamText(cmd.OutOrStdout(), &o)
 		} else {
-			stop = startProgress(cmd.ErrOrStderr(), func(el time.Duration) string {
+			stop = startProgress(cmd, duration, func(el time.Duration) string {
 				return metricsProgress(done.Load(), interval, duration, el)
 			})
 		}

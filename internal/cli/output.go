@@ -2,8 +2,11 @@ package cli
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -60,11 +63,37 @@ func (o *outputFlag) sinks() ([]sink, error) {
 		}
 		out = append(out, sink{format: f, path: o.html})
 	}
+	for _, s := range out {
+		flag := "-o"
+		if s.path == o.html && s.format.Name == "html" {
+			flag = "--html"
+		}
+		if err := checkWritable(flag, s.path); err != nil {
+			return nil, err
+		}
+	}
 	if stdout == nil {
 		f, _ := render.LookupFormat("text")
 		stdout = &f
 	}
 	return append([]sink{{format: *stdout}}, out...), nil
+}
+
+// checkWritable rejects, before a run, a file that flag names and that
+// could not be written when the run ends.
+func checkWritable(flag, path string) error {
+	if err := result.CheckWritable(path); err != nil {
+		return usageError("%s %s: %v; %s", flag, path, err, writableHint(err, path, "write the file elsewhere"))
+	}
+	return nil
+}
+
+// writableHint says what to do about a file that cannot be written.
+func writableHint(err error, path, elsewhere string) string {
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Sprintf("create the directory (mkdir -p %s) or %s", filepath.Dir(path), elsewhere)
+	}
+	return elsewhere
 }
 
 // writeOutputs renders res to every sink. Files are written atomically.

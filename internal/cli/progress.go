@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
+	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
 	"github.com/etcdperf/etcdperf/internal/units"
@@ -21,26 +24,66 @@ func isTerminal(w io.Writer) bool {
 	return err == nil
 }
 
-// startProgress draws a one-line progress report on w every 200ms while
-// the run lasts, only when w is a terminal. The returned function erases it.
-func startProgress(w io.Writer, line func(elapsed time.Duration) string) (stop func()) {
-	if !isTerminal(w) {
+// Progress intervals: a terminal's line is redrawn every terminalTick; a
+// log (a pipe, a file, CI, a pod's log) gets a line of its own after
+// firstLogLine, then every logEvery.
+const (
+	terminalTick = 200 * time.Millisecond
+	firstLogLine = time.Second
+	logEvery     = 5 * time.Second
+)
+
+// addQuietFlag adds the global --quiet.
+func addQuietFlag(root *cobra.Command) {
+	root.PersistentFlags().BoolP("quiet", "q", false, "print no progress on stderr (errors and results only)")
+}
+
+// quiet reports whether --quiet was given.
+func quiet(cmd *cobra.Command) bool {
+	q, _ := cmd.Flags().GetBool("quiet")
+	return q
+}
+
+// startProgress reports a run's progress on the command's stderr while it
+// lasts, unless --quiet: on a terminal one line redrawn in place, erased at
+// the end; elsewhere (tee, CI, a pod's log) a plain line every few seconds
+// with the time since the start and, when known (total > 0), how long the
+// run should take. Stdout keeps only the results. The returned function
+// stops it.
+func startProgress(cmd *cobra.Command, total time.Duration, line func(elapsed time.Duration) string) (stop func()) {
+	w := cmd.ErrOrStderr()
+	if quiet(cmd) {
 		return func() {}
 	}
+	term := isTerminal(w)
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	start := time.Now()
 	go func() {
 		defer close(finished)
-		t := time.NewTicker(200 * time.Millisecond)
+		t := time.NewTicker(terminalTick)
 		defer t.Stop()
+		next := firstLogLine
 		for {
 			select {
 			case <-done:
-				fmt.Fprint(w, "\r\033[K")
+				if term {
+					fmt.Fprint(w, "\r\033[K")
+				}
 				return
 			case <-t.C:
-				fmt.Fprintf(w, "\r\033[K%s", line(time.Since(start)))
+				el := time.Since(start)
+				switch {
+				case term:
+					fmt.Fprintf(w, "\r\033[K%s", line(el))
+				case el >= next:
+					at := el.Truncate(time.Second).String()
+					if total > 0 {
+						at += "/" + total.Truncate(time.Second).String()
+					}
+					fmt.Fprintf(w, "etcdperf: [%s] %s\n", at, plainProgress(line(el)))
+					next = el.Truncate(time.Second) + logEvery
+				}
 			}
 		}
 	}()
@@ -48,6 +91,22 @@ func startProgress(w io.Writer, line func(elapsed time.Duration) string) (stop f
 		close(done)
 		<-finished
 	}
+}
+
+// progressBar is the bar of bytesProgress and countProgress.
+var progressBar = regexp.MustCompile(`\[[#.]{10,}\] *`)
+
+// plainProgress is a progress line without its bar, for a log.
+func plainProgress(s string) string {
+	loc := progressBar.FindStringIndex(s)
+	if loc == nil {
+		return s
+	}
+	before, after := strings.TrimSpace(s[:loc[0]]), s[loc[1]:]
+	if before == "" {
+		return after
+	}
+	return before + ": " + after
 }
 
 // bytesProgress formats progress through a known number of bytes.

@@ -119,8 +119,8 @@ func newPromExportCmd() *cobra.Command {
 into one table: one row per timestamp, one column per series, named
 QUERY{label=value,...}. A series without a sample at a timestamp leaves that
 cell empty, so columns stay aligned through gaps (a member that was down, a
-metric that appeared later). This is the curl + jq + paste of the fourth
-field report in one command.
+metric that appeared later). This is the curl + jq + paste of a hand-made
+export (OpenStack performance-docs' etcd health test plan) in one command.
 
 Without --query the etcd preset runs; with --query only your queries run,
 unless --preset etcd is given too. The preset's queries, per member
@@ -142,7 +142,7 @@ Result with the table in "prom" (and plot data with --matrix).`,
       --end 2024-05-01T12:00:00Z --step 30s --selector 'job="etcd-main"' -o csv
 
   # Your own queries beside the preset, and plot data of every metric
-  # against the pod count (as the fourth field report plotted them)
+  # against the pod count (as etcd health tests plot them)
   etcdperf prom export --url http://prometheus:9090 --since 6h --preset etcd \
       --query pods='count(kube_pod_info)' --matrix=pods -o run.json
 

@@ -2,15 +2,20 @@ package cli
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/etcdperf/etcdperf/internal/report"
 )
 
+// defaultReportPage is where report writes the page without -o.
+const defaultReportPage = "report.html"
+
 func newReportCmd() *cobra.Command {
 	var (
 		merge  bool
+		force  bool
 		pngDir string
 	)
 	cmd := &cobra.Command{
@@ -25,8 +30,10 @@ tokens are never shown.
 
 The page is self-contained: styles and SVG charts are inline and it loads
 nothing from the network, so it opens on an air-gapped host or attached to a
-ticket. Without -o it is written to report.html; standard output gets the
-summary as text (the comparison table when there are several runs).
+ticket. Without -o it is written to report.html in the current directory,
+never over an existing one (exit 2; name another with -o, or replace it with
+--force); standard output gets the summary as text (the comparison table when
+there are several runs).
 
 A file may also be a log in which the Result was printed among other lines
 (kubectl logs of a pod that ran etcdperf -o json), or hold several Results;
@@ -51,9 +58,14 @@ load (the pods of an indexed Job) exactly, through their HDR histograms.`,
 	fl := cmd.Flags()
 	fl.BoolVar(&merge, "merge", false, "merge the Results (shards of one load) into one, exactly through their HDR histograms")
 	fl.StringVar(&pngDir, "png", "", "also write each chart as a PNG file into this directory (created if missing)")
+	fl.BoolVar(&force, "force", false, "without -o, replace an existing "+defaultReportPage)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if len(out.values) == 0 && out.html == "" {
-			out.values = []string{"report.html"}
+			// A page written by an earlier report is not replaced unasked.
+			if _, err := os.Lstat(defaultReportPage); err == nil && !force {
+				return usageError("%s already exists: name the page with -o FILE.html, or pass --force to replace it", defaultReportPage)
+			}
+			out.values = []string{defaultReportPage}
 		}
 		sinks, inputs, err := readInputs(cmd, out, args)
 		if err != nil {
@@ -108,8 +120,12 @@ func readInputs(cmd *cobra.Command, out *outputFlag, args []string) ([]sink, []r
 // that names them.
 func minArgs(n int, what string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
-		if len(args) < n {
-			return usageError("%s needs at least %d %s argument(s) (see '%s --help')", cmd.CommandPath(), n, what, cmd.CommandPath())
+		switch {
+		case len(args) >= n:
+		case n == 1:
+			return usageError("%s needs a %s argument (see '%s --help')", cmd.CommandPath(), what, cmd.CommandPath())
+		default:
+			return usageError("%s needs at least %d %s arguments (see '%s --help')", cmd.CommandPath(), n, what, cmd.CommandPath())
 		}
 		return nil
 	}

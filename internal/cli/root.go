@@ -16,10 +16,14 @@ took too long" or "failed to send out heartbeat on time": the storage's fdatasyn
 latency, etcd's own latencies under load, and its metrics and logs. It gives a
 verdict with the evidence and what to change.
 
+Results go to stdout, progress to stderr (a line every few seconds when
+stderr is not a terminal; --quiet silences it). A run that ends early says
+"Incomplete" and gives no verdict.
+
 Exit codes: 0 pass (or warn), 1 a check or the verdict failed, 2 bad usage or
 the run could not be carried out.`,
 		Example: `  # The main job: is the storage under the current directory fast enough for
-  # etcd, and if not, is it the disk, the CPUs or the client? (about 75s)
+  # etcd, and if not, is it the disk, the CPUs or the client? (at most about 45s)
   etcdperf doctor
 
   # Is the disk under /var/lib/etcd fast enough for etcd's WAL?
@@ -30,6 +34,7 @@ the run could not be carried out.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	addQuietFlag(root)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError("%v (see '%s --help')", err, c.CommandPath())
 	})
@@ -42,6 +47,7 @@ the run could not be carried out.`,
 	root.AddCommand(newScaleCmd())
 	root.AddCommand(newCheckCmd(), newDoctorCmd())
 	root.AddCommand(newMetricsCmd())
+	root.AddCommand(newDiscoverCmd())
 	return root
 }
 

@@ -18,7 +18,7 @@ func newScaleCmd() *cobra.Command {
 		objects    string
 		sizes      []string
 		limits     []string
-		members    int
+		mf         *memberFlags
 		conn       *connFlags
 		out        *outputFlag
 		o          pipeline.ScaleOptions
@@ -28,9 +28,10 @@ func newScaleCmd() *cobra.Command {
 		Use:   "scale",
 		Short: "Grow Kubernetes-shaped data in etcd step by step and record what grows with it",
 		Long: `Grow etcd's data the way a Kubernetes cluster grows it, in --steps equal steps
-up to --objects, and record after each step what the field's growth tests
-plotted against the number of objects: the database size (total and in use),
-each member's resident memory, etcd's WAL fsync and backend commit p99 over the
+up to --objects, and record after each step what published growth tests
+(OpenStack performance-docs' etcd health tests, 430 nodes and about 40,000
+pods) plotted against the number of objects: the database size (total and in
+use), each member's resident memory, etcd's WAL fsync and backend commit p99 over the
 step, the put p99, the time to list every resource whole, the watch event lag,
 proposals pending, and the slow applies etcd counted and logged.
 
@@ -58,15 +59,15 @@ etcd's backend quota, or what the next step would take it to). The finding
 says at how many objects. --limit changes the limits; etcd's WAL fsync and
 backend commit over the run are judged as in bench.
 
-Without --endpoints it starts an embedded etcd in its own process (so that
-its memory is its own) with its data in a new folder inside --data-dir, and
-removes it afterwards. Against a cluster it writes only under --prefix
+Without --endpoints (nor ETCDCTL_ENDPOINTS) it starts an embedded etcd in
+its own process (so that its memory is its own) with its data in a new
+folder inside --data-dir, and removes it afterwards. Against a cluster it writes only under --prefix
 (default /etcdperf/<run id>/), refuses a prefix that holds keys, and deletes
 its keys and revokes its leases at the end, also on Ctrl-C.`,
 		Example: `  # 5000 pods in 5 steps on an embedded etcd in the current directory
   etcdperf scale --objects pods=5000 --steps 5
 
-  # The seed's growth test on the disk under test, as CSV (one row per step)
+  # A large growth test on the disk under test, as CSV (one row per step)
   etcdperf scale --objects pods=100000,services=10000 --steps 20 --data-dir /mnt/ssd -o steps.csv
 
   # Larger pods, smaller services, against a test cluster
@@ -81,19 +82,19 @@ its keys and revokes its leases at the end, also on Ctrl-C.`,
 	out = addOutputFlag(cmd)
 	fl := cmd.Flags()
 	fl.StringVar(&objects, "objects", scale.DefaultObjects, "objects to grow to, kind=count,... (kinds: "+strings.Join(scale.KindNames(), ", ")+"; 100k, 1m accepted)")
-	fl.IntVar(&o.Steps, "steps", pipeline.DefaultScaleSteps, "steps to grow in; etcd's figures are recorded after each")
+	fl.IntVar(&o.Steps, "steps", scale.DefaultSteps, "steps to grow in; etcd's figures are recorded after each")
 	fl.StringArrayVar(&sizes, "value-size", nil, "value size distribution for every kind (DIST) or one (KIND=DIST): 4KiB, uniform:1KiB:8KiB, normal:4KiB:1KiB, lognormal:3KiB:0.5 (repeatable)")
-	fl.IntVar(&o.Clients, "clients", pipeline.DefaultScaleClients, "concurrent writers of the objects")
+	fl.IntVar(&o.Clients, "clients", scale.DefaultClients, "concurrent writers of the objects")
 	fl.IntVar(&o.Conns, "conns", 1, "gRPC connections the writers share")
 	fl.Float64Var(&o.Rate, "rate", 0, "objects written per second, open loop (0: as fast as the writers go)")
 	fl.Float64Var(&o.UpdateRate, "update-rate", 100, "status updates per second of existing objects during each step (0: none)")
 	fl.Int64Var(&o.PageLimit, "page-limit", scale.DefaultPageLimit, "keys per page of a list (the API server's limit)")
-	fl.IntVar(&o.Lists, "lists", pipeline.DefaultScaleLists, "lists of every resource, whole, after each step's writes")
+	fl.IntVar(&o.Lists, "lists", scale.DefaultLists, "lists of every resource, whole, after each step's writes")
 	fl.DurationVar(&o.ListInterval, "list-interval", 5*time.Second, "pause between the background lists of each resource while a step writes (0: none)")
-	fl.DurationVar(&o.EventTTL, "event-ttl", pipeline.DefaultEventTTL, "TTL of the leases events are written with (kube-apiserver --event-ttl; 1h there, short here so that they expire during the run)")
+	fl.DurationVar(&o.EventTTL, "event-ttl", scale.DefaultEventTTL, "TTL of the leases events are written with (kube-apiserver --event-ttl; 1h there, short here so that they expire during the run)")
 	fl.StringVar(&o.Prefix, "prefix", "", "key prefix of the run (default /etcdperf/<run id>/); it must hold no key")
 	fl.StringVar(&o.Target.DataDir, "data-dir", ".", "embedded etcd: directory on the storage under test that receives its data")
-	fl.IntVar(&members, "members", 1, "embedded etcd: members (each runs as its own process)")
+	mf = addMemberFlags(cmd)
 	fl.BoolVar(&o.Target.KeepData, "keep-data", false, "embedded etcd: keep its data dir and logs")
 	fl.StringArrayVar(&limits, "limit", nil, "override a limit: NAME=VALUE[,WARN], e.g. put_p99=50ms, list_all_p99=10s, db_quota_used=50% (repeatable)")
 
@@ -121,16 +122,15 @@ its keys and revokes its leases at the end, also on Ctrl-C.`,
 		}
 		o.Target.Conn = copts
 		if len(copts.Endpoints) > 0 {
-			for _, f := range []string{"data-dir", "members", "keep-data"} {
+			for _, f := range []string{"data-dir", "keep-data"} {
 				if fl.Changed(f) {
-					return usageError("--%s is for the embedded etcd; it cannot be used with --endpoints", f)
+					return embeddedOnly("--"+f, copts)
 				}
 			}
 		}
-		if members < 1 || members > 9 {
-			return usageError("--members must be between 1 and 9, got %d", members)
+		if err := mf.options(cmd, copts, &o.Target); err != nil {
+			return err
 		}
-		o.Target.Members = members
 		o.Target.Separate = true
 		if o.Prefix != "" && !strings.HasSuffix(o.Prefix, "/") {
 			o.Prefix += "/"
@@ -144,10 +144,11 @@ its keys and revokes its leases at the end, also on Ctrl-C.`,
 		for _, c := range o.Counts {
 			totalWrite += c.N
 		}
+		conn.announce(cmd)
 		cluster.QuietGRPC()
-		prog := &pipeline.ScaleProgress{}
+		prog := &scale.Progress{}
 		o.Progress = prog
-		stop := startProgress(cmd.ErrOrStderr(), func(el time.Duration) string {
+		stop := startProgress(cmd, 0, func(el time.Duration) string {
 			s := prog.Step.Load()
 			if s == 0 {
 				if len(copts.Endpoints) == 0 {

@@ -1,11 +1,20 @@
 package cli
 
 import (
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
 	"github.com/spf13/cobra"
 
 	"github.com/etcdperf/etcdperf/internal/cluster"
-	"github.com/etcdperf/etcdperf/internal/slowfs"
 )
+
+// memberStopBound is how long a member may take to stop and clean up
+// after its first signal.
+const memberStopBound = 30 * time.Second
 
 // newServerCmd is `etcdperf server`: one embedded etcd member in the
 // foreground. etcdperf starts its members this way (--members 3); it is
@@ -33,14 +42,38 @@ can deadlock on bbolt's memory map) in which every fsync and fdatasync takes
 that much longer. The view is unmounted when the member stops, also when it is
 killed. It needs root and /dev/fuse. About 15ms fails etcd's WAL fsync limit
 (10ms); about 100ms and more with 3 members gives "apply request took too
-long" and "failed to send out heartbeat on time".`,
+long" and "failed to send out heartbeat on time".
+
+--cpu-limit 0.1 starves the member of CPU on purpose: its process moves into a
+CPU cgroup of its own whose quota is 0.1 CPU (cgroup v1 cpu.cfs_quota_us or v2
+cpu.max, whichever holds the cpu controller), and back out when it stops. The
+slow view's server, started first, keeps its CPU. etcd's WAL fsync histogram
+then shows a slow fsync on a fast disk: the wait for a CPU after each one.
+
+--peer-latency 200ms[,20ms] puts the member's peer port behind a slow link:
+etcd listens for its peers on another loopback port, and a proxy on the peer
+URL delivers every chunk each way 100ms (+-5ms) late, so that every round trip
+of the other members to it takes 200ms (+-10ms) longer, as etcd's own
+functional tests delay one member's peer port. It models latency, not loss.
+
+The same faults on members that etcdperf starts: --fault on bench, check,
+doctor and scale (e.g. --members 3 --fault 3:cpu-limit=0.1).`,
 		Example: `  # A throw-away single-member etcd on tmpfs, for comparisons
   etcdperf server --data-dir /dev/shm/etcd --listen-client-url http://127.0.0.1:2379 \
     --listen-peer-url http://127.0.0.1:2380 --log-file /dev/shm/etcd.log
 
   # An etcd on a disk whose fsyncs take 15ms more: point your controller at it
   etcdperf server --data-dir /tmp/slow-etcd --slow-fsync 15ms \
-    --listen-client-url http://127.0.0.1:2379 --listen-peer-url http://127.0.0.1:2380`,
+    --listen-client-url http://127.0.0.1:2379 --listen-peer-url http://127.0.0.1:2380
+
+  # An etcd that may use a tenth of a CPU
+  etcdperf server --data-dir /tmp/starved-etcd --cpu-limit 0.1 \
+    --listen-client-url http://127.0.0.1:2379 --listen-peer-url http://127.0.0.1:2380
+
+  # The third member of a cluster behind a 200ms link (start the other two alike)
+  etcdperf server --name m3 --data-dir /tmp/m3 --peer-latency 200ms \
+    --listen-client-url http://127.0.0.1:2379 --listen-peer-url http://127.0.0.1:2380 \
+    --initial-cluster m1=http://127.0.0.1:12380,m2=http://127.0.0.1:22380,m3=http://127.0.0.1:2380`,
 		Args: noArgs,
 	}
 	cluster.BindMemberFlags(cmd.Flags(), &cfg)
@@ -48,14 +81,25 @@ long" and "failed to send out heartbeat on time".`,
 		if cfg.DataDir == "" {
 			return usageError("--data-dir is required")
 		}
-		if err := (slowfs.Config{FsyncDelay: cfg.SlowFsync}).Validate(); err != nil {
-			return usageError("--slow-fsync: %v", err)
+		if err := cfg.Fault.Validate(); err != nil {
+			return usageError("--%v", err)
 		}
-		if cfg.SlowFsync > 0 {
-			if err := cluster.SlowDiskSupported(); err != nil {
-				return usageError("--slow-fsync: %v", err)
-			}
-		}
+		// The first SIGTERM or Ctrl-C stops the member, which then cleans
+		// up: stops etcd, leaves its CPU cgroup, closes its slow link,
+		// unmounts its slow view. The signals that follow must not cut
+		// that short: a member whose parent dies gets SIGTERM once for
+		// each of the parent's threads as they end (PR_SET_PDEATHSIG
+		// follows the thread that started it). A member still cleaning
+		// up a while after its first signal exits anyway.
+		sigs := make(chan os.Signal, 16)
+		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+		defer signal.Stop(sigs)
+		go func() {
+			<-sigs
+			time.Sleep(memberStopBound)
+			fmt.Fprintf(cmd.ErrOrStderr(), "etcdperf: member %s did not stop within %s of its signal: exiting\n", cfg.Name, memberStopBound)
+			os.Exit(ExitError)
+		}()
 		cluster.QuietGRPC()
 		return cluster.ServeMember(cmd.Context(), cfg, cmd.OutOrStdout())
 	}

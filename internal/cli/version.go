@@ -16,7 +16,7 @@ func newVersionCmd() *cobra.Command {
 		Example: "  etcdperf version",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := fmt.Fprintf(cmd.OutOrStdout(), "etcdperf %s (%s, %s/%s)\n", version.String(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			_, err := fmt.Fprintf(cmd.OutOrStdout(), "etcdperf %s (%s, %s/%s)\n", version.Describe(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 			return err
 		},
 	}

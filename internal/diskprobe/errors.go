@@ -14,22 +14,35 @@ type Error struct {
 	Op   string // what was being done, e.g. "create probe file"
 	Path string
 	Err  error
+	// DirFlag and SizeFlag name the options of the directory and the size
+	// in the hint (Options.DirFlag, Options.SizeFlag); --dir and --size
+	// when empty.
+	DirFlag, SizeFlag string
 }
 
 func (e *Error) Error() string {
-	return fmt.Sprintf("%s %s: %s", e.Op, e.Path, Explain(e.Err))
+	return fmt.Sprintf("%s %s: %s", e.Op, e.Path, explain(e.Err, e.DirFlag, e.SizeFlag))
 }
 
 func (e *Error) Unwrap() error { return e.Err }
 
 // Explain turns a system error into words and a hint. An error that wraps
 // the system error with more detail keeps that detail.
-func Explain(err error) string {
+func Explain(err error) string { return explain(err, "", "") }
+
+func explain(err error, dirFlag, sizeFlag string) string {
 	var errno syscall.Errno
 	if !errors.As(err, &errno) {
 		return err.Error()
 	}
+	if dirFlag == "" {
+		dirFlag = "--dir"
+	}
+	if sizeFlag == "" {
+		sizeFlag = "--size"
+	}
 	words, hint := describe(errno)
+	hint = strings.NewReplacer("--dir", dirFlag, "--size", sizeFlag).Replace(hint)
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		// The path is already in the message: keep the cause only.

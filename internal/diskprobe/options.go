@@ -5,6 +5,7 @@
 package diskprobe
 
 import (
+	"errors"
 	"fmt"
 	"time"
 )
@@ -61,6 +62,19 @@ type Options struct {
 	RW     Pattern
 	// Jobs is the number of parallel writers, each on its own file.
 	Jobs int
+	// DirFlag and SizeFlag name the options that set Dir and Size in the
+	// hints of errors ("choose a writable --data-dir"); by default --dir
+	// and --size, the disk command's.
+	DirFlag, SizeFlag string
+}
+
+// named sets the flags that errors' hints name on an *Error of o.
+func (o *Options) named(err error) error {
+	var e *Error
+	if errors.As(err, &e) {
+		e.DirFlag, e.SizeFlag = o.DirFlag, o.SizeFlag
+	}
+	return err
 }
 
 // Validate checks the options and returns a usage error naming the bad one.

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/etcdperf/etcdperf/internal/hist"
+	"github.com/etcdperf/etcdperf/internal/units"
 )
 
 // Outcome is what a probe run measured.
@@ -54,6 +55,11 @@ func (p *Progress) Bytes() int64 { return p.bytes.Load() }
 // ctx is cancelled it stops, cleans up and returns what it measured with
 // Interrupted set, and ctx's error. prog may be nil.
 func Run(ctx context.Context, o Options, prog *Progress) (*Outcome, error) {
+	out, err := run(ctx, o, prog)
+	return out, o.named(err)
+}
+
+func run(ctx context.Context, o Options, prog *Progress) (*Outcome, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
@@ -138,6 +144,14 @@ func Run(ctx context.Context, o Options, prog *Progress) (*Outcome, error) {
 	return out, nil
 }
 
+// probeFiles says "1 probe file", "4 probe files".
+func probeFiles(n int) string {
+	if n == 1 {
+		return "1 probe file"
+	}
+	return fmt.Sprintf("%d probe files", n)
+}
+
 func appendOnce(s []string, v string) []string {
 	for _, x := range s {
 		if x == v {
@@ -150,7 +164,9 @@ func appendOnce(s []string, v string) []string {
 // CheckDir fails early, with a clear *Error, when o.Dir is missing, not a
 // directory, a kernel pseudo file system, or lacks the space for the
 // files. Run calls it; so does any other engine that writes o's files.
-func CheckDir(o Options) error {
+func CheckDir(o Options) error { return o.named(checkDir(o)) }
+
+func checkDir(o Options) error {
 	st, err := os.Stat(o.Dir)
 	if err != nil {
 		return &Error{Op: "probe directory", Path: o.Dir, Err: err}
@@ -168,7 +184,7 @@ func CheckDir(o Options) error {
 	need := o.Size * int64(o.Jobs)
 	free := int64(fs.Bavail) * int64(fs.Bsize)
 	if free < need {
-		return &Error{Op: "probe directory", Path: o.Dir, Err: fmt.Errorf("needs %d bytes for %d probe file(s) but only %d are free: %w", need, o.Jobs, free, syscall.ENOSPC)}
+		return &Error{Op: "probe directory", Path: o.Dir, Err: fmt.Errorf("needs %s for %s but only %s are free: %w", units.Size(need), probeFiles(o.Jobs), units.Bytes(float64(free)), syscall.ENOSPC)}
 	}
 	return nil
 }

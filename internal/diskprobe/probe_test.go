@@ -248,6 +248,32 @@ func TestPseudoFileSystemIsNotStorage(t *testing.T) {
 	}
 }
 
+// The hints name the flags of the command that ran the probe: doctor's are
+// --data-dir and --disk-size.
+func TestErrorNamesTheCallersFlags(t *testing.T) {
+	e := &Error{Op: "create probe file in", Path: "/ro", Err: syscall.EROFS}
+	if got := e.Error(); !strings.HasSuffix(got, "(choose a writable --dir)") {
+		t.Errorf("default: %q", got)
+	}
+	o := Options{DirFlag: "--data-dir", SizeFlag: "--disk-size"}
+	err := o.named(&Error{Op: "probe directory", Path: "/small", Err: fmt.Errorf("needs 22 MiB: %w", syscall.ENOSPC)})
+	if got := err.Error(); !strings.Contains(got, "lower --disk-size") {
+		t.Errorf("doctor's flags: %q", got)
+	}
+	e.DirFlag = "--data-dir"
+	if got := e.Error(); !strings.HasSuffix(got, "(choose a writable --data-dir)") {
+		t.Errorf("doctor's flags: %q", got)
+	}
+	// Through Run, on a directory too small for the file.
+	dir := t.TempDir()
+	ro := opts(dir)
+	ro.Size = 1 << 50
+	ro.DirFlag, ro.SizeFlag = "--data-dir", "--disk-size"
+	if _, err := Run(context.Background(), ro, nil); err == nil || !strings.Contains(err.Error(), "lower --disk-size") || !strings.Contains(err.Error(), "needs 1024 TiB for 1 probe file") {
+		t.Errorf("Run: %v", err)
+	}
+}
+
 func TestExplainKeepsDetail(t *testing.T) {
 	e := fmt.Errorf("needs 100 bytes but only 10 are free: %w", syscall.ENOSPC)
 	got := Explain(e)

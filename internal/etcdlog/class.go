@@ -99,7 +99,9 @@ var Classes = [numClasses]ClassInfo{
 		}},
 	HeartbeatLate: {ID: "heartbeat_late", Title: "the leader failed to send a heartbeat on time", Took: "how late",
 		Wordings: []Wording{
-			{"failed to send out heartbeat on time (exceeded the %v timeout for %v)", "3.1, 3.2, 3.3.0 (capnslog)",
+			{"failed to send out heartbeat on time (deadline exceeded for %v)", "2.3 (capnslog)",
+				"2016-05-12 13:48:19.362501 W | etcdserver: failed to send out heartbeat on time (deadline exceeded for 546.767586ms)"},
+			{"failed to send out heartbeat on time (exceeded the %v timeout for %v)", "3.0 (%dms), 3.1, 3.2, 3.3.0 (capnslog)",
 				"2017-02-10 08:02:47.025304 W | etcdserver: failed to send out heartbeat on time (exceeded the 100ms timeout for 288.915798ms)"},
 			{"failed to send out heartbeat on time (exceeded the %v timeout for %v, to %x)", "3.3.1-3.4 (capnslog)",
 				"2019-05-02 10:15:31.424816 W | etcdserver: failed to send out heartbeat on time (exceeded the 100ms timeout for 401.80886ms, to 5dbbb8ef1fbd1ef4)"},

@@ -77,6 +77,12 @@ func (cl *Classifier) Classify(e *Entry, ev *Event) bool {
 	ev.Time, ev.Level = e.Time, e.Level
 	ev.Msg = msg
 	cl.extract(e, ev)
+	if ev.Class == SlowFdatasync && ev.Took > 0 && ev.Expected > 0 && ev.Took <= ev.Expected {
+		// etcd warns only over its limit (wal's warnSyncDuration, 1s): a
+		// line under it is someone else's, not a slow fdatasync.
+		*ev = Event{Count: -1, Size: -1}
+		return false
+	}
 	return true
 }
 
@@ -195,7 +201,9 @@ func textClass(m []byte) Class {
 		switch {
 		case hasPrefix(m, "server is likely overloaded"):
 			return ServerOverloaded
-		case hasPrefix(m, "sync duration of "):
+		case hasPrefix(m, "sync duration of ") && contains(m, ", expected less than "):
+			// wal's warning, logged only over warnSyncDuration (1s);
+			// the same words without the limit are not etcd's.
 			return SlowFdatasync
 		case hasPrefix(m, "snapshotting is taking more than"):
 			return SnapshotSlow
@@ -215,8 +223,6 @@ func textClass(m []byte) Class {
 		switch {
 		case hasPrefix(m, "waiting for ReadIndex response took too long"):
 			return ReadIndexSlow
-		case hasPrefix(m, "wal/wal.go: WAL.sync: sync duration of "): // 3.0
-			return SlowFdatasync
 		}
 	case 'h':
 		if hasPrefix(m, "health check for peer ") {
@@ -385,6 +391,9 @@ func (cl *Classifier) extract(e *Entry, ev *Event) {
 	case SlowTrace:
 		cl.traceDetail(unescape(&cl.req, f.Detail), ev)
 	case HeartbeatLate:
+		if ev.Took == 0 && contains(m, "(deadline exceeded for ") { // 2.3
+			ev.Took, _ = parseDur(between(m, "(deadline exceeded for ", ")"))
+		}
 		if ev.Took == 0 { // "(exceeded the 100ms timeout for 288.9ms[, to 5dbbb8ef1fbd1ef4])"
 			ev.Expected, _ = parseDur(between(m, "exceeded the ", " timeout"))
 			rest := after(m, " timeout for ")

@@ -6,8 +6,11 @@
 // ({"level":"warn","ts":...,"msg":"apply request took too long",...}) and
 // zap console (tab separated), also when wrapped by `kubectl logs
 // --timestamps`, the container runtime's log files, docker's json-file
-// driver, `journalctl -o short`, `-o short-iso` or `-o json`, and
-// `kubectl logs --prefix`, docker compose or goreman prefixes.
+// driver, `journalctl -o short`, `-o short-iso` or `-o json`,
+// `kubectl logs --prefix`, docker compose or goreman prefixes, and the
+// times that pasted or exported logs start with (seconds since 1970, a
+// time of day, an RFC 3339 time before a space or a tab) or `go test`'s
+// "logger.go:146: ".
 //
 // Parsing is streaming and allocation-light: a Parser reuses its buffers,
 // an Entry points into the line it came from, and only classified lines
@@ -99,6 +102,9 @@ type Entry struct {
 	Msg    []byte
 	// Host is the member a wrapper named: journald's host, kubectl's
 	// --prefix pod, a compose or goreman service name.
-	Host   []byte
+	Host []byte
+	// Prog is the program a syslog or journald wrapper named ("etcd" of
+	// "etcd[812]:", journald's SYSLOG_IDENTIFIER), when one did.
+	Prog   []byte
 	Fields Fields
 }

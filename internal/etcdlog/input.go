@@ -2,6 +2,7 @@ package etcdlog
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"errors"
 	"fmt"
@@ -117,7 +118,7 @@ func plainErr(err error) error {
 	return err
 }
 
-var logName = regexp.MustCompile(`(?i)(\.log|\.txt|\.gz|\.log\.[0-9]+|\.[0-9]+\.log|^current|^previous|^messages|^syslog)`)
+var logName = regexp.MustCompile(`(?i)(\.log|\.txt|\.gz|\.jsonl|\.ndjson|\.log\.[0-9]+|\.[0-9]+\.log|^current|^previous|^messages|^syslog)`)
 
 func walkDir(root string) ([]Input, error) {
 	var all, etcd []string
@@ -180,7 +181,7 @@ func sniff(path string) (bool, string) {
 		line, _, err := lr.next()
 		if len(trimSpace(line)) > 0 {
 			lines++
-			if p.Parse(line, &e) && e.Format != FormatBare {
+			if p.Parse(line, &e) && (e.Format != FormatBare || etcdBare(&e)) {
 				parsed++
 			}
 		}
@@ -192,6 +193,17 @@ func sniff(path string) (bool, string) {
 		return false, fmt.Sprintf("not an etcd log (%d of its first %d lines are etcd log lines)", parsed, lines)
 	}
 	return true, ""
+}
+
+// etcdBare reports whether a bare message (journald's, without etcd's own
+// header) is etcd's: its program is named etcd, or it says one of etcd's
+// messages. Any program's lines in a host's journal are bare messages; a
+// file of them is not an etcd log.
+func etcdBare(e *Entry) bool {
+	if bytes.Contains(bytes.ToLower(e.Prog), []byte("etcd")) {
+		return true
+	}
+	return len(e.Msg) > 0 && textClass(e.Msg) != ClassNone
 }
 
 // openInput opens an input, decompressing gzip (recognised by its magic
@@ -253,6 +265,7 @@ var (
 		regexp.MustCompile(`(?i)\.gz$`),
 		regexp.MustCompile(`(?i)\.log([.-][0-9][0-9TZ:.-]*)?$`),
 		regexp.MustCompile(`(?i)\.txt$`),
+		regexp.MustCompile(`(?i)\.(nd)?jsonl?$`),
 		regexp.MustCompile(`-[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}-[0-9]{2}-[0-9]{2}(\.[0-9]+)?$`),
 	}
 	podDir    = regexp.MustCompile(`/pods/([^/]+)/([^/]+)/([^/]+)/logs/[^/]+$`)              // must-gather

@@ -211,3 +211,69 @@ func TestScanStopsInsideALine(t *testing.T) {
 		t.Fatal("the scan went on reading after its context ended")
 	}
 }
+
+// journalctl -u etcd's text of a cluster under systemd (capnslog's bare
+// messages, each line naming its host), as a directory collected from
+// a cluster holds it.
+const journaldEtcd = `-- Logs begin at Mon 2019-08-12 09:00:01 UTC, end at Mon 2019-08-12 10:00:00 UTC. --
+Aug 12 09:27:04 master-0 etcd[812]: sync duration of 1.363283431s, expected less than 1s
+Aug 12 09:27:04 master-0 etcd[812]: failed to send out heartbeat on time (exceeded the 100ms timeout for 1.220602923s, to d35e062b0036cc3a)
+Aug 12 09:27:04 master-0 etcd[812]: server is likely overloaded
+Aug 12 09:27:05 master-1 etcd[790]: published {Name:master-1 ClientURLs:[https://10.0.0.2:2379]} to cluster 59a05384c9b79ee
+Aug 12 09:27:06 master-2 etcd[801]: raft.node: 8e9e05c52164694d elected leader 8e9e05c52164694d at term 5
+`
+
+// A host's journal: other programs' bare messages.
+const journaldHost = `Aug 12 09:27:04 master-0 systemd[1]: Started Kubernetes systemd probe.
+Aug 12 09:27:04 master-0 kubelet[1200]: I0812 09:27:04.100001    1200 kubelet.go:2618] "SyncLoop (probe)"
+Aug 12 09:27:05 master-0 kernel: nvme0n1: I/O 12 QID 3 timeout, completion polled
+`
+
+// In a directory, journalctl's text of etcd (bare messages) and zap's
+// lines in *.jsonl are read; a host's journal of other programs is
+// skipped. The journal's members are its hosts: the file is not one more.
+func TestInputsJournaldAndJSONL(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "journald.txt"), journaldEtcd)
+	write(t, filepath.Join(dir, "m3.jsonl"), zapSlowSync+zapSlowSync)
+	write(t, filepath.Join(dir, "host-journal.log"), journaldHost)
+	ins, err := Inputs([]string{dir}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, in := range ins {
+		got[filepath.Base(in.Name)] = in.Member
+		if in.Skipped != "" {
+			got[filepath.Base(in.Name)] = "skipped: " + in.Skipped
+		}
+	}
+	want := map[string]string{
+		"journald.txt":     "journald",
+		"m3.jsonl":         "m3",
+		"host-journal.log": "skipped: not an etcd log (0 of its first 3 lines are etcd log lines)",
+	}
+	if len(got) != len(want) {
+		t.Errorf("inputs %v", got)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: %q, want %q", k, got[k], v)
+		}
+	}
+	s, err := Scan(context.Background(), ins, ScanOptions{Parser: ParserOptions{Year: 2019}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := s.Result()
+	var names []string
+	for _, m := range l.Members {
+		names = append(names, m.Name)
+	}
+	if strings.Join(names, " ") != "m3 master-0 master-1 master-2" {
+		t.Errorf("members %v, want the journal's hosts and m3", names)
+	}
+	if l.Lines != 8 || l.Unparsed != 1 || l.Classes["slow_fdatasync"] != 3 || l.Classes["heartbeat_late"] != 1 || l.Classes["leader_elected"] != 1 {
+		t.Errorf("lines %d unparsed %d classes %v", l.Lines, l.Unparsed, l.Classes)
+	}
+}

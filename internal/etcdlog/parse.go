@@ -50,6 +50,9 @@ func (p *Parser) Parse(line []byte, e *Entry) bool {
 	*e = Entry{}
 	var wrapTime time.Time
 	bareOK := false // set by wrappers that may hold a bare message (journald)
+	// set by wrappers that do not name the program (a time, a test's
+	// prefix): a bare message after them is etcd's only in etcd's words
+	wordsOK := false
 	for depth := 0; depth <= maxWrappers; depth++ {
 		line = trimSpace(line)
 		if len(line) == 0 {
@@ -58,7 +61,7 @@ func (p *Parser) Parse(line []byte, e *Entry) bool {
 		c := line[0]
 		switch {
 		case c == '{':
-			next, nextTime, host, lvl, wrapped, ok := p.parseJSON(line, e, depth)
+			next, nextTime, host, prog, lvl, wrapped, ok := p.parseJSON(line, e, depth)
 			if !ok {
 				return false
 			}
@@ -74,6 +77,9 @@ func (p *Parser) Parse(line []byte, e *Entry) bool {
 			if len(host) > 0 {
 				e.Host = host
 			}
+			if len(prog) > 0 {
+				e.Prog = prog
+			}
 			if lvl != LevelUnknown {
 				e.Level = lvl
 				bareOK = true
@@ -86,11 +92,17 @@ func (p *Parser) Parse(line []byte, e *Entry) bool {
 				prefix = e2ePrefix
 			}
 			host, rest, ok := prefix(line)
-			if !ok {
-				return false
+			if ok {
+				e.Host, line = host, rest
+				continue
 			}
-			e.Host, line = host, rest
-			continue
+			if c == '[' { // "[2024-05-01T10:00:00.123Z] ", Jenkins pipelines
+				if t, n, _, ok := p.tp.parseISO(line[1:]); ok && n+2 < len(line) && line[n+1] == ']' && line[n+2] == ' ' {
+					wrapTime, line, wordsOK = t, line[n+3:], true
+					continue
+				}
+			}
+			return false
 		case c >= '0' && c <= '9':
 			if t, n, zone, ok := p.tp.parseISO(line); ok {
 				rest := line[n:]
@@ -109,11 +121,13 @@ func (p *Parser) Parse(line []byte, e *Entry) bool {
 					return false
 				}
 				if len(rest) > 0 && rest[0] == '\t' {
-					if !p.parseConsole(rest[1:], e) {
-						return false
+					if p.parseConsole(rest[1:], e) {
+						e.Time = t
+						return true
 					}
-					e.Time = t
-					return true
+					// an export's "time<TAB>line"
+					wrapTime, line, wordsOK = t, rest[1:], true
+					continue
 				}
 				if len(rest) > 1 && rest[0] == ' ' {
 					rest = rest[1:]
@@ -121,13 +135,13 @@ func (p *Parser) Parse(line []byte, e *Entry) bool {
 						wrapTime, line = t, s
 						continue
 					}
-					if host, msg, ok := syslogTail(rest); ok {
+					if host, prog, msg, ok := syslogTail(rest); ok {
 						wrapTime, line, bareOK = t, msg, true
-						e.Host = host
+						e.Host, e.Prog = host, prog
 						continue
 					}
-					// kubectl logs --timestamps
-					wrapTime, line = t, rest
+					// kubectl logs --timestamps, or an export's "time line"
+					wrapTime, line, wordsOK = t, rest, true
 					continue
 				}
 				return false
@@ -137,17 +151,29 @@ func (p *Parser) Parse(line []byte, e *Entry) bool {
 				line = rest
 				continue
 			}
+			if n, ok := clockOnly(line); ok { // Jenkins' timestamper: "10:52:31 "
+				line, wordsOK = line[n:], true
+				continue
+			}
+			if t, n, ok := epochPrefix(line); ok { // "1700000000.123 "
+				wrapTime, line, wordsOK = t, line[n:], true
+				continue
+			}
 		default:
 			if t, n, ok := p.tp.parseSyslog(line, p.year); ok && n < len(line) && line[n] == ' ' {
 				if !p.soon.IsZero() && t.After(p.soon) {
 					t = t.AddDate(-1, 0, 0)
 				}
-				if host, msg, ok := syslogTail(line[n+1:]); ok {
+				if host, prog, msg, ok := syslogTail(line[n+1:]); ok {
 					wrapTime, line, bareOK = t, msg, true
-					e.Host = host
+					e.Host, e.Prog = host, prog
 					continue
 				}
 				return false
+			}
+			if n, ok := goTestPrefix(line); ok { // zaptest's "logger.go:146: " in go test output
+				line, wordsOK = line[n:], true
+				continue
 			}
 		}
 		if name, rest, ok := servicePrefix(line); ok { // docker compose
@@ -160,6 +186,14 @@ func (p *Parser) Parse(line []byte, e *Entry) bool {
 			e.Time = wrapTime
 			e.Msg = line
 			return true
+		}
+		if wordsOK {
+			if comp, msg := splitComponent(line); len(msg) > 0 && textClass(msg) != ClassNone {
+				e.Format = FormatBare
+				e.Time = wrapTime
+				e.Component, e.Msg = comp, msg
+				return true
+			}
 		}
 		return false
 	}
@@ -279,12 +313,12 @@ func splitComponent(b []byte) (comp, msg []byte) {
 // parseJSON reads a JSON line: zap's own lines, or a wrapper holding a line
 // of text (journald -o json's MESSAGE, docker json-file's "log"). For a
 // wrapper it returns the inner text and what the wrapper said about it.
-func (p *Parser) parseJSON(line []byte, e *Entry, depth int) (next []byte, t time.Time, host []byte, lvl Level, wrapped, ok bool) {
+func (p *Parser) parseJSON(line []byte, e *Entry, depth int) (next []byte, t time.Time, host, prog []byte, lvl Level, wrapped, ok bool) {
 	var (
-		msg, ts, level, caller, logger   jval
-		jMessage, jRealtime, jHost, jPri jval
-		dLog, dTime                      jval
-		hasMsg                           bool
+		msg, ts, level, caller, logger          jval
+		jMessage, jRealtime, jHost, jPri, jProg jval
+		dLog, dTime                             jval
+		hasMsg                                  bool
 	)
 	f := &e.Fields
 	ok = scanObject(line, func(k []byte, v jval) {
@@ -307,6 +341,8 @@ func (p *Parser) parseJSON(line []byte, e *Entry, depth int) (next []byte, t tim
 			jHost = v
 		case "PRIORITY":
 			jPri = v
+		case "SYSLOG_IDENTIFIER":
+			jProg = v
 		case "log":
 			dLog = v
 		case "time":
@@ -316,7 +352,7 @@ func (p *Parser) parseJSON(line []byte, e *Entry, depth int) (next []byte, t tim
 		}
 	})
 	if !ok {
-		return nil, time.Time{}, nil, 0, false, false
+		return nil, time.Time{}, nil, nil, 0, false, false
 	}
 	if !hasMsg && (jMessage.str || dLog.str) && depth < 2 {
 		slot := depth & 1
@@ -325,16 +361,16 @@ func (p *Parser) parseJSON(line []byte, e *Entry, depth int) (next []byte, t tim
 			if us, err := strconv.ParseInt(string(jRealtime.b), 10, 64); err == nil && us > 0 {
 				t = time.UnixMicro(us).UTC()
 			}
-			return p.inner[slot], t, jHost.b, syslogPriority(jPri.b), true, true
+			return p.inner[slot], t, jHost.b, jProg.b, syslogPriority(jPri.b), true, true
 		}
 		p.inner[slot] = appendUnescaped(p.inner[slot][:0], dLog.b)
 		if dTime.str {
 			t, _, _, _ = p.tp.parseISO(dTime.b)
 		}
-		return p.inner[slot], t, nil, LevelUnknown, true, true
+		return p.inner[slot], t, nil, nil, LevelUnknown, true, true
 	}
 	if !hasMsg || !msg.str {
-		return nil, time.Time{}, nil, 0, false, false
+		return nil, time.Time{}, nil, nil, 0, false, false
 	}
 	e.Format = FormatZapJSON
 	e.Msg = msg.b
@@ -350,7 +386,7 @@ func (p *Parser) parseJSON(line []byte, e *Entry, depth int) (next []byte, t tim
 	} else if len(ts.b) > 0 {
 		e.Time, _ = parseEpoch(ts.b)
 	}
-	return nil, time.Time{}, nil, 0, false, true
+	return nil, time.Time{}, nil, nil, 0, false, true
 }
 
 // parseConsole reads the part of a zap console line after its time:
@@ -366,28 +402,26 @@ func (p *Parser) parseConsole(b []byte, e *Entry) bool {
 	}
 	rest := b[i+1:]
 	// Up to two segments before the message: the logger's name and the
-	// caller (file.go:line); etcd always logs the caller.
+	// caller (file.go:line). etcd logs the caller; a logger built without
+	// zap.AddCaller (zaptest's, in etcd's integration tests) writes only
+	// the name ("m1.raft").
 	for k := 0; k < 2; k++ {
 		j := bytes.IndexByte(rest, '\t')
 		if j < 0 {
 			break
 		}
 		seg := rest[:j]
-		if bytes.Contains(seg, []byte(".go:")) {
+		if isCaller(seg) {
 			e.Component = seg
 			rest = rest[j+1:]
 			break
 		}
-		if k == 0 && bytes.IndexByte(seg, ' ') < 0 && len(seg) <= 64 {
+		if k == 0 && isLoggerName(seg) && j+1 < len(rest) && rest[j+1] != '{' {
 			e.Logger = seg
 			rest = rest[j+1:]
 			continue
 		}
 		break
-	}
-	if e.Component == nil {
-		e.Logger = nil
-		rest = b[i+1:]
 	}
 	e.Format = FormatZapConsole
 	if j := bytes.LastIndex(rest, []byte("\t{")); j >= 0 && rest[len(rest)-1] == '}' {
@@ -399,6 +433,37 @@ func (p *Parser) parseConsole(b []byte, e *Entry) bool {
 	}
 	e.Msg = rest
 	return true
+}
+
+// isCaller reports whether a zap console segment is a caller:
+// "wal/wal.go:805", or a full path to a .go file and its line.
+func isCaller(seg []byte) bool {
+	i := bytes.LastIndex(seg, []byte(".go:"))
+	if i <= 0 || bytes.IndexByte(seg, ' ') >= 0 {
+		return false
+	}
+	_, ok := digits(seg[i+4:], len(seg)-i-4)
+	return ok && len(seg) > i+4
+}
+
+// isLoggerName reports whether a zap console segment is a logger's name:
+// words of letters, digits, '_' and '-' joined by dots ("raft",
+// "m1.raft", "etcd-client"), with at least one letter.
+func isLoggerName(seg []byte) bool {
+	if len(seg) == 0 || len(seg) > 64 || seg[0] == '.' || seg[len(seg)-1] == '.' {
+		return false
+	}
+	letter := false
+	for _, c := range seg {
+		switch {
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+			letter = true
+		case c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.':
+		default:
+			return false
+		}
+	}
+	return letter
 }
 
 func setField(f *Fields, k []byte, v jval) {
@@ -499,30 +564,108 @@ func criStream(b []byte) ([]byte, bool) {
 
 // syslogTail reads journald's and syslog's "HOST PROG[PID]: message" (the
 // part after the time).
-func syslogTail(b []byte) (host, msg []byte, ok bool) {
+func syslogTail(b []byte) (host, prog, msg []byte, ok bool) {
 	sp := bytes.IndexByte(b, ' ')
 	if sp <= 0 || sp > 255 {
-		return nil, nil, false
+		return nil, nil, nil, false
 	}
 	host = b[:sp]
 	rest := b[sp+1:]
 	colon := bytes.Index(rest, []byte(": "))
 	if colon <= 0 || colon > 128 {
-		return nil, nil, false
+		return nil, nil, nil, false
 	}
-	prog := rest[:colon]
+	prog = rest[:colon]
 	if bytes.IndexByte(prog, ' ') >= 0 || bytes.IndexByte(prog, '"') >= 0 || bytes.IndexByte(prog, '{') >= 0 {
-		return nil, nil, false
+		return nil, nil, nil, false
 	}
 	if i := bytes.IndexByte(prog, '['); i >= 0 {
 		if prog[len(prog)-1] != ']' || i == 0 {
-			return nil, nil, false
+			return nil, nil, nil, false
 		}
 		if _, ok := digits(prog[i+1:len(prog)-1], len(prog)-i-2); !ok {
-			return nil, nil, false
+			return nil, nil, nil, false
+		}
+		prog = prog[:i]
+	}
+	return host, prog, rest[colon+2:], true
+}
+
+// clockOnly reads a time of day that starts a line, "15:04:05" with maybe
+// a fraction, and a space: Jenkins' timestamper. It returns the bytes to
+// skip; the day is unknown, so the time is not kept.
+func clockOnly(b []byte) (int, bool) {
+	if len(b) < 9 || b[2] != ':' || b[5] != ':' {
+		return 0, false
+	}
+	h, ok1 := digits(b, 2)
+	m, ok2 := digits(b[3:], 2)
+	sec, ok3 := digits(b[6:], 2)
+	if !(ok1 && ok2 && ok3) || h > 23 || m > 59 || sec > 60 {
+		return 0, false
+	}
+	n := 8
+	if b[n] == '.' || b[n] == ',' {
+		n++
+		start := n
+		for n < len(b) && b[n] >= '0' && b[n] <= '9' {
+			n++
+		}
+		if n == start {
+			return 0, false
 		}
 	}
-	return host, rest[colon+2:], true
+	if n >= len(b) || (b[n] != ' ' && b[n] != '\t') {
+		return 0, false
+	}
+	return n + 1, true
+}
+
+// epochPrefix reads "SECONDS.FRACTION " that starts a line (seconds since
+// 1970, as etcd's robustness test reports write them) and returns the
+// time and the bytes to skip.
+func epochPrefix(b []byte) (time.Time, int, bool) {
+	n := 0
+	for n < len(b) && b[n] >= '0' && b[n] <= '9' {
+		n++
+	}
+	if n < 9 || n > 11 || n >= len(b) || b[n] != '.' {
+		return time.Time{}, 0, false
+	}
+	n++
+	start := n
+	for n < len(b) && b[n] >= '0' && b[n] <= '9' {
+		n++
+	}
+	if n == start || n-start > 9 || n >= len(b) || (b[n] != ' ' && b[n] != '\t') {
+		return time.Time{}, 0, false
+	}
+	t, ok := parseEpoch(b[:n])
+	return t, n + 1, ok
+}
+
+// goTestPrefix reads the "logger.go:146: " that `go test` puts before what
+// a test logs (zaptest's loggers in etcd's integration tests) and returns
+// the bytes to skip.
+func goTestPrefix(b []byte) (int, bool) {
+	i := bytes.Index(b, []byte(".go:"))
+	if i <= 0 || i > 64 {
+		return 0, false
+	}
+	for _, c := range b[:i] {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return 0, false
+		}
+	}
+	n := i + 4
+	start := n
+	for n < len(b) && b[n] >= '0' && b[n] <= '9' {
+		n++
+	}
+	if n == start || n+1 >= len(b) || b[n] != ':' || b[n+1] != ' ' {
+		return 0, false
+	}
+	return n + 2, true
 }
 
 // clockPrefix reads goreman's "15:04:05 name | " (etcd's Procfile).

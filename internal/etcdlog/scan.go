@@ -63,7 +63,9 @@ func scanInput(ctx context.Context, in Input, p *Parser, s *Summary, maxLine int
 // member the member of lines that carry none.
 func ScanReader(ctx context.Context, r io.Reader, name, member string, p *Parser, s *Summary, maxLine int, src *result.LogSource) error {
 	lr := newLineReader(ctxReader{ctx, r}, maxLine)
-	def := s.member([]byte(member))
+	// The stream's own member is added with its first line that names no
+	// member: a journal whose every line names its host holds only those.
+	def := -1
 	var e Entry
 	var ev Event
 	var cl Classifier
@@ -78,10 +80,16 @@ func ScanReader(ctx context.Context, r io.Reader, name, member string, p *Parser
 			if cut || !p.Parse(line, &e) {
 				src.Unparsed++
 				s.Unparsed(n)
-			} else {
-				m := def
-				if len(e.Host) > 0 {
+			} else if !s.Outside(e.Time, n) {
+				var m int
+				switch {
+				case len(e.Host) > 0:
 					m = s.member(e.Host)
+				case def < 0:
+					def = s.member([]byte(member))
+					m = def
+				default:
+					m = def
 				}
 				s.Line(m, &e, n)
 				if cl.Classify(&e, &ev) {

@@ -11,6 +11,10 @@ import (
 
 // SummaryOptions bound what a Summary keeps.
 type SummaryOptions struct {
+	// Since and Until, when set, keep the lines of that time window
+	// (Since included, Until not); the lines outside it are only counted.
+	// Lines without a timestamp are kept.
+	Since, Until time.Time
 	// Bucket is the timeline's bucket width (default one hour).
 	Bucket time.Duration
 	// MaxBuckets bounds the timeline: the width doubles until the span of
@@ -48,6 +52,7 @@ type Summary struct {
 	o        SummaryOptions
 	lines    int64
 	unparsed int64
+	outside  int64
 	bytes    int64
 	formats  [len(formatNames)]int64
 	first    time.Time
@@ -147,6 +152,19 @@ func (s *Summary) member(name []byte) int {
 
 // Source records an input that was read (or skipped).
 func (s *Summary) Source(src result.LogSource) { s.sources = append(s.sources, src) }
+
+// Outside reports whether a line of time t is out of the window, and then
+// counts it as such.
+func (s *Summary) Outside(t time.Time, n int) bool {
+	o := s.o
+	if t.IsZero() || ((o.Since.IsZero() || !t.Before(o.Since)) && (o.Until.IsZero() || t.Before(o.Until))) {
+		return false
+	}
+	s.lines++
+	s.outside++
+	s.bytes += int64(n)
+	return true
+}
 
 // Unparsed counts a line that was not an etcd log line.
 func (s *Summary) Unparsed(n int) {
@@ -377,6 +395,7 @@ func (s *Summary) Result() *result.Logs {
 		Sources:       s.sources,
 		Lines:         s.lines,
 		Unparsed:      s.unparsed,
+		OutsideWindow: s.outside,
 		Bytes:         s.bytes,
 		First:         timePtr(s.first),
 		Last:          timePtr(s.last),

@@ -34,6 +34,7 @@ func (r *Report) Disk(mode diskprobe.SyncMode) *result.Disk {
 	secs := float64(j.Write.Runtime) / 1e3
 	d := &result.Disk{
 		Engine:        "fio",
+		Sync:          string(mode),
 		EngineVersion: r.Version,
 		Ops:           j.Write.TotalIOs,
 		Bytes:         j.Write.IOBytes,

@@ -1,7 +1,7 @@
 // Package noise makes a directory's device busy the way neighbours do:
 // image pulls, builds and log bursts of other jobs write large buffered
-// chunks that the kernel writes back in bulk. The first field report's CI
-// etcd timed out exactly when that happened on its disk.
+// chunks that the kernel writes back in bulk, which delays etcd's fsyncs
+// on the same device (etcd's tuning guide: other processes' disk I/O).
 package noise
 
 import (

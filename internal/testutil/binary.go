@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -59,8 +61,30 @@ func moduleRoot() string {
 
 // Run is the outcome of running the binary.
 type Run struct {
+	// Stderr is what the binary wrote on stderr but its progress lines,
+	// which are in Progress: a run that lasts over a second reports its
+	// progress on a pipe (ProgressLine), and a test of its errors looks at
+	// the error's line.
 	Stdout, Stderr string
+	Progress       []string
 	Code           int
+}
+
+// ProgressLine matches the progress lines etcdperf writes on stderr when
+// it is not a terminal: "etcdperf: [12s/1m0s] what it is doing".
+var ProgressLine = regexp.MustCompile(`^etcdperf: \[[0-9hms]+(/[0-9hms]+)?\] \S`)
+
+// splitProgress returns stderr without its progress lines, and them.
+func splitProgress(stderr string) (rest string, progress []string) {
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(stderr, "\n") {
+		if ProgressLine.MatchString(l) {
+			progress = append(progress, strings.TrimSuffix(l, "\n"))
+			continue
+		}
+		b.WriteString(l)
+	}
+	return b.String(), progress
 }
 
 // RunBinary runs etcdperf with args, bounded by timeout, and returns its
@@ -91,5 +115,6 @@ func Wait(t testing.TB, cmd *exec.Cmd, ctx context.Context) Run {
 		}
 		code = ee.ExitCode()
 	}
-	return Run{Stdout: stdout.String(), Stderr: stderr.String(), Code: code}
+	rest, progress := splitProgress(stderr.String())
+	return Run{Stdout: stdout.String(), Stderr: rest, Progress: progress, Code: code}
 }

@@ -33,3 +33,7 @@ func Golden(t testing.TB, name string, got []byte) {
 		t.Errorf("output differs from %s (run with -update if the change is intended)\n--- got:\n%s\n--- want:\n%s", path, got, want)
 	}
 }
+
+// Updating reports whether the tests run with -update: golden files are
+// rewritten rather than compared.
+func Updating() bool { return *update }

@@ -3,6 +3,8 @@ package testutil
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -41,4 +43,51 @@ func RunAsNobody(t testing.TB, cmd *exec.Cmd) *exec.Cmd {
 	}
 	setCredential(cmd, 65534, 65534)
 	return cmd
+}
+
+// MountQuietDisk mounts an ext4 file system without a journal on a
+// compressed RAM disk (a zram device of its own) on a new temporary
+// directory, and removes it all when the test ends. It is a disk with time
+// to spare: its writes and flushes are done at once by the thread that
+// asks, with no kernel thread (journal, device worker) to wait for a CPU
+// and no other work's I/O to queue behind, so that a test of a healthy
+// member does not depend on how busy the machine is.
+// It skips the test, saying why, where this cannot be done (not root, no
+// zram, no mkfs.ext4).
+func MountQuietDisk(t testing.TB, size string) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("skipped: a RAM disk needs root")
+	}
+	if _, err := exec.LookPath("mkfs.ext4"); err != nil {
+		t.Skip("skipped: mkfs.ext4 is missing (apt-get install e2fsprogs)")
+	}
+	b, err := os.ReadFile("/sys/class/zram-control/hot_add")
+	if err != nil {
+		t.Skipf("skipped: this kernel has no zram to make a RAM disk with: %v", err)
+	}
+	n := strings.TrimSpace(string(b))
+	dev := "/dev/zram" + n
+	t.Cleanup(func() {
+		os.WriteFile("/sys/block/zram"+n+"/reset", []byte("1"), 0)
+		os.WriteFile("/sys/class/zram-control/hot_remove", []byte(n), 0)
+	})
+	if err := os.WriteFile("/sys/block/zram"+n+"/disksize", []byte(size), 0); err != nil {
+		t.Fatalf("size %s: %v", dev, err)
+	}
+	if out, err := exec.Command("mkfs.ext4", "-q", "-F", "-O", "^has_journal", dev).CombinedOutput(); err != nil {
+		t.Fatalf("mkfs.ext4 %s: %v: %s", dev, err, out)
+	}
+	dir := t.TempDir()
+	if err := unix.Mount(dev, dir, "ext4", 0, ""); err != nil {
+		t.Skipf("skipped: cannot mount %s: %v", dev, err)
+	}
+	// lost+found is the file system's; the tests expect an empty folder.
+	os.Remove(filepath.Join(dir, "lost+found"))
+	t.Cleanup(func() {
+		if err := unix.Unmount(dir, 0); err != nil {
+			_ = unix.Unmount(dir, unix.MNT_DETACH)
+		}
+	})
+	return dir
 }

@@ -1,0 +1,49 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/etcdperf/etcdperf/internal/cluster"
+)
+
+// memberFlags are the embedded cluster's size and its members' faults.
+type memberFlags struct {
+	members int
+	faults  []string
+}
+
+// faultHelp is --fault's usage, shared by every command with --members.
+const faultHelp = "embedded etcd: make a member slow on purpose, MEMBER:KIND=VALUE with MEMBER 1..N or all and KIND " +
+	"slow-fsync (e.g. 15ms more per fsync; root, /dev/fuse), cpu-limit (e.g. 0.1 CPU; a CPU cgroup) or peer-latency " +
+	"(e.g. 200ms[,20ms] more per round trip to its peer port) (repeatable)"
+
+func addMemberFlags(cmd *cobra.Command) *memberFlags {
+	mf := &memberFlags{}
+	cmd.Flags().IntVar(&mf.members, "members", 1, "embedded etcd: members (several run as separate processes)")
+	cmd.Flags().StringArrayVar(&mf.faults, "fault", nil, faultHelp)
+	return mf
+}
+
+// options checks the flags and fills the target's members and faults.
+// There is an embedded cluster when co has no endpoints (neither
+// --endpoints nor ETCDCTL_ENDPOINTS): --members and --fault given with
+// endpoints are refused rather than silently dropped.
+func (mf *memberFlags) options(cmd *cobra.Command, co cluster.ConnOptions, t *cluster.TargetOptions) error {
+	if len(co.Endpoints) > 0 {
+		for _, f := range []string{"members", "fault"} {
+			if cmd.Flags().Changed(f) {
+				return embeddedOnly("--"+f, co)
+			}
+		}
+		return nil
+	}
+	if mf.members < 1 || mf.members > 9 {
+		return usageError("--members must be between 1 and 9, got %d", mf.members)
+	}
+	faults, err := cluster.ParseFaults(mf.faults, mf.members)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	t.Members, t.Faults = mf.members, faults
+	return nil
+}
