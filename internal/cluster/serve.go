@@ -165,6 +165,7 @@ func ServeMember(ctx context.Context, cfg MemberConfig, ready io.Writer) (err er
 	}
 	select {
 	case <-ctx.Done():
+		m.Abandon()
 		return nil
 	case err := <-m.Err():
 		return fmt.Errorf("etcd member %s failed: %w", cfg.Name, err)
