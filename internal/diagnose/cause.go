@@ -178,7 +178,7 @@ func cpuStarvation(p *result.MemberProcess, deviceFast bool) ([]result.Evidence,
 			Observed: p.HostCPUBusy, Limit: hostBusyHigh, Unit: "ratio", Source: "/proc/stat on " + p.Host})
 		words = append(words, fmt.Sprintf("the CPUs of its host %s were %.0f%% busy", p.Host, p.HostCPUBusy*100))
 	}
-	if p.Throttled >= throttledHigh && p.ThrottledTime >= throttledTimeHigh {
+	if throttledByLimit(p) {
 		ev = append(ev, result.Evidence{What: fmt.Sprintf("share of %s's CPU periods in which its cgroup ran out of quota (%s CPU; stopped %s per second)",
 			p.Name, units.Cores(p.CPULimit), units.Seconds(p.ThrottledTime)), Observed: p.Throttled, Limit: throttledHigh, Unit: "ratio", Source: p.Cgroup + "/cpu.stat"})
 		words = append(words, fmt.Sprintf("its cgroup (limit %s CPU) throttled it in %.0f%% of its CPU periods", units.Cores(p.CPULimit), p.Throttled*100))
@@ -194,6 +194,12 @@ func cpuStarvation(p *result.MemberProcess, deviceFast bool) ([]result.Evidence,
 		words = append(words, fmt.Sprintf("it used %s of its %s CPU", units.Cores(p.CPU), units.Cores(p.CPULimit)))
 	}
 	return ev, words
+}
+
+// throttledByLimit says whether a member's own cgroup stopped it for its CPU
+// limit often and long enough to make it wait.
+func throttledByLimit(p *result.MemberProcess) bool {
+	return p.Measured() && p.Throttled >= throttledHigh && p.ThrottledTime >= throttledTimeHigh
 }
 
 // processEvidence is what the process's figures say when they clear the
@@ -319,9 +325,11 @@ func memberBlames(r *result.Result) []blame {
 	// still answers its leader and its clients late: when the run passed a
 	// limit (its requests, another member's disk), it is named too; when
 	// the cluster only stalled more than once (slow applies, late
-	// heartbeats: etcd's own loop ran late), it is named as a warning.
-	// Either way it answers its peers' probes late, and is not blamed on
-	// the network.
+	// heartbeats: etcd's own loop ran late), or its own cgroup's CPU limit
+	// stopped it (a fact of the member, whatever else runs on the host),
+	// it is named as a warning: whether its wait shows in etcd's
+	// histograms depends on when the stops fall. Either way it answers its
+	// peers' probes late, and is not blamed on the network.
 	failed := slices.ContainsFunc(r.Checks, func(c result.Check) bool { return c.Status == result.StatusFail })
 	sev := result.Critical
 	if !failed {
@@ -337,7 +345,7 @@ func memberBlames(r *result.Result) []blame {
 			continue
 		}
 		explained[v.name] = true
-		if !failed && !stalls {
+		if !failed && !stalls && !throttledByLimit(v.proc) {
 			continue
 		}
 		var under []string

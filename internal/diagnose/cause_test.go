@@ -76,8 +76,10 @@ func TestMemberCauses(t *testing.T) {
 			[]member{{0.1, throttled}, {0.2, throttled}, {0.12, throttled}}, nil, map[string]string{result.CauseCPU: "m1,m2,m3"}},
 		{"every member throttled, one under its limits: named too, as the run failed",
 			[]member{{0.1, throttled}, {0.2, throttled}, {0.005, throttled}}, nil, map[string]string{result.CauseCPU: "m1,m2,m3"}},
-		{"a throttled member in a run within its limits: nothing named, its late answers to its peers not blamed on the network",
-			[]member{ok, ok, {0.005, throttled}}, slowTo, map[string]string{}},
+		{"a throttled member in a run within its limits: named (a warning), its late answers to its peers not blamed on the network",
+			[]member{ok, ok, {0.005, throttled}}, slowTo, map[string]string{result.CauseCPU: "m3"}},
+		{"a member waiting for the CPUs of a busy host, in a run within its limits: nothing named",
+			[]member{ok, ok, {0.005, busyHost}}, nil, map[string]string{}},
 		{"a throttled member in a failed run, its round trips slow: its CPU, not the network",
 			[]member{{0.03, fuse}, ok, {0.005, throttled}}, slowTo, map[string]string{result.CauseDisk: "m1", result.CauseCPU: "m3"}},
 		{"a slow member elsewhere: its disk or its CPU",
@@ -147,23 +149,31 @@ func TestMemberCauseEvidence(t *testing.T) {
 	}
 }
 
-// Members short of CPU whose p99s stayed under their limits, in a run
-// within its limits whose members stalled more than once (slow applies:
-// etcd's apply loop ran late), are named as a warning; a single stall
-// names nobody.
+// busyHost is a member with no CPU limit of its own whose threads waited
+// for the CPUs of a busy host.
+var busyHost = proc(prompt, func(p *result.MemberProcess) { p.SchedWait, p.RunQueueWait, p.HostCPUBusy = 0.005, 3, 0.95 })
+
+// Members waiting for a busy host's CPUs whose p99s stayed under their
+// limits, in a run within its limits whose members stalled more than once
+// (slow applies: etcd's apply loop ran late), are named as a warning; a
+// single stall names nobody: a busy host makes one. A member that its own
+// cgroup's CPU limit stopped is named as a warning, stall or not.
 func TestStallsNameStarvedMembers(t *testing.T) {
 	for _, c := range []struct {
 		name    string
+		proc    *result.MemberProcess
 		applies float64
 		want    map[string]string
 		verdict result.Verdict
 	}{
-		{"slow applies recurring", 4, map[string]string{result.CauseCPU: "m1,m2,m3"}, result.Warn},
-		{"a single slow apply", 1, map[string]string{}, result.Pass},
-		{"no stall", 0, map[string]string{}, result.Pass},
+		{"slow applies recurring", busyHost, 4, map[string]string{result.CauseCPU: "m1,m2,m3"}, result.Warn},
+		{"a single slow apply", busyHost, 1, map[string]string{}, result.Pass},
+		{"no stall", busyHost, 0, map[string]string{}, result.Pass},
+		{"no stall, throttled by their own limit", throttled, 0, map[string]string{result.CauseCPU: "m1,m2,m3"}, result.Warn},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := metricsOf([]member{{0.003, throttled}, {0.003, throttled}, {0.003, throttled}}, nil)
+			r := metricsOf([]member{{0.003, c.proc}, {0.003, c.proc}, {0.003, c.proc}}, nil)
+
 			r.Metrics.Members[0].Overall.SlowApplies = c.applies
 			fs := Run(r)
 			if got := causes(fs); fmt.Sprint(got) != fmt.Sprint(c.want) {
