@@ -197,16 +197,18 @@ func podSpec(o *Options, labels map[string]string) corev1.PodSpec {
 // the hostname label, which differs from it on some clouds), one pod per
 // node.
 func nodeAffinity(o *Options, labels map[string]string) *corev1.Affinity {
+	// The API server takes one value per node field selector: one term
+	// per node, as the terms are ORed.
+	var terms []corev1.NodeSelectorTerm
+	for _, n := range o.Nodes {
+		terms = append(terms, corev1.NodeSelectorTerm{MatchFields: []corev1.NodeSelectorRequirement{{
+			Key:      metav1.ObjectNameField,
+			Operator: corev1.NodeSelectorOpIn,
+			Values:   []string{n},
+		}}})
+	}
 	a := &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
-		RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
-			NodeSelectorTerms: []corev1.NodeSelectorTerm{{
-				MatchFields: []corev1.NodeSelectorRequirement{{
-					Key:      metav1.ObjectNameField,
-					Operator: corev1.NodeSelectorOpIn,
-					Values:   o.Nodes,
-				}},
-			}},
-		},
+		RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: terms},
 	}}
 	if len(o.Nodes) > 1 {
 		a.PodAntiAffinity = &corev1.PodAntiAffinity{

@@ -246,7 +246,16 @@ func TestNodesJobOwnDiskDoctor(t *testing.T) {
 	}
 	ps := job.Spec.Template.Spec
 	terms := ps.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
-	if got := terms[0].MatchFields[0].Values; len(got) != 3 || got[1] != "ip-10-0-2-9.ec2.internal" {
+	// One term per node: the API server takes one value per node field
+	// selector (TestManifestsDryRun sends this manifest to one).
+	var got []string
+	for _, term := range terms {
+		if len(term.MatchFields) != 1 || len(term.MatchFields[0].Values) != 1 {
+			t.Fatalf("node selector term %+v: want one node per term", term)
+		}
+		got = append(got, term.MatchFields[0].Values[0])
+	}
+	if len(got) != 3 || got[1] != "ip-10-0-2-9.ec2.internal" {
 		t.Errorf("nodes %q", got)
 	}
 	anti := ps.Affinity.PodAntiAffinity
