@@ -115,24 +115,22 @@ func (m *EmbeddedMember) Err() <-chan error { return m.etcd.Err() }
 func (m *EmbeddedMember) Config() MemberConfig { return m.cfg }
 
 // Close stops the member (its data stays on disk). A leader first hands
-// its leadership to a peer, waiting up to etcd's request timeout.
+// its leadership to a peer, waiting up to etcd's request timeout (see
+// Abandon).
 func (m *EmbeddedMember) Close() {
 	m.once.Do(func() {
 		m.etcd.Close()
 	})
 }
 
-// Abandon stops the member at once, without handing its leadership to a
-// peer (its data stays on disk, as consistent as after a crash). The
-// members of a cluster etcdperf started stop together, or because
-// etcdperf is gone: a hand-over would wait for peers that are stopping
-// too, up to etcd's request timeout (7s by default), and longer behind a
-// slow link.
+// Abandon stops the member's server at once, without handing its
+// leadership to a peer (its data stays on disk, as consistent as after a
+// crash); a Close under way then ends without waiting for a hand-over.
+// Close must still be called. For a member whose parent is gone, with
+// peers that are stopping too: a hand-over would wait up to etcd's
+// request timeout (7s by default), and longer behind a slow link.
 func (m *EmbeddedMember) Abandon() {
-	m.once.Do(func() {
-		m.etcd.Server.HardStop()
-		m.etcd.Close()
-	})
+	m.etcd.Server.HardStop()
 }
 
 func embedConfig(c MemberConfig) (*embed.Config, error) {

@@ -165,7 +165,16 @@ func ServeMember(ctx context.Context, cfg MemberConfig, ready io.Writer) (err er
 	}
 	select {
 	case <-ctx.Done():
-		m.Abandon()
+		// A member its live parent stops hands its leadership over first
+		// (the deferred Close). One whose parent is gone, now or while it
+		// stops, stops at once: its peers are stopping too, and nobody
+		// waits for a hand-over.
+		if cfg.ExitWithParent {
+			done := make(chan struct{})
+			go abandonWhenOrphaned(m, parent, done)
+			m.Close()
+			close(done)
+		}
 		return nil
 	case err := <-m.Err():
 		return fmt.Errorf("etcd member %s failed: %w", cfg.Name, err)
@@ -189,6 +198,25 @@ func slowLink(cfg MemberConfig) (*netfault.Proxy, string, error) {
 		return nil, "", err
 	}
 	return p, "http://" + inner, nil
+}
+
+// abandonWhenOrphaned abandons m as soon as this process is re-parented
+// (Pdeathsig's SIGTERM may come when only the thread that started it
+// ended, before the rest of the parent), until done.
+func abandonWhenOrphaned(m *EmbeddedMember, parent int, done <-chan struct{}) {
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if os.Getppid() != parent {
+			m.Abandon()
+			return
+		}
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // watchParent cancels when this process is re-parented: the process that
