@@ -16,7 +16,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -132,21 +131,10 @@ func StartKubeAPIServer(t testing.TB, etcdURL string) *KubeAPIServer {
 			"--service-account-issuer=https://kubernetes.default.svc", "--service-cluster-ip-range=10.96.0.0/16",
 			"--allow-privileged=true", "--v=1")
 		cmd.Stdout, cmd.Stderr = logf, logf
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		if err := cmd.Start(); err != nil {
+		exited, stop, err := startServer(cmd, 15*time.Second, func() { logf.Close() })
+		if err != nil {
 			logf.Close()
 			t.Fatalf("start kube-apiserver: %v", err)
-		}
-		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait(); logf.Close() }()
-		stop := func() {
-			cmd.Process.Signal(syscall.SIGTERM)
-			select {
-			case <-exited:
-			case <-time.After(15 * time.Second):
-				cmd.Process.Kill()
-				<-exited
-			}
 		}
 		if s.waitReady(exited, 90*time.Second) {
 			t.Cleanup(stop)
@@ -213,20 +201,10 @@ func (s *KubeAPIServer) Do(ctx context.Context, method, path, contentType string
 }
 
 func (s *KubeAPIServer) waitReady(exited <-chan error, timeout time.Duration) bool {
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		select {
-		case <-exited:
-			return false
-		default:
-		}
+	return pollReady(exited, timeout, 250*time.Millisecond, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
 		code, _, err := s.Do(ctx, http.MethodGet, "/readyz", "", nil)
-		cancel()
-		if err == nil && code == http.StatusOK {
-			return true
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
-	return false
+		return err == nil && code == http.StatusOK
+	})
 }

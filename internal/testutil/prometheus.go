@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -107,20 +108,9 @@ func StartPrometheus(t testing.TB, o PrometheusOptions) *Prometheus {
 		cmd := exec.Command(bin, append(args, "--web.listen-address="+addr)...)
 		var logs strings.Builder
 		cmd.Stdout, cmd.Stderr = &logs, &logs
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		if err := cmd.Start(); err != nil {
+		exited, stop, err := startServer(cmd, 10*time.Second, nil)
+		if err != nil {
 			t.Fatalf("start prometheus: %v", err)
-		}
-		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
-		stop := func() {
-			cmd.Process.Signal(syscall.SIGTERM)
-			select {
-			case <-exited:
-			case <-time.After(10 * time.Second):
-				cmd.Process.Kill()
-				<-exited
-			}
 		}
 		if p.waitReady(exited, 30*time.Second) {
 			t.Cleanup(stop)
@@ -136,6 +126,23 @@ func StartPrometheus(t testing.TB, o PrometheusOptions) *Prometheus {
 }
 
 func (p *Prometheus) waitReady(exited <-chan error, timeout time.Duration) bool {
+	return pollReady(exited, timeout, 100*time.Millisecond, func() bool {
+		req, _ := http.NewRequest(http.MethodGet, p.URL+"/-/ready", nil)
+		if p.User != "" {
+			req.SetBasicAuth(p.User, p.Password)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+}
+
+// pollReady asks ready every interval until it says yes (true), the
+// server exits or the timeout passes (false).
+func pollReady(exited <-chan error, timeout, interval time.Duration, ready func() bool) bool {
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		select {
@@ -143,18 +150,10 @@ func (p *Prometheus) waitReady(exited <-chan error, timeout time.Duration) bool 
 			return false
 		default:
 		}
-		req, _ := http.NewRequest(http.MethodGet, p.URL+"/-/ready", nil)
-		if p.User != "" {
-			req.SetBasicAuth(p.User, p.Password)
+		if ready() {
+			return true
 		}
-		resp, err := http.DefaultClient.Do(req)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return true
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(interval)
 	}
 	return false
 }
@@ -222,4 +221,35 @@ func (p *Prometheus) WaitFor(t testing.TB, timeout time.Duration, expr string, o
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
+}
+
+// startServer starts a server process that dies with the test process.
+// exited receives its end (after done runs); stop ends it: SIGTERM, then
+// SIGKILL after grace.
+func startServer(cmd *exec.Cmd, grace time.Duration, done func()) (exited <-chan error, stop func(), err error) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return nil, nil, err
+	}
+	ch := make(chan error, 1)
+	go func() {
+		err := cmd.Wait()
+		if done != nil {
+			done()
+		}
+		ch <- err
+	}()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-ch:
+			case <-time.After(grace):
+				cmd.Process.Kill()
+				<-ch
+			}
+		})
+	}
+	return ch, stop, nil
 }
