@@ -23,12 +23,13 @@ import (
 )
 
 // liveKubeadmRoot builds a kubeadm control-plane node's files under a
-// temporary root and runs the member its manifest describes: TLS with
+// temporary root (on a disk with time to spare where the machine can make
+// one: doctor --node judges the disk under it) and runs the member its manifest describes: TLS with
 // client certificates under the root's /etc/kubernetes/pki/etcd, its data
 // in the root's /var/lib/etcd. It returns the root.
 func liveKubeadmRoot(t *testing.T) string {
 	t.Helper()
-	return liveKubeadmRootOn(t, t.TempDir(), 0)
+	return liveKubeadmRootOn(t, testutil.QuietDirOr(t, "256M"), 0)
 }
 
 // liveKubeadmRootOn is liveKubeadmRoot in root, with the root's /var/lib
@@ -336,7 +337,8 @@ func TestDoctorNodeLoad(t *testing.T) {
 // Ctrl-C during doctor --node's disk probe removes the probe's folder
 // beside the data dir and writes the partial Result.
 func TestDoctorNodeInterrupted(t *testing.T) {
-	root := liveKubeadmRoot(t)
+	// A probe too large for a RAM disk, interrupted: nothing is judged.
+	root := liveKubeadmRootOn(t, t.TempDir(), 0)
 	parent := filepath.Join(root, "var/lib")
 	out := filepath.Join(t.TempDir(), "partial.json")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -429,7 +431,7 @@ func TestDoctorNodeSlowDisk(t *testing.T) {
 // the test's certificates and the member's log file.
 func liveConfigRoot(t *testing.T, file, tlsDir, dataDir, clientCert, clientKey string) (string, testutil.Certs, string) {
 	t.Helper()
-	root := t.TempDir()
+	root := testutil.QuietDirOr(t, "256M")
 	certs := testutil.NewCerts(t)
 	tls := filepath.Join(root, tlsDir)
 	files := map[string]string{certs.CA: "server-ca.crt", certs.ServerCert: "server.crt", certs.ServerKey: "server.key"}

@@ -1,6 +1,8 @@
 package testutil
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -56,12 +58,40 @@ func RunAsNobody(t testing.TB, cmd *exec.Cmd) *exec.Cmd {
 // zram, no mkfs.ext4).
 func MountQuietDisk(t testing.TB, size string) string {
 	t.Helper()
+	if err := QuietDiskSupported(); err != nil {
+		t.Skipf("skipped: %v", err)
+	}
+	return mountQuietDisk(t, size)
+}
+
+// QuietDirOr is a MountQuietDisk of size where this machine can make one,
+// and a temporary directory elsewhere, for a test that judges a disk it
+// does not mean to load: on the machine's own disk the judgement follows
+// how busy that disk is.
+func QuietDirOr(t testing.TB, size string) string {
+	t.Helper()
+	if QuietDiskSupported() != nil {
+		return t.TempDir()
+	}
+	return mountQuietDisk(t, size)
+}
+
+// QuietDiskSupported says why MountQuietDisk cannot make a disk here.
+func QuietDiskSupported() error {
 	if os.Geteuid() != 0 {
-		t.Skip("skipped: a RAM disk needs root")
+		return errors.New("a RAM disk needs root")
 	}
 	if _, err := exec.LookPath("mkfs.ext4"); err != nil {
-		t.Skip("skipped: mkfs.ext4 is missing (apt-get install e2fsprogs)")
+		return errors.New("mkfs.ext4 is missing (apt-get install e2fsprogs)")
 	}
+	if _, err := os.Stat("/sys/class/zram-control/hot_add"); err != nil {
+		return fmt.Errorf("this kernel has no zram to make a RAM disk with: %v", err)
+	}
+	return nil
+}
+
+func mountQuietDisk(t testing.TB, size string) string {
+	t.Helper()
 	b, err := os.ReadFile("/sys/class/zram-control/hot_add")
 	if err != nil {
 		t.Skipf("skipped: this kernel has no zram to make a RAM disk with: %v", err)
