@@ -288,9 +288,9 @@ func (j *job) init() error {
 	// Random, incompressible data, as fio writes by default.
 	_, _ = rand.Read(buf)
 	j.buf = buf[:o.BlockSize]
-	var seed [16]byte
-	_, _ = rand.Read(seed[:])
-	j.rng = mrand.New(mrand.NewPCG(uint64FromBytes(seed[:8]), uint64FromBytes(seed[8:])))
+	var state [16]byte
+	_, _ = rand.Read(state[:])
+	j.rng = mrand.New(mrand.NewPCG(uint64FromBytes(state[:8]), uint64FromBytes(state[8:])))
 	return nil
 }
 

@@ -285,7 +285,7 @@ func TestKeys(t *testing.T) {
 // as well as in the errors.
 func TestFailuresCountInTheirPart(t *testing.T) {
 	o := base(t, TxnMixed)
-	o.Total, o.Clients, o.CommandTimeout, o.Seed = 6, 1, 100*time.Millisecond, 1
+	o.Total, o.Clients, o.CommandTimeout, o.RandomState = 6, 1, 100*time.Millisecond, 1
 	o.RWRatio, o.KeySpaceSize = 1, 10
 	stallAddr := testutil.SilentListener(t)
 	stall, err := clientv3.New(clientv3.Config{Endpoints: []string{stallAddr}})

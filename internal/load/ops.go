@@ -35,9 +35,9 @@ type op interface {
 	close()
 }
 
-func newOp(ctx context.Context, inv invoker, c *clientv3.Client, o *Options, seed uint64) (op, error) {
+func newOp(ctx context.Context, inv invoker, c *clientv3.Client, o *Options, state uint64) (op, error) {
 	cc := c.ActiveConnection()
-	rnd := mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	rnd := mrand.New(mrand.NewPCG(state, state^0x9e3779b97f4a7c15))
 	keys := keyGen{prefixLen: len(o.Prefix), space: uint64(max(o.KeySpaceSize, 1)), seq: o.SequentialKeys, rnd: rnd}
 	switch o.Workload {
 	case Put:

@@ -107,8 +107,9 @@ type Options struct {
 	// lean HTTP/2 path (for comparisons).
 	ClientOnly bool
 
-	// Seed makes random keys reproducible; 0 picks one.
-	Seed uint64
+	// RandomState makes the random keys reproducible: the same value
+	// gives the same keys; 0 picks one.
+	RandomState uint64
 
 	// Progress, when not nil, counts requests as they complete.
 	Progress *Progress

@@ -95,9 +95,9 @@ func runUnary(ctx context.Context, conns []Conn, o Options) (*Stats, error) {
 			}
 		}
 	}()
-	seed := o.Seed
-	if seed == 0 {
-		seed = uint64(time.Now().UnixNano())
+	state := o.RandomState
+	if state == 0 {
+		state = uint64(time.Now().UnixNano())
 	}
 	workers := make([]*worker, o.Clients)
 	recs := make([]*recorder, o.Clients)
@@ -111,7 +111,7 @@ func runUnary(ctx context.Context, conns []Conn, o Options) (*Stats, error) {
 			defer h.close()
 			inv = h
 		}
-		op, err := newOp(ctx, inv, c.Client, &o, seed+uint64(i))
+		op, err := newOp(ctx, inv, c.Client, &o, state+uint64(i))
 		if err != nil {
 			setupErr = err
 			break
