@@ -16,29 +16,29 @@ import (
 	"github.com/etcdperf/etcdperf/internal/testutil"
 )
 
-// kubeadmRoot builds a control-plane node's files as kubeadm leaves them:
-// the etcd static pod manifest, etcd's PKI and kubelet's pod log.
-func kubeadmRoot(t *testing.T) string {
+// kubeadmEtcdManifest is the etcd static pod manifest kubeadm writes for
+// member cp-1, advertising advertise, listening for clients on listen,
+// with more flags (e.g. --listen-metrics-urls).
+func kubeadmEtcdManifest(t *testing.T, advertise, listen string, more ...string) []byte {
 	t.Helper()
-	root := t.TempDir()
+	command := append([]string{"etcd",
+		"--advertise-client-urls=" + advertise,
+		"--cert-file=/etc/kubernetes/pki/etcd/server.crt",
+		"--client-cert-auth=true",
+		"--data-dir=/var/lib/etcd",
+		"--key-file=/etc/kubernetes/pki/etcd/server.key",
+		"--listen-client-urls=" + listen,
+		"--name=cp-1",
+		"--trusted-ca-file=/etc/kubernetes/pki/etcd/ca.crt",
+	}, more...)
 	pod := corev1.Pod{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{Name: "etcd", Namespace: "kube-system"},
 		Spec: corev1.PodSpec{
 			HostNetwork: true,
 			Containers: []corev1.Container{{
-				Name: "etcd",
-				Command: []string{"etcd",
-					"--advertise-client-urls=https://10.0.0.5:2379",
-					"--cert-file=/etc/kubernetes/pki/etcd/server.crt",
-					"--client-cert-auth=true",
-					"--data-dir=/var/lib/etcd",
-					"--key-file=/etc/kubernetes/pki/etcd/server.key",
-					"--listen-client-urls=https://127.0.0.1:2379,https://10.0.0.5:2379",
-					"--listen-metrics-urls=http://127.0.0.1:2381",
-					"--name=cp-1",
-					"--trusted-ca-file=/etc/kubernetes/pki/etcd/ca.crt",
-				},
+				Name:         "etcd",
+				Command:      command,
 				VolumeMounts: []corev1.VolumeMount{{Name: "etcd-data", MountPath: "/var/lib/etcd"}, {Name: "etcd-certs", MountPath: "/etc/kubernetes/pki/etcd"}},
 			}},
 			Volumes: []corev1.Volume{
@@ -51,6 +51,15 @@ func kubeadmRoot(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return manifest
+}
+
+// kubeadmRoot builds a control-plane node's files as kubeadm leaves them:
+// the etcd static pod manifest, etcd's PKI and kubelet's pod log.
+func kubeadmRoot(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	manifest := kubeadmEtcdManifest(t, "https://10.0.0.5:2379", "https://127.0.0.1:2379,https://10.0.0.5:2379", "--listen-metrics-urls=http://127.0.0.1:2381")
 	files := map[string][]byte{
 		"etc/kubernetes/manifests/etcd.yaml":                 manifest,
 		"etc/kubernetes/pki/etcd/ca.crt":                     []byte("ca"),

@@ -12,10 +12,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
-
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/render"
 	"github.com/etcdperf/etcdperf/internal/result"
@@ -51,35 +47,7 @@ func liveKubeadmRootOn(t *testing.T, root string, slowFsync time.Duration) strin
 		certs.ClientCert: "healthcheck-client.crt", certs.ClientKey: "healthcheck-client.key",
 	})
 	ep := "127.0.0.1:" + itoa(testutil.FreePort(t))
-	pod := corev1.Pod{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
-		ObjectMeta: metav1.ObjectMeta{Name: "etcd", Namespace: "kube-system"},
-		Spec: corev1.PodSpec{
-			HostNetwork: true,
-			Containers: []corev1.Container{{
-				Name: "etcd",
-				Command: []string{"etcd",
-					"--advertise-client-urls=https://" + ep,
-					"--cert-file=/etc/kubernetes/pki/etcd/server.crt",
-					"--client-cert-auth=true",
-					"--data-dir=/var/lib/etcd",
-					"--key-file=/etc/kubernetes/pki/etcd/server.key",
-					"--listen-client-urls=https://" + ep,
-					"--name=cp-1",
-					"--trusted-ca-file=/etc/kubernetes/pki/etcd/ca.crt",
-				},
-				VolumeMounts: []corev1.VolumeMount{{Name: "etcd-data", MountPath: "/var/lib/etcd"}, {Name: "etcd-certs", MountPath: "/etc/kubernetes/pki/etcd"}},
-			}},
-			Volumes: []corev1.Volume{
-				{Name: "etcd-certs", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/etc/kubernetes/pki/etcd"}}},
-				{Name: "etcd-data", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/var/lib/etcd"}}},
-			},
-		},
-	}
-	manifest, err := yaml.Marshal(pod)
-	if err != nil {
-		t.Fatal(err)
-	}
+	manifest := kubeadmEtcdManifest(t, "https://"+ep, "https://"+ep)
 	mf := filepath.Join(root, "etc/kubernetes/manifests/etcd.yaml")
 	if err := os.MkdirAll(filepath.Dir(mf), 0o755); err != nil {
 		t.Fatal(err)
