@@ -97,7 +97,7 @@ func scaleParams(o ScaleOptions) map[string]any {
 		"list_interval": o.ListInterval.Seconds(),
 		"event_ttl":     o.EventTTL.Seconds(),
 		"namespaces":    o.Namespaces,
-		"seed":          o.Seed,
+		"seed":          o.RandomState, // the random state, under the name the Result has had
 	}
 	if o.Rate > 0 {
 		p["rate"] = o.Rate

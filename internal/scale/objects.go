@@ -24,7 +24,7 @@ type Objects struct {
 	prefix     string
 	counts     []Count
 	namespaces int64
-	seed       uint64
+	state      uint64
 	pool       []byte // random filler, shared read-only
 }
 
@@ -32,9 +32,9 @@ type Objects struct {
 const poolSize = 2 * MaxValueSize
 
 // NewObjects returns the objects of a run under prefix (which ends in /).
-func NewObjects(prefix string, counts []Count, namespaces int, seed uint64) *Objects {
-	o := &Objects{prefix: prefix, counts: counts, namespaces: int64(max(namespaces, 1)), seed: seed}
-	rng := rand.New(rand.NewPCG(seed, 0x5ca1e))
+func NewObjects(prefix string, counts []Count, namespaces int, state uint64) *Objects {
+	o := &Objects{prefix: prefix, counts: counts, namespaces: int64(max(namespaces, 1)), state: state}
+	rng := rand.New(rand.NewPCG(state, 0x5ca1e))
 	o.pool = make([]byte, poolSize)
 	for i := 0; i < len(o.pool); i += 8 {
 		binary.LittleEndian.PutUint64(o.pool[i:], rng.Uint64())
@@ -76,7 +76,7 @@ func (o *Objects) Key(dst []byte, k int, idx int64) []byte {
 		// An event is named after the object it is about and a hex time.
 		dst = podName(dst, idx)
 		dst = append(dst, '.')
-		dst = hex16(dst, mix(uint64(idx)^o.seed))
+		dst = hex16(dst, mix(uint64(idx)^o.state))
 	case "nodes":
 		dst = append(dst, "node-"...)
 		dst = pad(dst, idx, 5)
@@ -164,7 +164,7 @@ func unit(x uint64) float64 { return float64(x>>11) / (1 << 53) }
 
 // Size is the value size of object idx of kind k.
 func (o *Objects) Size(k int, idx int64) int {
-	h := mix(o.seed ^ uint64(k)<<56 ^ uint64(idx))
+	h := mix(o.state ^ uint64(k)<<56 ^ uint64(idx))
 	return o.counts[k].Kind.Size.Size(unit(h), unit(mix(h)))
 }
 
@@ -173,7 +173,7 @@ func (o *Objects) Value(dst []byte, k int, idx int64, now time.Time) []byte {
 	n := o.Size(k, idx)
 	dst = append(dst, magic[:]...)
 	dst = binary.BigEndian.AppendUint64(dst, uint64(now.UnixNano()))
-	off := int(mix(uint64(idx)^o.seed) % uint64(len(o.pool)-n))
+	off := int(mix(uint64(idx)^o.state) % uint64(len(o.pool)-n))
 	return append(dst, o.pool[off:off+n-headerLen]...)
 }
 

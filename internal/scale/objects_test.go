@@ -101,11 +101,11 @@ func TestValues(t *testing.T) {
 	if sum[0]/1000 < 2500 || sum[0]/1000 > 5000 || sum[1]/1000 > 1500 || sum[1] >= sum[0] {
 		t.Errorf("mean sizes: pods %.0f, services %.0f", sum[0]/1000, sum[1]/1000)
 	}
-	// The same seed makes the same objects; another seed other sizes.
+	// The same random state makes the same objects; another one other sizes.
 	again := NewObjects("/etcdperf/run/", o.Counts(), 100, 42)
 	for idx := range int64(100) {
 		if again.Size(0, idx) != o.Size(0, idx) || string(again.Value(nil, 0, idx, now)) != string(o.Value(nil, 0, idx, now)) {
-			t.Fatalf("object %d differs under the same seed", idx)
+			t.Fatalf("object %d differs under the same random state", idx)
 		}
 	}
 	other := NewObjects("/p/", o.Counts(), 100, 43)
@@ -116,7 +116,7 @@ func TestValues(t *testing.T) {
 		}
 	}
 	if same > 10 {
-		t.Errorf("%d of 100 sizes equal under another seed", same)
+		t.Errorf("%d of 100 sizes equal under another random state", same)
 	}
 	// Put fills a request with the same key and value, now, and the lease.
 	req := &pb.PutRequest{Key: []byte("old key"), Value: make([]byte, 10), Lease: 9}

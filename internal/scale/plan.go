@@ -80,8 +80,8 @@ type Updates struct {
 }
 
 // NewUpdates returns the objects step s of steps may update.
-func NewUpdates(counts []Count, steps, s int, seed uint64) Updates {
-	u := Updates{salt: mix(seed ^ uint64(s)<<48)}
+func NewUpdates(counts []Count, steps, s int, state uint64) Updates {
+	u := Updates{salt: mix(state ^ uint64(s)<<48)}
 	for k, c := range counts {
 		if c.Kind.Leased {
 			continue

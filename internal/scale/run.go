@@ -56,8 +56,8 @@ type Options struct {
 	CatchUpTimeout time.Duration
 	// Criteria are the limits the steps and the run are judged by.
 	Criteria []check.Criterion
-	// Seed makes the objects' names and sizes reproducible; 0 picks one.
-	Seed uint64
+	// RandomState makes the objects' names and sizes reproducible; 0 picks one.
+	RandomState uint64
 	// Progress, when not nil, follows the run.
 	Progress *Progress
 }
@@ -109,8 +109,8 @@ func (o *Options) Defaults() {
 	if o.Criteria == nil {
 		o.Criteria = check.Table
 	}
-	if o.Seed == 0 {
-		o.Seed = uint64(time.Now().UnixNano())
+	if o.RandomState == 0 {
+		o.RandomState = uint64(time.Now().UnixNano())
 	}
 }
 
@@ -164,7 +164,7 @@ func NewRun(o Options, t *cluster.Target, conns []load.Conn) *Run {
 	members := t.Members()
 	sort.Slice(members, func(i, j int) bool { return members[i].Name < members[j].Name })
 	return &Run{o: o, t: t, cli: t.Client(), conns: conns,
-		objs:  NewObjects(o.Prefix, o.Counts, o.Namespaces, o.Seed),
+		objs:  NewObjects(o.Prefix, o.Counts, o.Namespaces, o.RandomState),
 		httpc: t.Client().HTTPClient(), members: members}
 }
 
@@ -403,7 +403,7 @@ func (r *Run) startBackground(ctx context.Context, s int, lease *atomic.Int64, e
 	b := &background{cancel: cancel, end: make(chan struct{}), pending: pendingMax{byMember: map[string]float64{}}}
 	// The updates end gracefully (Stop): a cancelled put would count as a
 	// failed proposal in etcd's metrics.
-	if upd := NewUpdates(o.Counts, o.Steps, s, o.Seed); o.UpdateRate > 0 && upd.Len() > 0 {
+	if upd := NewUpdates(o.Counts, o.Steps, s, o.RandomState); o.UpdateRate > 0 && upd.Len() > 0 {
 		b.wg.Add(1)
 		go func() {
 			defer b.wg.Done()
