@@ -35,6 +35,9 @@ const (
 	// clientsBusy: with this share of the clients waiting for etcd on
 	// average, etcd set the pace (Little's law: throughput x service time).
 	clientsBusy = 0.90
+	// ownLagShare: with at least this share of the sends' lag spent while
+	// a client was free, the load generator itself was late.
+	ownLagShare = 0.50
 	// deviceBusyHigh: the device had I/O in flight this share of the time
 	// (iostat %util); beyond it, requests queue behind each other.
 	deviceBusyHigh = 0.80
@@ -82,12 +85,15 @@ func clientReasons(r *result.Result) []result.Evidence {
 		ev = append(ev, result.Evidence{What: fmt.Sprintf("etcdperf's own CPU use (share of the machine's %d CPUs)", pf.CPUs),
 			Observed: pf.ClientCPU / cpus, Limit: clientCPUHigh, Unit: "ratio", Source: "getrusage"})
 	}
-	behind := pf.SentRate < 0.9*pf.TargetRate
-	if behind && pf.Clients > 0 && pf.InFlight < clientsBusy*float64(pf.Clients) {
+	if behind, measured := pacerBehind(pf); behind {
 		ev = append(ev,
 			result.Evidence{What: "requests sent per second (the profile's rate is the limit)", Observed: pf.SentRate, Limit: pf.TargetRate, Unit: "ops/s", Source: "etcdperf pacer"},
-			result.Evidence{What: fmt.Sprintf("requests waiting for etcd on average, of %d clients", pf.Clients), Observed: pf.InFlight, Unit: "count", Source: "throughput x mean service time"},
 			result.Evidence{What: "mean delay of a send behind its schedule", Observed: pf.ScheduleLag, Unit: "s", Source: "etcdperf pacer"})
+		if measured {
+			ev = append(ev, result.Evidence{What: "of it, the mean time every client was waiting for etcd", Observed: *pf.BusyLag, Unit: "s", Source: "etcdperf pacer"})
+		} else {
+			ev = append(ev, result.Evidence{What: fmt.Sprintf("requests waiting for etcd on average, of %d clients", pf.Clients), Observed: pf.InFlight, Unit: "count", Source: "throughput x mean service time"})
+		}
 	}
 	if h := r.Host; h != nil && h.Summary.CPUBusy >= cpuBusyHigh && pf.ServerCPU > 0 && pf.ClientCPU >= pf.ServerCPU {
 		ev = append(ev,
@@ -95,6 +101,22 @@ func clientReasons(r *result.Result) []result.Evidence {
 			result.Evidence{What: "etcdperf's share of the CPUs (etcd's: " + fmt.Sprintf("%.0f%%", pf.ServerCPU/cpus*100) + ")", Observed: pf.ClientCPU / cpus, Unit: "ratio", Source: "getrusage, process_cpu_seconds_total"})
 	}
 	return ev
+}
+
+// pacerBehind says whether the load generator sent under 90% of the rate
+// while its clients were free: most of the sends' lag its own, not time
+// with every client waiting for etcd. measured is true when the Result
+// split the lag that way; older Results fall back on the mean number of
+// requests in flight, which a cluster that stalls now and then (all
+// clients waiting for seconds, then all free) keeps under the clients.
+func pacerBehind(pf *result.Perf) (behind, measured bool) {
+	if pf.SentRate >= 0.9*pf.TargetRate || pf.Clients <= 0 {
+		return false, pf.BusyLag != nil
+	}
+	if pf.BusyLag != nil {
+		return pf.ScheduleLag-*pf.BusyLag >= ownLagShare*pf.ScheduleLag, true
+	}
+	return pf.InFlight < clientsBusy*float64(pf.Clients), false
 }
 
 func clientSaturated(r *result.Result) []result.Finding {

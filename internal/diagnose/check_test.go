@@ -12,8 +12,13 @@ import (
 // delivered the given rate: the client's and the server's view, the
 // checks as JudgeCheck makes them.
 type loadCase struct {
-	reached, sent  float64 // share of the rate answered, sent per second
-	inFlight       float64 // mean requests waiting for etcd
+	reached, sent float64 // share of the rate answered, sent per second
+	inFlight      float64 // mean requests waiting for etcd
+	// lag and busyLag: a send's mean lag behind its schedule, and the
+	// part of it with every client waiting for etcd (nil: not measured,
+	// as in older Results).
+	lag            float64
+	busyLag        *float64
 	serviceMean    float64
 	clientCPU      float64 // cores of etcdperf
 	clientOnly     bool
@@ -43,7 +48,7 @@ func loadResult(c loadCase) *result.Result {
 		Latency:        &result.Latency{Count: 1, P99: 0.01, Max: 0.05, Stddev: 0.002, Mean: c.serviceMean + 0.001},
 		ServiceLatency: &result.Latency{Count: 1, Mean: c.serviceMean}}
 	r.Perf = &result.Perf{Profile: "s", Clients: 50, TargetRate: rate, SentRate: c.sent, Reached: c.reached, InFlight: c.inFlight,
-		ScheduleLag: 0.001, CPUs: 2, ClientCPU: c.clientCPU, ClientOnly: c.clientOnly, ServerCPU: c.serverCPU,
+		ScheduleLag: max(c.lag, 0.001), BusyLag: c.busyLag, CPUs: 2, ClientCPU: c.clientCPU, ClientOnly: c.clientOnly, ServerCPU: c.serverCPU,
 		Members: []result.PerfMember{{Name: "m0", PeerRTT: c.peerRTT, DBSize: c.dbSize, DBSizeInUse: c.dbUsed, Quota: c.quota}}}
 	r.Host = &result.Host{Device: r.Env.Device, Summary: result.HostSample{CPUBusy: c.cpuBusy, Util: c.util, FlushIOPS: 100, FlushAwait: c.flush, WriteIOPS: 200, WriteAwait: c.flush}}
 	r.Server = &result.Server{LeaderChanges: c.leaderChanges, WALFsync: &result.Latency{Count: 1000, P99: c.wal},
@@ -118,6 +123,21 @@ func TestLoadAndDoctorLimits(t *testing.T) {
 			c:    with(func(c *loadCase) { c.reached, c.sent, c.inFlight = 0.5, 75, 3 }),
 			load: LimitClient, doctor: LimitClient,
 			findings: map[string]result.Severity{"client_saturated": result.Warning}},
+		{name: "pacer behind its schedule, its lag its own (clients free)",
+			c:    with(func(c *loadCase) { c.reached, c.sent, c.inFlight, c.lag, c.busyLag = 0.5, 75, 49, 2, ptr(0.1) }),
+			load: LimitClient, doctor: LimitClient,
+			findings: map[string]result.Severity{"client_saturated": result.Warning}},
+		// A cluster that stalls for seconds now and then: every client
+		// waits during a stall, all are free between them, so fewer than
+		// 90% wait on average; the pacer waited for a free client during
+		// most of the lag.
+		{name: "stalling cluster: pacer behind, its lag spent with every client waiting",
+			c: with(func(c *loadCase) {
+				c.reached, c.sent, c.inFlight, c.serviceMean, c.lag, c.busyLag = 0.76, 115, 30, 0.26, 1.2, ptr(1.1)
+			}),
+			load: LimitServer, doctor: LimitEtcd,
+			findings:   map[string]result.Severity{"etcd_too_slow_for_profile": result.Critical},
+			notFinding: []string{"client_saturated"}},
 		{name: "failed requests, not a slow pacer: sent the rate, answered half",
 			c:    with(func(c *loadCase) { c.reached, c.sent, c.inFlight = 0.5, 150, 3 }),
 			load: LimitServer, doctor: LimitEtcd,
@@ -370,3 +390,5 @@ func TestTooSlowForProfileUsesTheRunsLimit(t *testing.T) {
 	}
 	t.Errorf("findings %v, want etcd_too_slow_for_profile", ids(Run(r)))
 }
+
+func ptr(v float64) *float64 { return &v }

@@ -8,10 +8,58 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ticket is one intended send: the request's number and when it is due.
+// ticket is one intended send: the request's number, when it is due, and
+// how much of the time since then the pacer spent waiting for a free
+// worker (every client waiting for etcd): the part of the send's lag that
+// the server, not the load generator, caused. busy counts the waits for
+// earlier tickets; waitFrom, when set, is when the pacer began to wait
+// for a worker to take this one.
 type ticket struct {
-	i   int64
-	due time.Time
+	i        int64
+	due      time.Time
+	busy     time.Duration
+	waitFrom time.Time
+}
+
+// busyUntil returns how much of the ticket's lag, up to its hand-over at
+// now, the pacer spent waiting for a free worker.
+func (tk ticket) busyUntil(now time.Time) time.Duration {
+	if tk.waitFrom.IsZero() {
+		return tk.busy
+	}
+	return tk.busy + max(0, now.Sub(tk.waitFrom))
+}
+
+// busyLog records when the pacer waited for a free worker, so that each
+// ticket can be told how much of the time since it was due went to such
+// waits. Tickets are due in order, so the waits before a due time are
+// dropped once counted.
+type busyLog struct {
+	before time.Duration // the waits that ended before the last due time asked
+	waits  []busyWait    // the later ones, in order
+	total  time.Duration // every wait so far
+}
+
+type busyWait struct{ from, to time.Time }
+
+func (b *busyLog) add(from, to time.Time) {
+	b.waits = append(b.waits, busyWait{from, to})
+	b.total += to.Sub(from)
+}
+
+// since returns how long the pacer waited for a free worker after t. The
+// times asked must not go back.
+func (b *busyLog) since(t time.Time) time.Duration {
+	n := 0
+	for ; n < len(b.waits) && !b.waits[n].to.After(t); n++ {
+		b.before += b.waits[n].to.Sub(b.waits[n].from)
+	}
+	b.waits = b.waits[n:]
+	upTo := b.before
+	if len(b.waits) > 0 && b.waits[0].from.Before(t) {
+		upTo += t.Sub(b.waits[0].from)
+	}
+	return b.total - upTo
 }
 
 // fineSleep is how long before a send is due the pacer stops sleeping on
@@ -29,7 +77,8 @@ const pollStop = 50 * time.Millisecond
 // times (an absolute schedule: a late send does not delay the next ones)
 // until the total, the end of the run, ctx or sh.stop; then it closes out.
 // A ticket waits for a free worker: with every worker busy the send is
-// late, as an open loop should count it.
+// late, as an open loop should count it, and the ticket says how much of
+// its lag such waits made.
 func pace(ctx context.Context, sh *shared, out chan<- ticket) {
 	defer close(out)
 	// The last stretch of each wait is a nanosleep on a thread of this
@@ -46,6 +95,7 @@ func pace(ctx context.Context, sh *shared, out chan<- ticket) {
 	}
 	timer := stoppedTimer()
 	defer timer.Stop()
+	var busy busyLog
 	for i := int64(0); sh.total <= 0 || i < sh.total; i++ {
 		due := sh.start.Add(time.Duration(float64(i) * sh.interval))
 		if !sh.end.IsZero() && !due.Before(sh.end) {
@@ -54,13 +104,21 @@ func pace(ctx context.Context, sh *shared, out chan<- ticket) {
 		if !waitUntil(ctx, sh.stop, timer, due) {
 			return
 		}
+		tk := ticket{i: i, due: due, busy: busy.since(due)}
 		select {
-		case out <- ticket{i: i, due: due}:
+		case out <- tk: // a worker was free
+			continue
+		default:
+		}
+		tk.waitFrom = time.Now()
+		select {
 		case <-ctx.Done():
 			return
 		case <-sh.stop:
 			return
+		case out <- tk:
 		}
+		busy.add(tk.waitFrom, time.Now())
 	}
 }
 

@@ -198,3 +198,51 @@ func BenchmarkPacerLag(b *testing.B) {
 		})
 	}
 }
+
+// busyLog tells each due time how long the pacer waited for a free
+// worker after it, counting a wait that straddles it in part.
+func TestBusyLogSince(t *testing.T) {
+	t0 := time.Now()
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	var b busyLog
+	b.add(at(10), at(20))
+	b.add(at(30), at(60))
+	for _, c := range []struct{ due, want int }{{0, 40}, {10, 40}, {15, 35}, {20, 30}, {45, 15}, {60, 0}} {
+		if got := b.since(at(c.due)); got != time.Duration(c.want)*time.Millisecond {
+			t.Errorf("since %dms: %s, want %dms", c.due, got, c.want)
+		}
+	}
+	b.add(at(70), at(75))
+	if got := b.since(at(65)); got != 5*time.Millisecond {
+		t.Errorf("since 65ms after a later wait: %s, want 5ms", got)
+	}
+	if len(b.waits) != 1 {
+		t.Errorf("%d waits kept, want only the one after the last due time", len(b.waits))
+	}
+}
+
+// With its one worker busy 4 intervals per request, the pacer falls
+// behind, and the tickets say that nearly all of their lag went to
+// waiting for the worker; when a ticket never waits (room in the
+// channel), none did.
+func TestPacerBusyLag(t *testing.T) {
+	run := func(work time.Duration, room int) (lag, busy time.Duration) {
+		sh := &shared{total: 20, start: time.Now(), interval: float64(5 * time.Millisecond)}
+		out := make(chan ticket, room)
+		go pace(context.Background(), sh, out)
+		for tk := range out {
+			now := time.Now()
+			lag += now.Sub(tk.due)
+			busy += tk.busyUntil(now)
+			time.Sleep(work)
+		}
+		return lag, busy
+	}
+	lag, busy := run(20*time.Millisecond, 0)
+	if lag < 500*time.Millisecond || busy < lag*8/10 || busy > lag {
+		t.Errorf("worker busy 4 intervals per request: lag %s, of it waiting for the worker %s; want most of the lag (at least 0.5s)", lag, busy)
+	}
+	if _, busy = run(0, 20); busy != 0 {
+		t.Errorf("room for every ticket: %s waiting for a worker, want none", busy)
+	}
+}

@@ -48,11 +48,14 @@ func newInterval() *hdr.Histogram { return hdr.New(1_000, int64(time.Hour), 2) }
 // with the sampler, under mu (held by this worker per request, and by the
 // sampler once per interval: never by another worker).
 type recorder struct {
-	lat   *hist.Histogram // from the intended send time
-	svc   *hist.Histogram // from the actual send, with a rate
-	lag   *hist.Histogram // of the actual send behind the intended one, with a rate
-	parts []*hist.Histogram
-	errs  map[string]int64
+	lat *hist.Histogram // from the intended send time
+	svc *hist.Histogram // from the actual send, with a rate
+	lag *hist.Histogram // of the actual send behind the intended one, with a rate
+	// busyLag sums the part of each lag spent with every worker busy
+	// (nanoseconds).
+	busyLag int64
+	parts   []*hist.Histogram
+	errs    map[string]int64
 	// partErrs counts the failures of each part.
 	partErrs []int64
 
@@ -96,9 +99,14 @@ func (r *recorder) ok(lat, svc int64, part int) {
 	}
 }
 
-// sent records how late a request left after its intended send time
-// (nanoseconds), answered or not.
-func (r *recorder) sent(lag int64) { r.lag.RecordNanos(max(lag, 0)) }
+// sent records how late a request left after its intended send time,
+// answered or not, and how much of that lag it waited for a free worker
+// (nanoseconds).
+func (r *recorder) sent(lag, busy int64) {
+	lag = max(lag, 0)
+	r.lag.RecordNanos(lag)
+	r.busyLag += min(max(busy, 0), lag)
+}
 
 // fail records a failed request of a part under its reason.
 func (r *recorder) fail(key string, part int) {

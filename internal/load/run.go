@@ -209,12 +209,13 @@ func (w *worker) loop(ctx context.Context, sh *shared, tickets <-chan ticket) {
 	for {
 		var i int64
 		var due time.Time
+		var busy time.Duration
 		if tickets != nil {
 			tk, ok := <-tickets
 			if !ok {
 				return
 			}
-			i, due = tk.i, tk.due
+			i, due, busy = tk.i, tk.due, tk.busyUntil(time.Now())
 		} else {
 			i = sh.next.Add(1) - 1
 			if sh.total > 0 && i >= sh.total {
@@ -231,7 +232,7 @@ func (w *worker) loop(ctx context.Context, sh *shared, tickets <-chan ticket) {
 		part := w.op.prep(i)
 		t0 := time.Now()
 		if tickets != nil {
-			w.rec.sent(int64(t0.Sub(due)))
+			w.rec.sent(int64(t0.Sub(due)), int64(busy))
 		}
 		w.inflight.Store(int64(t0.Sub(sh.start)) + 1)
 		err := w.op.send(rctx)

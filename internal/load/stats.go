@@ -23,6 +23,10 @@ type Stats struct {
 	// SendLag is how late each request left after its intended send
 	// time; nil without a rate.
 	SendLag *hist.Histogram
+	// BusyLag is the mean part of a send's lag during which every worker
+	// was waiting for the server (the rest is the load generator's own
+	// delay); zero without a rate.
+	BusyLag time.Duration
 	// Parts break the run down (txn-mixed: read, write; watch-latency:
 	// put, and the events under "watch").
 	Parts []Part
@@ -60,7 +64,9 @@ func (s *Stats) merge(recs []*recorder, partNames []string) {
 	for i := range parts {
 		parts[i] = hist.New()
 	}
+	var busyLag int64
 	for _, r := range recs {
+		busyLag += r.busyLag
 		s.Latency.Merge(r.lat)
 		if r.svc != nil {
 			if s.Service == nil {
@@ -83,6 +89,9 @@ func (s *Stats) merge(recs []*recorder, partNames []string) {
 		}
 	}
 	s.Ops = s.Latency.Count()
+	if s.SendLag != nil && s.SendLag.Count() > 0 {
+		s.BusyLag = time.Duration(busyLag / s.SendLag.Count())
+	}
 	for i, n := range partNames {
 		s.Parts = append(s.Parts, Part{Name: n, Ops: parts[i].Count(), Errors: partErrs[i], Latency: parts[i]})
 	}

@@ -298,6 +298,8 @@ func benchSection(st *load.Stats, o BenchOptions) *result.Bench {
 	if st.SendLag != nil && st.SendLag.Count() > 0 {
 		l := st.SendLag.Latency(false)
 		b.SendLag = &l
+		busy := st.BusyLag.Seconds()
+		b.SendLagBusy = &busy
 	}
 	for _, p := range st.Parts {
 		bp := result.BenchPart{Name: p.Name, Ops: p.Ops, Errors: p.Errors}

@@ -157,6 +157,7 @@ func perfSection(b *result.Bench, p check.Profile, ob observation, dur time.Dura
 	}
 	if b.SendLag != nil && b.SendLag.Count > 0 {
 		pf.ScheduleLag = b.SendLag.Mean // every send, answered or not
+		pf.BusyLag = b.SendLagBusy
 	}
 	return pf
 }

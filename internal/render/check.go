@@ -50,6 +50,9 @@ func loadBlock(w io.Writer, r *result.Result) {
 	lag := units.Seconds(pf.ScheduleLag) + " behind its schedule on average"
 	if l := b.SendLag; l != nil && l.Count > 0 {
 		lag = fmt.Sprintf("%s behind its schedule on average (p99 %s)", units.Seconds(l.Mean), units.Seconds(l.P99))
+		if b.SendLagBusy != nil && l.Mean > 0 {
+			lag += fmt.Sprintf(", %.0f%% of it with every client waiting for etcd", min(*b.SendLagBusy/l.Mean, 1)*100)
+		}
 	}
 	fmt.Fprintf(w, "  sent %.0f/s; a send was %s; %.1f of %d clients waiting for etcd on average\n",
 		pf.SentRate, lag, pf.InFlight, pf.Clients)

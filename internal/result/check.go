@@ -19,6 +19,11 @@ type Perf struct {
 	// intended send time (the latency from the intended time minus the
 	// service time): near zero when the pacer kept its schedule.
 	ScheduleLag float64 `json:"schedule_lag"`
+	// BusyLag is the part of ScheduleLag during which every client was
+	// waiting for etcd (the pacer found no free client): the lag etcd
+	// caused; the rest is the load generator's own. nil when the Result
+	// did not measure it.
+	BusyLag *float64 `json:"busy_lag,omitempty"`
 	// InFlight is the mean number of requests waiting for etcd (throughput
 	// times the mean service time, Little's law). At Clients, every client
 	// was waiting for etcd: etcd, not the client, set the pace.

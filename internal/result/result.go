@@ -260,7 +260,12 @@ type Bench struct {
 	// intended send time: the pacer's precision, or a client that could
 	// not keep up (every client busy).
 	SendLag *Latency `json:"send_lag,omitempty"`
-	Series  []Sample `json:"series,omitempty"`
+	// SendLagBusy, with a rate, is the mean part of a send's lag during
+	// which every client was waiting for etcd, in seconds: the lag etcd
+	// caused. The rest of SendLag's mean is the load generator's own
+	// delay. Absent from Results of versions that did not measure it.
+	SendLagBusy *float64 `json:"send_lag_busy,omitempty"`
+	Series      []Sample `json:"series,omitempty"`
 	// ClientCPU is the fraction of the client machine's CPUs the tool used.
 	ClientCPU float64 `json:"client_cpu,omitempty"`
 	BenchDetail
