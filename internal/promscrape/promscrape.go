@@ -59,19 +59,20 @@ func Scrape(ctx context.Context, client *http.Client, url string) (Snapshot, err
 	return s, nil
 }
 
-// Labels selects series by exact label values; nil selects all.
+// Labels selects series by exact label values; nil selects all. An empty
+// value selects the series without that label, as in PromQL.
 type Labels map[string]string
 
 func (l Labels) match(m *dto.Metric) bool {
 	for k, v := range l {
-		found := false
+		got := ""
 		for _, lp := range m.GetLabel() {
 			if lp.GetName() == k {
-				found = lp.GetValue() == v
+				got = lp.GetValue()
 				break
 			}
 		}
-		if !found {
+		if got != v {
 			return false
 		}
 	}

@@ -195,3 +195,22 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// An empty label value selects the series without the label or with it
+// empty, as in PromQL: the API server's requests of a resource without a
+// subresource (subresource="").
+func TestLabelsEmptyValue(t *testing.T) {
+	s, err := Parse(strings.NewReader(`# TYPE req counter
+req{resource="pods",subresource=""} 5
+req{resource="pods",subresource="status"} 7
+req{resource="pods"} 11
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for sel, want := range map[string]float64{"": 16, "status": 7} {
+		if v, ok := s.Value("req", Labels{"resource": "pods", "subresource": sel}); !ok || v != want {
+			t.Errorf("subresource=%q: %v %v, want %v", sel, v, ok, want)
+		}
+	}
+}
