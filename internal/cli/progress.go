@@ -102,7 +102,7 @@ func plainProgress(s string) string {
 	if loc == nil {
 		return s
 	}
-	before, after := strings.TrimSpace(s[:loc[0]]), s[loc[1]:]
+	before, after := strings.TrimSuffix(strings.TrimSpace(s[:loc[0]]), ":"), s[loc[1]:]
 	if before == "" {
 		return after
 	}
