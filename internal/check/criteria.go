@@ -65,7 +65,14 @@ const (
 	ListAllP99       = "list_all_p99"
 	DBQuotaUsed      = "db_quota_used"
 	RequestErrors    = "request_errors"
+	APIMutatingP99   = "api_mutating_p99"
+	APIGetP99        = "api_get_p99"
+	APIListP99       = "api_list_p99"
+	APIErrors        = "api_errors"
 )
+
+// sloSource is where the Kubernetes API call latency SLO is defined.
+const sloSource = "Kubernetes SLO on API call latency (sig-scalability/slos/api_call_latency.md)"
 
 // Table holds every limit etcdperf judges by. Throughput's limit is a
 // fraction of the profile's target rate.
@@ -100,6 +107,14 @@ var Table = []Criterion{
 		Source: "etcd --quota-backend-bytes (default 2 GiB): at the quota etcd raises the NOSPACE alarm and accepts only reads and deletes"},
 	{ID: RequestErrors, Title: "failed requests", Unit: Count, Op: AtMost, Limit: 0,
 		Source: "etcdctl check perf: any failed request fails the check"},
+	{ID: APIMutatingP99, Title: "mutating API call p99", Unit: Seconds, Op: AtMost, Limit: 1, Warn: f(0.5),
+		Source: sloSource + ": POST, PUT, PATCH, DELETE of single objects, per resource and verb, p99 <= 1s; warn at 500ms"},
+	{ID: APIGetP99, Title: "read of one object p99", Unit: Seconds, Op: AtMost, Limit: 1, Warn: f(0.5),
+		Source: sloSource + ": non-streaming read-only calls of scope resource p99 <= 1s; warn at 500ms"},
+	{ID: APIListP99, Title: "list of a namespace p99", Unit: Seconds, Op: AtMost, Limit: 5, Warn: f(2.5),
+		Source: sloSource + ": non-streaming read-only calls of scope namespace p99 <= 5s; warn at 2.5s"},
+	{ID: APIErrors, Title: "failed API calls", Unit: Count, Op: AtMost, Limit: 0,
+		Source: "a call that failed (e.g. etcdserver: request timed out) failed its user"},
 }
 
 // Lookup returns the criterion with the given ID from table.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/kubescale"
 	"github.com/etcdperf/etcdperf/internal/pipeline"
 	"github.com/etcdperf/etcdperf/internal/scale"
 )
@@ -23,6 +24,7 @@ func newScaleCmd() *cobra.Command {
 		out        *outputFlag
 		o          pipeline.ScaleOptions
 		totalWrite int64
+		ko         pipeline.KubeScaleOptions
 	)
 	cmd := &cobra.Command{
 		Use:   "scale",
@@ -63,7 +65,24 @@ Without --endpoints (nor ETCDCTL_ENDPOINTS) it starts an embedded etcd in
 its own process (so that its memory is its own) with its data in a new
 folder inside --data-dir, and removes it afterwards. Against a cluster it writes only under --prefix
 (default /etcdperf/<run id>/), refuses a prefix that holds keys, and deletes
-its keys and revokes its leases at the end, also on Ctrl-C.`,
+its keys and revokes its leases at the end, also on Ctrl-C.
+
+Through Kubernetes' API server (--kubeconfig, or --server and --token) the
+same steps create real objects with client-go (pods, services, configmaps,
+secrets, leases, events; default ` + kubescale.DefaultObjects + `)
+in a namespace of its own, etcdperf-<run id>, deleted at the end and on
+Ctrl-C. While a step creates, kubelets' traffic runs (pod status updates,
+node lease renewals every 10s) with a controller's paged list of the pods and
+watches; after it, objects are read one by one and each resource is listed.
+Each call's latency is measured by etcdperf and taken from the API server's
+apiserver_request_duration_seconds, and judged by Kubernetes' SLO on API call
+latency (sig-scalability/slos/api_call_latency.md: mutating calls p99 <= 1s
+per resource and verb, reads of one object <= 1s, lists of a namespace <= 5s;
+cluster-wide lists are not made). With etcd's --endpoints, etcd's WAL fsync
+and backend commit over each step say whether etcd explains a broken SLO.
+Every call keeps to client-go's --qps and --burst (its wait is not counted).
+The run's user needs to create those objects in a new namespace, and get on
+/metrics for the API server's own histograms.`,
 		Example: `  # 5000 pods in 5 steps on an embedded etcd in the current directory
   etcdperf scale --objects pods=5000 --steps 5
 
@@ -75,7 +94,11 @@ its keys and revokes its leases at the end, also on Ctrl-C.`,
     --value-size pods=lognormal:8KiB:0.6 --value-size services=600
 
   # Stop as soon as a put p99 reaches 50ms; the report with the charts
-  etcdperf scale --limit put_p99=50ms --html scale.html`,
+  etcdperf scale --limit put_p99=50ms --html scale.html
+
+  # Through the API server of a test cluster, with its etcd's figures beside
+  etcdperf scale --kubeconfig ~/.kube/config --objects pods=5000,leases=500 \
+    --endpoints https://10.0.0.1:2379 --cacert ca.crt --cert client.crt --key client.key`,
 		Args: noArgs,
 	}
 	conn = addConnFlags(cmd)
@@ -96,7 +119,17 @@ its keys and revokes its leases at the end, also on Ctrl-C.`,
 	fl.StringVar(&o.Target.DataDir, "data-dir", ".", "embedded etcd: directory on the storage under test that receives its data")
 	mf = addMemberFlags(cmd)
 	fl.BoolVar(&o.Target.KeepData, "keep-data", false, "embedded etcd: keep its data dir and logs")
-	fl.StringArrayVar(&limits, "limit", nil, "override a limit: NAME=VALUE[,WARN], e.g. put_p99=50ms, list_all_p99=10s, db_quota_used=50% (repeatable)")
+	fl.StringArrayVar(&limits, "limit", nil, "override a limit: NAME=VALUE[,WARN], e.g. put_p99=50ms, list_all_p99=10s, db_quota_used=50%, api_mutating_p99=500ms (repeatable)")
+	fl.StringVar(&ko.Conn.Kubeconfig, "kubeconfig", "", "through Kubernetes' API server: its kubeconfig file (the current context, or --context)")
+	fl.StringVar(&ko.Conn.Context, "context", "", "with --kubeconfig: the context to use")
+	fl.StringVar(&ko.Conn.Server, "server", "", "through Kubernetes' API server: its URL (with --token; overrides the kubeconfig's)")
+	fl.StringVar(&ko.Conn.Token, "token", "", "with --server: a bearer token")
+	fl.StringVar(&ko.Conn.CAFile, "certificate-authority", "", "with --server: the CA file that signed the API server's certificate")
+	fl.BoolVar(&ko.Conn.Insecure, "kube-insecure-skip-tls-verify", false, "with --server or --kubeconfig: do not verify the API server's certificate (testing only)")
+	fl.Float64Var(&ko.QPS, "qps", kubescale.DefaultQPS, "through the API server: client-go's queries per second for every call of the run")
+	fl.IntVar(&ko.Burst, "burst", kubescale.DefaultBurst, "through the API server: client-go's burst")
+	fl.DurationVar(&ko.LeaseRenew, "lease-renew", kubescale.DefaultLeaseRenew, "through the API server: how often each lease is renewed, as a kubelet renews its node's")
+	fl.IntVar(&ko.Gets, "gets", kubescale.DefaultGets, "through the API server: reads of single objects of each resource after each step")
 
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		sinks, err := out.sinks()
@@ -104,6 +137,14 @@ its keys and revokes its leases at the end, also on Ctrl-C.`,
 			return err
 		}
 		fl := cmd.Flags()
+		if ko.Conn.Given() || fl.Changed("token") || fl.Changed("context") {
+			return runKubeScale(cmd, sinks, conn, &ko, objects, limits)
+		}
+		for _, f := range []string{"qps", "burst", "gets", "lease-renew", "certificate-authority", "kube-insecure-skip-tls-verify"} {
+			if fl.Changed(f) {
+				return usageError("--%s applies through the API server: give --kubeconfig or --server", f)
+			}
+		}
 		if o.Counts, err = scale.ParseObjects(objects); err != nil {
 			return usageError("%v", err)
 		}
@@ -163,4 +204,68 @@ its keys and revokes its leases at the end, also on Ctrl-C.`,
 		return finish(cmd, sinks, res, runErr)
 	}
 	return cmd
+}
+
+// runKubeScale is `etcdperf scale` through Kubernetes' API server.
+func runKubeScale(cmd *cobra.Command, sinks []sink, conn *connFlags, ko *pipeline.KubeScaleOptions, objects string, limits []string) error {
+	fl := cmd.Flags()
+	for _, f := range []string{"value-size", "conns", "rate", "prefix", "data-dir", "keep-data", "event-ttl", "members", "fault"} {
+		if fl.Changed(f) {
+			return usageError("--%s does not apply through the API server (--kubeconfig, --server)", f)
+		}
+	}
+	var err error
+	if (fl.Changed("qps") && ko.QPS <= 0) || (fl.Changed("burst") && ko.Burst < 1) {
+		return usageError("--qps must be over 0 and --burst at least 1, got %g and %d", ko.QPS, ko.Burst)
+	}
+	if !fl.Changed("objects") {
+		objects = kubescale.DefaultObjects
+	}
+	if ko.Counts, err = kubescale.ParseObjects(objects); err != nil {
+		return usageError("%v", err)
+	}
+	ko.Steps, _ = fl.GetInt("steps")
+	if !fl.Changed("steps") {
+		ko.Steps = kubescale.DefaultSteps
+	}
+	ko.Clients, _ = fl.GetInt("clients")
+	if !fl.Changed("clients") {
+		ko.Clients = kubescale.DefaultClients
+	}
+	ko.UpdateRate, _ = fl.GetFloat64("update-rate")
+	if !fl.Changed("update-rate") {
+		ko.UpdateRate = 10
+	}
+	ko.PageLimit, _ = fl.GetInt64("page-limit")
+	ko.Lists, _ = fl.GetInt("lists")
+	ko.ListInterval, _ = fl.GetDuration("list-interval")
+	if ko.Criteria, err = check.Override(check.Table, limits); err != nil {
+		return usageError("%v", err)
+	}
+	copts, err := conn.options(cmd)
+	if err != nil {
+		return err
+	}
+	ko.Etcd.Conn = copts
+	ko.Defaults()
+	if err := ko.Validate(); err != nil {
+		return usageError("%v", err)
+	}
+	var total int64
+	for _, c := range ko.Counts {
+		total += c.N
+	}
+	cluster.QuietGRPC()
+	prog := &kubescale.Progress{}
+	ko.Progress = prog
+	stop := startProgress(cmd, 0, func(el time.Duration) string {
+		s := prog.Step.Load()
+		if s == 0 {
+			return "connecting to the API server..."
+		}
+		return fmt.Sprintf("step %d/%d: %s", s, ko.Steps, countProgress(prog.Created.Load(), total, el, 0))
+	})
+	res, runErr := pipeline.KubeScale(cmd.Context(), *ko)
+	stop()
+	return finish(cmd, sinks, res, runErr)
 }

@@ -14,20 +14,17 @@ import (
 // and database size against the quota, and etcd's disk histograms over the
 // whole run.
 func Scale(r *result.Result, criteria []check.Criterion) {
+	if r.Kube != nil {
+		kube(r, criteria)
+		return
+	}
 	sc := r.Scale
 	r.Checks = nil
 	if sc == nil {
 		conclude(r)
 		return
 	}
-	if s := r.Server; s != nil {
-		if s.WALFsync != nil && s.WALFsync.Count > 0 {
-			check.Apply(&r.Checks, criteria, check.WALFsyncP99, s.WALFsync.P99, s.WALFsync.AtFloor())
-		}
-		if s.BackendCommit != nil && s.BackendCommit.Count > 0 {
-			check.Apply(&r.Checks, criteria, check.BackendCommitP99, s.BackendCommit.P99, s.BackendCommit.AtFloor())
-		}
-	}
+	etcdChecks(r, criteria)
 	for _, id := range []string{check.PutP99, check.ListAllP99, check.DBQuotaUsed} {
 		var worst result.Check
 		found := false
@@ -44,6 +41,18 @@ func Scale(r *result.Result, criteria []check.Criterion) {
 	}
 	conclude(r)
 	r.Summary = scaleSummary(r)
+}
+
+// etcdChecks judges etcd's disk histograms over the whole run.
+func etcdChecks(r *result.Result, criteria []check.Criterion) {
+	if s := r.Server; s != nil {
+		if s.WALFsync != nil && s.WALFsync.Count > 0 {
+			check.Apply(&r.Checks, criteria, check.WALFsyncP99, s.WALFsync.P99, s.WALFsync.AtFloor())
+		}
+		if s.BackendCommit != nil && s.BackendCommit.Count > 0 {
+			check.Apply(&r.Checks, criteria, check.BackendCommitP99, s.BackendCommit.P99, s.BackendCommit.AtFloor())
+		}
+	}
 }
 
 // worse reports whether a is further on the wrong side of its limit than b.
@@ -96,12 +105,7 @@ func quotaOr(quota float64) float64 {
 func StopReason(st result.ScaleStep, prev *result.ScaleStep, quota float64, criteria []check.Criterion) string {
 	at := fmt.Sprintf("at %d objects (step %d)", st.Objects, st.Step)
 	if errs := result.ErrorTotal(st.Errors); errs > 0 {
-		top, n := "", int64(0)
-		for k, v := range st.Errors {
-			if v > n || (v == n && k < top) {
-				top, n = k, v
-			}
-		}
+		top, _ := result.TopError(st.Errors)
 		return fmt.Sprintf("%d requests failed %s, most with %q", errs, at, top)
 	}
 	for _, ch := range StepChecks(st, quota, criteria) {

@@ -103,15 +103,6 @@ func (s *Stats) merge(recs []*recorder, partNames []string) {
 // TopError returns the most frequent error and its count.
 func (s *Stats) TopError() (string, int64) { return TopError(s.Errors) }
 
-// TopError returns the most frequent key of errs (counts by ErrorKey, as in
-// Stats.Errors and a Result's bench.errors) and its count; among equal
-// counts, the first in order. It returns "" and 0 for no error.
-func TopError(errs map[string]int64) (string, int64) {
-	top, n := "", int64(0)
-	for k, v := range errs {
-		if v > n || v == n && k < top {
-			top, n = k, v
-		}
-	}
-	return top, n
-}
+// TopError returns the most frequent key of errs and its count
+// (result.TopError).
+func TopError(errs map[string]int64) (string, int64) { return result.TopError(errs) }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
@@ -46,7 +47,12 @@ func Judgement(w io.Writer, r *result.Result) {
 			if c.Bound {
 				v = "<= " + v
 			}
-			fmt.Fprintf(w, "%s %s: %s (%s)\n", statusWord(c.Status), c.Name, v, formatLimit(c))
+			name := c.Name
+			// The API checks are made once per call: each says which.
+			if crit, ok := check.Lookup(check.Table, c.Name); ok && strings.HasPrefix(c.Name, "api_") && c.Title != "" && c.Title != crit.Title {
+				name += " [" + c.Title + "]"
+			}
+			fmt.Fprintf(w, "%s %s: %s (%s)\n", statusWord(c.Status), name, v, formatLimit(c))
 		}
 	}
 	if len(r.Findings) > 0 {

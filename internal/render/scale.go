@@ -19,6 +19,9 @@ func init() {
 
 // scaleText is the run's setting, then one row per step.
 func scaleText(w io.Writer, r *result.Result) error {
+	if r.Kube != nil {
+		return kubeText(w, r)
+	}
 	sc := r.Scale
 	if sc == nil {
 		return nil
@@ -212,6 +215,9 @@ func writeColumns(w io.Writer, rows [][]string) {
 // Columns that depend on the run (the kinds, the members) follow its
 // order.
 func ScaleCSV(w io.Writer, r *result.Result) error {
+	if r.Kube != nil {
+		return kubeCSV(w, r)
+	}
 	sc := r.Scale
 	if sc == nil {
 		return fmt.Errorf("the result has no scale section")

@@ -82,6 +82,7 @@ type Result struct {
 	Prom     *Prom          `json:"prom,omitempty"`
 	Logs     *Logs          `json:"logs,omitempty"`
 	Scale    *Scale         `json:"scale,omitempty"`
+	Kube     *Kube          `json:"kube,omitempty"`
 	Metrics  *Metrics       `json:"metrics,omitempty"`
 	Checks   []Check        `json:"checks,omitempty"`
 	Findings []Finding      `json:"findings,omitempty"`
@@ -230,6 +231,19 @@ type DiskJob struct {
 	Ops         int64    `json:"ops"`
 	Bytes       int64    `json:"bytes"`
 	SyncLatency *Latency `json:"sync_latency,omitempty"`
+}
+
+// TopError returns the most frequent key of errs (counts by reason, as in
+// bench.errors) and its count; among equal counts, the first in order. It
+// returns "" and 0 for no error.
+func TopError(errs map[string]int64) (string, int64) {
+	top, n := "", int64(0)
+	for k, v := range errs {
+		if v > n || v == n && k < top {
+			top, n = k, v
+		}
+	}
+	return top, n
 }
 
 // ErrorTotal is the number of failed requests in a count by reason

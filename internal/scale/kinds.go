@@ -94,7 +94,7 @@ func ParseObjects(s string) ([]Count, error) {
 		if !ok {
 			return nil, fmt.Errorf("--objects: unknown kind %q (one of %s)", name, strings.Join(KindNames(), ", "))
 		}
-		n, err := parseCount(num)
+		n, err := ParseCount(num)
 		if err != nil {
 			return nil, fmt.Errorf("--objects %s: %w", part, err)
 		}
@@ -109,8 +109,8 @@ func ParseObjects(s string) ([]Count, error) {
 	return out, nil
 }
 
-// parseCount reads a positive count: 5000, 100k, 1.5m.
-func parseCount(s string) (int64, error) {
+// ParseCount reads a positive count: 5000, 100k, 1.5m.
+func ParseCount(s string) (int64, error) {
 	t := strings.ToLower(strings.TrimSpace(s))
 	mult := 1.0
 	switch {

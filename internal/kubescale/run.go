@@ -1,0 +1,645 @@
+package kubescale
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/flowcontrol"
+
+	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/hoststats"
+	"github.com/etcdperf/etcdperf/internal/promscrape"
+	"github.com/etcdperf/etcdperf/internal/result"
+)
+
+// Progress follows a run from another goroutine.
+type Progress struct {
+	// Step is the step under way (0 while connecting).
+	Step atomic.Int64
+	// Created counts the objects created so far, all steps.
+	Created atomic.Int64
+}
+
+// StopFunc says why a run stops after a step ("" to go on): the judge's
+// reading of the step, passed in so that measuring stays apart from
+// judging.
+type StopFunc func(st result.KubeStep) string
+
+// Run is one density run through an API server.
+type Run struct {
+	o     Options
+	cfg   *rest.Config
+	cs    *kubernetes.Clientset
+	httpc *http.Client // the API server's /metrics, authenticated as cs
+	calls *calls
+	mu    sync.Mutex // guards created
+	// created counts the objects of each resource created; next is the
+	// number of the next one (a failed creation leaves a gap).
+	created, next map[string]int64
+	nsMade        bool
+	rnd           *rand.Rand
+	// etcd, when the run was given its endpoints.
+	etcd    *cluster.Target
+	members []cluster.Member
+	etcdc   *http.Client
+}
+
+// connectTimeout bounds the first calls to the API server.
+const connectTimeout = 15 * time.Second
+
+// New connects to the API server (and etcd when o names it) and checks
+// that the run's namespace does not exist. Nothing is created yet.
+func New(ctx context.Context, o Options) (*Run, *result.Kube, error) {
+	cfg, err := o.Conn.restConfig(&o)
+	if err != nil {
+		return nil, nil, err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("API server %s: %w", cfg.Host, err)
+	}
+	httpc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("API server %s: %w", cfg.Host, err)
+	}
+	r := &Run{o: o, cfg: cfg, cs: cs, httpc: httpc, created: map[string]int64{}, next: map[string]int64{},
+		calls: newCalls(flowcontrol.NewTokenBucketRateLimiter(float32(o.QPS), o.Burst)),
+		rnd:   rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))}
+	kube := &result.Kube{Server: cfg.Host, Namespace: o.Namespace, QPS: o.QPS, Burst: o.Burst, Clients: o.Clients, Planned: o.Steps}
+	for _, c := range o.Counts {
+		kube.Kinds = append(kube.Kinds, result.KubeKind{Resource: c.Resource, Target: c.N})
+	}
+	vctx, cancel := context.WithTimeout(ctx, connectTimeout)
+	defer cancel()
+	vcfg := rest.CopyConfig(cfg)
+	vcfg.Timeout = connectTimeout
+	vcs, err := kubernetes.NewForConfig(vcfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("API server %s: %w", cfg.Host, err)
+	}
+	v, err := vcs.Discovery().ServerVersion()
+	if err != nil {
+		return nil, nil, fmt.Errorf("reach the API server at %s: %w", cfg.Host, err)
+	}
+	kube.Version = v.GitVersion
+	switch _, err := cs.CoreV1().Namespaces().Get(vctx, o.Namespace, metav1.GetOptions{}); {
+	case err == nil:
+		return nil, nil, fmt.Errorf("namespace %s exists on %s: the run needs a namespace of its own", o.Namespace, cfg.Host)
+	case !apierrors.IsNotFound(err):
+		return nil, nil, fmt.Errorf("read namespace %s on %s: %w", o.Namespace, cfg.Host, err)
+	}
+	if len(o.Etcd.Conn.Endpoints) > 0 {
+		t, err := cluster.Open(ctx, o.Etcd)
+		if err != nil {
+			return nil, nil, err
+		}
+		r.etcd, r.members, r.etcdc = t, t.Members(), t.Client().HTTPClient()
+		sort.Slice(r.members, func(i, j int) bool { return r.members[i].Name < r.members[j].Name })
+	}
+	return r, kube, nil
+}
+
+// Close closes the connection to etcd.
+func (r *Run) Close() error {
+	if r.etcd != nil {
+		return r.etcd.Close()
+	}
+	return nil
+}
+
+// Measure makes the namespace and the steps until the last, a stop, or
+// the end of ctx, and fills kube. It returns etcd's server section over
+// the whole run when the run reads etcd.
+func (r *Run) Measure(ctx context.Context, kube *result.Kube, stop StopFunc) (*result.Server, error) {
+	o := r.o
+	if err := r.makeNamespace(ctx); err != nil {
+		return nil, err
+	}
+	var watchEvents atomic.Int64
+	wctx, stopWatches := context.WithCancel(ctx)
+	var wwg sync.WaitGroup
+	defer func() { stopWatches(); wwg.Wait() }()
+	for _, res := range []string{"pods", "leases"} {
+		if r.target(res) == 0 {
+			continue
+		}
+		wwg.Add(1)
+		go func() { defer wwg.Done(); r.watch(wctx, res, &watchEvents) }()
+	}
+
+	before, err := r.scrapeAPIServer(ctx)
+	if err != nil {
+		kube.Notes = append(kube.Notes, "the API server's /metrics could not be read ("+err.Error()+"): the latencies are etcdperf's own, not the API server's histograms")
+	}
+	kube.ServerMetrics = err == nil
+	var first, prev []promscrape.MemberScrape
+	var procs *hoststats.MemberWatch
+	if r.etcd != nil {
+		first = promscrape.ScrapeMembers(ctx, r.etcdc, r.members)
+		prev = first
+		procs = hoststats.WatchMembers(r.members)
+	}
+	start := time.Now()
+	var runErr error
+	for s := 1; s <= o.Steps; s++ {
+		if o.Progress != nil {
+			o.Progress.Step.Store(int64(s))
+		}
+		t0 := time.Now()
+		r.step(ctx, s)
+		if ctx.Err() != nil {
+			runErr = ctx.Err()
+			break
+		}
+		st := result.KubeStep{Step: s, T: time.Since(start).Seconds(), Seconds: time.Since(t0).Seconds(),
+			Calls: r.calls.take(), WatchEvents: watchEvents.Swap(0)}
+		for _, n := range r.created {
+			st.Objects += n
+		}
+		if kube.ServerMetrics {
+			if after, err := r.scrapeAPIServer(ctx); err == nil {
+				serverLatencies(&st, before, after)
+				before = after
+			}
+		}
+		if r.etcd != nil {
+			after := promscrape.ScrapeMembers(ctx, r.etcdc, r.members)
+			etcdFigures(&st, prev, after)
+			prev = after
+		}
+		kube.Steps = append(kube.Steps, st)
+		if why := stop(st); why != "" {
+			if s < o.Steps {
+				kube.Stopped = why
+			}
+			break
+		}
+	}
+	kube.Seconds = time.Since(start).Seconds()
+	if r.etcd == nil {
+		kube.Notes = append(kube.Notes, "etcd's own figures (WAL fsync, backend commit) were not read: give etcd's --endpoints to see whether etcd explains the API server's latency")
+		return nil, runErr
+	}
+	srv, notes := promscrape.ServerSection(first, prev)
+	if srv != nil {
+		srv.Processes, srv.PeerRTTs = procs.Since(), promscrape.PeerRTTsBetween(first, prev)
+	}
+	kube.Notes = append(kube.Notes, notes...)
+	return srv, runErr
+}
+
+func (r *Run) target(res string) int64 {
+	for _, c := range r.o.Counts {
+		if c.Resource == res {
+			return c.N
+		}
+	}
+	return 0
+}
+
+// makeNamespace creates the run's namespace and makes sure its default
+// service account exists (the API server's admission wants it for pods;
+// the controller manager makes it, but a bare API server has none).
+func (r *Run) makeNamespace(ctx context.Context) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: r.o.Namespace, Labels: map[string]string{label: "etcdperf"}}}
+	// A create that timed out may have been made: from then on the
+	// namespace is the run's to delete, and a retry finds it.
+	err := retry(ctx, func(ctx context.Context) error {
+		_, err := r.cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			r.nsMade = r.nsMade || transient(err)
+			return err
+		}
+		r.nsMade = true
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("create namespace %s: %w", r.o.Namespace, err)
+	}
+	if r.target("pods") == 0 {
+		return nil
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		_, err := r.cs.CoreV1().ServiceAccounts(r.o.Namespace).Get(ctx, "default", metav1.GetOptions{})
+		if err == nil {
+			return nil
+		}
+		if !apierrors.IsNotFound(err) && !transient(err) {
+			return fmt.Errorf("read the default service account of %s: %w", r.o.Namespace, err)
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
+	err = retry(ctx, func(ctx context.Context) error {
+		_, err := r.cs.CoreV1().ServiceAccounts(r.o.Namespace).Create(ctx, sa, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("create the default service account of %s: %w", r.o.Namespace, err)
+	}
+	return nil
+}
+
+// step creates step s's share of every resource with the background
+// traffic running, then reads objects one by one and lists every resource.
+func (r *Run) step(ctx context.Context, s int) {
+	o := r.o
+	type job struct {
+		res string
+		i   int64
+	}
+	var jobs []job
+	for _, c := range o.Counts {
+		upTo := c.N * int64(s) / int64(o.Steps)
+		for i := r.next[c.Resource]; i < upTo; i++ {
+			jobs = append(jobs, job{c.Resource, i})
+		}
+		r.mu.Lock()
+		r.next[c.Resource] = max(r.next[c.Resource], upTo)
+		r.mu.Unlock()
+	}
+	// Interleaved, as a cluster's objects come.
+	r.rnd.Shuffle(len(jobs), func(i, j int) { jobs[i], jobs[j] = jobs[j], jobs[i] })
+
+	bgctx, stopBackground := context.WithCancel(ctx)
+	var bg sync.WaitGroup
+	r.background(bgctx, &bg)
+
+	ch := make(chan job)
+	var wg sync.WaitGroup
+	for range o.Clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range ch {
+				if r.create(ctx, j.res, j.i) == nil {
+					r.mu.Lock()
+					r.created[j.res]++
+					r.mu.Unlock()
+					if o.Progress != nil {
+						o.Progress.Created.Add(1)
+					}
+				}
+			}
+		}()
+	}
+feed:
+	for _, j := range jobs {
+		select {
+		case ch <- j:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(ch)
+	wg.Wait()
+	stopBackground()
+	bg.Wait()
+	if ctx.Err() != nil {
+		return
+	}
+	r.reads(ctx)
+}
+
+// create makes object i of res. Objects are numbered from 0 in each
+// resource; a failed creation leaves a gap that later reads skip.
+func (r *Run) create(ctx context.Context, res string, i int64) error {
+	ns, n, now := r.o.Namespace, name(res, i), time.Now()
+	return r.calls.do(ctx, callKey{res, "POST", ScopeResource}, func(ctx context.Context) error {
+		var err error
+		switch res {
+		case "pods":
+			_, err = r.cs.CoreV1().Pods(ns).Create(ctx, newPod(ns, n), metav1.CreateOptions{})
+		case "services":
+			_, err = r.cs.CoreV1().Services(ns).Create(ctx, newService(ns, n), metav1.CreateOptions{})
+		case "configmaps":
+			_, err = r.cs.CoreV1().ConfigMaps(ns).Create(ctx, newConfigMap(ns, n), metav1.CreateOptions{})
+		case "secrets":
+			_, err = r.cs.CoreV1().Secrets(ns).Create(ctx, newSecret(ns, n), metav1.CreateOptions{})
+		case "leases":
+			_, err = r.cs.CoordinationV1().Leases(ns).Create(ctx, newLease(ns, n, now), metav1.CreateOptions{})
+		case "events":
+			_, err = r.cs.CoreV1().Events(ns).Create(ctx, newEvent(ns, n, now), metav1.CreateOptions{})
+		}
+		return err
+	})
+}
+
+// some returns the number of an object of res created so far, -1 when
+// there is none. It may fall in a gap that a failed creation left.
+func (r *Run) some(res string, rnd *rand.Rand) int64 {
+	r.mu.Lock()
+	n, made := r.next[res], r.created[res]
+	r.mu.Unlock()
+	if made == 0 {
+		return -1
+	}
+	return rnd.Int64N(n)
+}
+
+func (r *Run) createdOf(res string) int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.created[res]
+}
+
+// background runs a control plane's traffic until ctx ends: kubelets'
+// pod status updates (--update-rate) and node lease renewals (each lease
+// every LeaseRenew), and a controller's paged list of the pods every
+// ListInterval.
+func (r *Run) background(ctx context.Context, wg *sync.WaitGroup) {
+	o := r.o
+	ns := o.Namespace
+	every := func(interval time.Duration, f func(rnd *rand.Rand)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rnd := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 2))
+			t := time.NewTicker(interval)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+					f(rnd)
+				}
+			}
+		}()
+	}
+	if o.UpdateRate > 0 && r.target("pods") > 0 {
+		every(time.Duration(float64(time.Second)/o.UpdateRate), func(rnd *rand.Rand) {
+			i := r.some("pods", rnd)
+			if i < 0 {
+				return
+			}
+			patch := fmt.Sprintf(`{"status":{"conditions":[{"type":"PodScheduled","status":"False","reason":"Unschedulable","lastProbeTime":%q,"message":"etcdperf density test"}]}}`,
+				time.Now().UTC().Format(time.RFC3339))
+			_ = r.calls.do(ctx, callKey{"pods/status", "PATCH", ScopeResource}, func(ctx context.Context) error {
+				_, err := r.cs.CoreV1().Pods(ns).Patch(ctx, name("pods", i), types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}, "status")
+				return ignoreGap(err)
+			})
+		})
+	}
+	if n := r.createdOf("leases"); n > 0 {
+		next := int64(0)
+		every(max(o.LeaseRenew/time.Duration(n), time.Millisecond), func(*rand.Rand) {
+			i := next % n
+			next++
+			_ = r.calls.do(ctx, callKey{"leases", "PUT", ScopeResource}, func(ctx context.Context) error {
+				l, err := r.cs.CoordinationV1().Leases(ns).Get(ctx, name("leases", i), metav1.GetOptions{})
+				if err != nil {
+					return ignoreGap(err)
+				}
+				now := metav1.NewMicroTime(time.Now())
+				l.Spec.RenewTime = &now
+				_, err = r.cs.CoordinationV1().Leases(ns).Update(ctx, l, metav1.UpdateOptions{})
+				return err
+			})
+		})
+	}
+	if o.ListInterval > 0 && r.target("pods") > 0 {
+		every(o.ListInterval, func(*rand.Rand) { r.list(ctx, "pods") })
+	}
+}
+
+// ignoreGap drops the NotFound of an object whose creation failed.
+func ignoreGap(err error) error {
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// reads gets Gets objects of each resource one by one, then lists each
+// resource whole Lists times.
+func (r *Run) reads(ctx context.Context) {
+	ns := r.o.Namespace
+	for _, c := range r.o.Counts {
+		for range r.o.Gets {
+			i := r.some(c.Resource, r.rnd)
+			if i < 0 {
+				break
+			}
+			n := name(c.Resource, i)
+			_ = r.calls.do(ctx, callKey{c.Resource, "GET", ScopeResource}, func(ctx context.Context) error {
+				var err error
+				switch c.Resource {
+				case "pods":
+					_, err = r.cs.CoreV1().Pods(ns).Get(ctx, n, metav1.GetOptions{})
+				case "services":
+					_, err = r.cs.CoreV1().Services(ns).Get(ctx, n, metav1.GetOptions{})
+				case "configmaps":
+					_, err = r.cs.CoreV1().ConfigMaps(ns).Get(ctx, n, metav1.GetOptions{})
+				case "secrets":
+					_, err = r.cs.CoreV1().Secrets(ns).Get(ctx, n, metav1.GetOptions{})
+				case "leases":
+					_, err = r.cs.CoordinationV1().Leases(ns).Get(ctx, n, metav1.GetOptions{})
+				case "events":
+					_, err = r.cs.CoreV1().Events(ns).Get(ctx, n, metav1.GetOptions{})
+				}
+				return ignoreGap(err)
+			})
+		}
+		for range r.o.Lists {
+			r.list(ctx, c.Resource)
+		}
+	}
+}
+
+// list lists res in the namespace whole, page by page (each page is one
+// LIST call of namespace scope).
+func (r *Run) list(ctx context.Context, res string) {
+	ns := r.o.Namespace
+	opts := metav1.ListOptions{Limit: r.o.PageLimit}
+	for {
+		var cont string
+		err := r.calls.do(ctx, callKey{res, "LIST", ScopeNamespace}, func(ctx context.Context) error {
+			var m metav1.ListInterface
+			var err error
+			switch res {
+			case "pods":
+				m, err = r.cs.CoreV1().Pods(ns).List(ctx, opts)
+			case "services":
+				m, err = r.cs.CoreV1().Services(ns).List(ctx, opts)
+			case "configmaps":
+				m, err = r.cs.CoreV1().ConfigMaps(ns).List(ctx, opts)
+			case "secrets":
+				m, err = r.cs.CoreV1().Secrets(ns).List(ctx, opts)
+			case "leases":
+				m, err = r.cs.CoordinationV1().Leases(ns).List(ctx, opts)
+			case "events":
+				m, err = r.cs.CoreV1().Events(ns).List(ctx, opts)
+			}
+			if err == nil {
+				cont = m.GetContinue()
+			}
+			return err
+		})
+		if err != nil || cont == "" {
+			return
+		}
+		opts.Continue = cont
+	}
+}
+
+// watch counts the events of res in the namespace until ctx ends,
+// watching again when the API server closes the watch.
+func (r *Run) watch(ctx context.Context, res string, events *atomic.Int64) {
+	ns := r.o.Namespace
+	for ctx.Err() == nil {
+		var w watch.Interface
+		var err error
+		switch res {
+		case "pods":
+			w, err = r.cs.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{})
+		case "leases":
+			w, err = r.cs.CoordinationV1().Leases(ns).Watch(ctx, metav1.ListOptions{})
+		}
+		if err != nil {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Second):
+				continue
+			}
+		}
+		for range w.ResultChan() {
+			events.Add(1)
+		}
+		w.Stop()
+	}
+}
+
+// Cleanup deletes the run's objects and its namespace, and waits up to
+// wait for the namespace to go. It returns a note when the namespace is
+// still being deleted (the namespace controller finishes that).
+func (r *Run) Cleanup(ctx context.Context, wait time.Duration) (string, error) {
+	if !r.nsMade {
+		return "", nil
+	}
+	ns := r.o.Namespace
+	sel := metav1.ListOptions{LabelSelector: label + "=etcdperf"}
+	del := metav1.DeleteOptions{}
+	var errs []error
+	for _, c := range r.o.Counts {
+		err := retry(ctx, func(ctx context.Context) error {
+			switch c.Resource {
+			case "pods":
+				zero := int64(0)
+				return r.cs.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, sel)
+			case "services":
+				// Services have no delete-collection: one by one.
+				l, err := r.cs.CoreV1().Services(ns).List(ctx, sel)
+				if err != nil {
+					return err
+				}
+				for _, s := range l.Items {
+					if err := r.cs.CoreV1().Services(ns).Delete(ctx, s.Name, del); err != nil && !apierrors.IsNotFound(err) {
+						return err
+					}
+				}
+				return nil
+			case "configmaps":
+				return r.cs.CoreV1().ConfigMaps(ns).DeleteCollection(ctx, del, sel)
+			case "secrets":
+				return r.cs.CoreV1().Secrets(ns).DeleteCollection(ctx, del, sel)
+			case "leases":
+				return r.cs.CoordinationV1().Leases(ns).DeleteCollection(ctx, del, sel)
+			case "events":
+				return r.cs.CoreV1().Events(ns).DeleteCollection(ctx, del, sel)
+			}
+			return nil
+		})
+		if err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("delete the %s of namespace %s: %w", c.Resource, ns, err))
+		}
+	}
+	err := retry(ctx, func(ctx context.Context) error {
+		// Conflict: a delete that timed out was made; it is under way.
+		if err := r.cs.CoreV1().Namespaces().Delete(ctx, ns, del); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return "", errors.Join(append(errs, fmt.Errorf("delete namespace %s: %w", ns, err))...)
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		if _, err := r.cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+			return "", errors.Join(errs...)
+		}
+		if !time.Now().Before(deadline) {
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	return fmt.Sprintf("namespace %s is being deleted: its objects are gone, and Kubernetes' namespace controller removes it (kubectl get namespace %s)",
+		ns, ns), errors.Join(errs...)
+}
+
+// names of a run's call keys as the API server's metrics label them.
+func labelsOf(k result.KubeCall) promscrape.Labels {
+	res, sub, _ := strings.Cut(k.Resource, "/")
+	return promscrape.Labels{"verb": k.Verb, "resource": res, "subresource": sub, "scope": k.Scope}
+}
+
+// Retries of the calls that set a run up and clean it up: a slow etcd
+// makes the API server answer with a timeout now and then, and these calls
+// must be made all the same.
+const (
+	retries    = 5
+	retryPause = time.Second
+)
+
+// retry makes f until it succeeds, fails for good, or has failed retries
+// times with an error worth another try.
+func retry(ctx context.Context, f func(ctx context.Context) error) error {
+	var err error
+	for range retries {
+		if err = f(ctx); err == nil || !transient(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return errors.Join(err, ctx.Err())
+		case <-time.After(retryPause):
+		}
+	}
+	return err
+}
+
+// transient says whether a call that failed with err may succeed when
+// made again: the API server timed out (waiting for etcd), was busy, or
+// failed inside.
+func transient(err error) bool {
+	return apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) || apierrors.IsTooManyRequests(err) ||
+		apierrors.IsServiceUnavailable(err) || apierrors.IsInternalError(err) || apierrors.IsUnexpectedServerError(err)
+}

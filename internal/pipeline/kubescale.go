@@ -1,0 +1,108 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/judge"
+	"github.com/etcdperf/etcdperf/internal/kubescale"
+	"github.com/etcdperf/etcdperf/internal/result"
+)
+
+// KubeScaleOptions configure `etcdperf scale --kubeconfig`.
+type KubeScaleOptions struct {
+	kubescale.Options
+	// Criteria are the limits the steps and the run are judged by.
+	Criteria []check.Criterion
+}
+
+// namespaceWait bounds the wait for the run's namespace to go at the end
+// (Kubernetes' namespace controller removes it once it is empty; a bare
+// API server has none).
+const namespaceWait = 3 * time.Second
+
+// KubeScale grows Kubernetes objects through a real API server, step by
+// step, in a namespace of its own, and judges the latency of the calls by
+// Kubernetes' SLO with etcd's figures beside. It stops after a step that
+// broke the SLO or had failed calls. The namespace and its objects are
+// deleted at the end, also when ctx ends midway; an interrupted run
+// returns its partial Result with the error.
+func KubeScale(ctx context.Context, o KubeScaleOptions) (res *result.Result, err error) {
+	o.Defaults()
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	if o.Criteria == nil {
+		o.Criteria = check.Table
+	}
+	res = result.New(result.KindScale)
+	res.Params = kubeScaleParams(o)
+	run, kube, err := kubescale.New(ctx, o.Options)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if cerr := run.Close(); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
+	}()
+	res.Kube = kube
+	// Whatever happens from here on, the namespace goes.
+	defer func() {
+		note, cerr := run.Cleanup(context.WithoutCancel(ctx), namespaceWait)
+		if note != "" {
+			kube.Notes = append(kube.Notes, note)
+		}
+		if cerr != nil {
+			err = errors.Join(err, cerr)
+			res.AddError(cerr.Error())
+		}
+	}()
+	srv, runErr := run.Measure(ctx, kube, func(st result.KubeStep) string { return judge.KubeStopReason(st, o.Criteria) })
+	res.Server = srv
+	if runErr != nil {
+		res.Error = runErr.Error()
+		if errors.Is(runErr, context.Canceled) {
+			res.Error = "interrupted"
+		}
+		if len(kube.Steps) == 0 && !errors.Is(runErr, context.Canceled) {
+			return nil, runErr
+		}
+	}
+	judge.Judge(res, o.Criteria)
+	res.Finish()
+	return res, runErr
+}
+
+func kubeScaleParams(o KubeScaleOptions) map[string]any {
+	var objects []string
+	for _, c := range o.Counts {
+		objects = append(objects, fmt.Sprintf("%s=%d", c.Resource, c.N))
+	}
+	p := map[string]any{
+		"objects":       strings.Join(objects, ","),
+		"steps":         o.Steps,
+		"clients":       o.Clients,
+		"qps":           o.QPS,
+		"burst":         o.Burst,
+		"namespace":     o.Namespace,
+		"update_rate":   o.UpdateRate,
+		"lease_renew":   o.LeaseRenew.Seconds(),
+		"page_limit":    o.PageLimit,
+		"lists":         o.Lists,
+		"gets":          o.Gets,
+		"list_interval": o.ListInterval.Seconds(),
+	}
+	if o.Conn.Kubeconfig != "" {
+		p["kubeconfig"] = o.Conn.Kubeconfig
+	}
+	if o.Conn.Server != "" {
+		p["server"] = o.Conn.Server // never the token
+	}
+	connParams(p, o.Etcd.Conn)
+	return p
+}
