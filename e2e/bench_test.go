@@ -42,9 +42,18 @@ func startServerLogged(t *testing.T) (string, *clientv3.Client, string) {
 func startServerAt(t *testing.T, dataDir, logPath string) (ep string, cli *clientv3.Client, stop func()) {
 	t.Helper()
 	ep = fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(t))
-	cmd := exec.Command(testutil.Binary(t), "server", "--data-dir", dataDir,
-		"--listen-client-url", "http://"+ep, "--listen-peer-url", fmt.Sprintf("http://127.0.0.1:%d", testutil.FreePort(t)),
-		"--log-file", logPath)
+	peer := fmt.Sprintf("http://127.0.0.1:%d", testutil.FreePort(t))
+	cli, stop = startServerWith(t, dataDir, logPath, ep, peer)
+	return ep, cli, stop
+}
+
+// startServerWith runs `etcdperf server` with its data in dataDir, its log
+// in logPath, on the client endpoint ep and the peer URL peer, with extra
+// flags; stop ends it (it also ends with the test).
+func startServerWith(t *testing.T, dataDir, logPath, ep, peer string, extra ...string) (cli *clientv3.Client, stop func()) {
+	t.Helper()
+	cmd := exec.Command(testutil.Binary(t), append([]string{"server", "--data-dir", dataDir,
+		"--listen-client-url", "http://" + ep, "--listen-peer-url", peer, "--log-file", logPath}, extra...)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +95,7 @@ func startServerAt(t *testing.T, dataDir, logPath string) (ep string, cli *clien
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cli.Close() })
-	return ep, cli, stop
+	return cli, stop
 }
 
 func keysUnder(t *testing.T, cli *clientv3.Client, p string) int64 {

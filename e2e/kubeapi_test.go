@@ -11,11 +11,18 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"slices"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"sigs.k8s.io/yaml"
 
+	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/diagnose"
+	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/testutil"
 )
 
@@ -212,5 +219,176 @@ func TestKubeAPIServerBuilds(t *testing.T) {
 	out, err := exec.Command(path, "--version").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), testutil.KubeAPIServerVersion) {
 		t.Fatalf("%s --version: %v: %s", path, err, out)
+	}
+}
+
+// TestKubeScale runs `etcdperf scale` through a real API server on an
+// etcd member, twice: on a plain directory a small density run holds the
+// SLO on API call latency; then, with the same member's data behind a
+// slow disk (every fsync 1s late, as a saturated shared disk can be), the
+// API server's calls break the SLO and the verdict names etcd's disk
+// with its WAL fsync as evidence. Both runs leave nothing behind in the
+// API server.
+func TestKubeScale(t *testing.T) {
+	if err := cluster.SlowDiskSupported(); err != nil {
+		t.Skipf("skipped: %v", err)
+	}
+	dir := testutil.QuietDirOr(t, "512M")
+	ep := fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(t))
+	peer := fmt.Sprintf("http://127.0.0.1:%d", testutil.FreePort(t))
+	// The member's files are in data/real: where --slow-fsync keeps them
+	// when it serves them through its slow view.
+	data := filepath.Join(dir, "data")
+	_, stopPlain := startServerWith(t, filepath.Join(data, "real"), filepath.Join(dir, "etcd.log"), ep, peer)
+	s := testutil.StartKubeAPIServer(t, "http://"+ep)
+
+	scaleRun := func(objects string, more ...string) *result.Result {
+		t.Helper()
+		t0 := time.Now()
+		defer func() { t.Logf("scale --objects %s: %s", objects, time.Since(t0).Round(time.Second)) }()
+		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+		defer cancel()
+		args := append([]string{"scale", "--kubeconfig", s.Kubeconfig, "--endpoints", ep, "--objects", objects, "--steps", "2", "--clients", "4",
+			"--list-interval", "1s", "--lease-renew", "1s", "-o", "json"}, more...)
+		r := testutil.Wait(t, exec.CommandContext(ctx, testutil.Binary(t), args...), ctx)
+		if r.Code == 2 || r.Stdout == "" {
+			t.Fatalf("scale: exit %d: %s", r.Code, r.Stderr)
+		}
+		return decodeResult(t, r.Stdout)
+	}
+
+	res := scaleRun("pods=60,services=10,configmaps=10,secrets=10,leases=10,events=60", "--update-rate", "5")
+	t.Logf("plain directory: %s: %s", res.Verdict, res.Summary)
+	k := res.Kube
+	if k == nil || len(k.Steps) != 2 || k.Steps[1].Objects != 160 {
+		t.Fatalf("plain directory: want 2 steps up to 160 objects: %+v", k)
+	}
+	if res.Verdict != result.Pass {
+		t.Errorf("plain directory: verdict %s, want pass; findings:\n%s", res.Verdict, findingLines(res))
+	}
+	if !k.ServerMetrics || k.QPS <= 0 || k.Burst <= 0 || !strings.Contains(res.Summary, "QPS") {
+		t.Errorf("plain directory: the API server's metrics read %v, QPS %g, burst %d, summary %q", k.ServerMetrics, k.QPS, k.Burst, res.Summary)
+	}
+	// Every verb the run makes, timed by etcdperf and by the API server.
+	seen := map[string]bool{}
+	for _, c := range k.Steps[1].Calls {
+		if c.Client != nil && c.Client.Count > 0 && c.Server != nil && c.Server.Count > 0 {
+			seen[c.Verb+" "+c.Resource] = true
+		}
+	}
+	for _, want := range []string{"POST pods", "POST secrets", "POST leases", "PUT leases", "PATCH pods/status", "GET configmaps", "LIST pods"} {
+		if !seen[want] {
+			t.Errorf("plain directory: no %s timed by both etcdperf and the API server in step 2: %v", want, seen)
+		}
+	}
+	if st := k.Steps[1]; st.WALFsync == nil || st.WALFsync.Count == 0 || len(st.Etcd) == 0 {
+		t.Errorf("plain directory: step 2 has no etcd WAL fsync histogram or API server etcd requests: %+v", st)
+	}
+	assertNamespaceGone(t, s, k.Namespace)
+
+	// Ctrl-C midway: the partial Result, incomplete, and the namespace
+	// deleted all the same.
+	out := filepath.Join(t.TempDir(), "partial.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, testutil.Binary(t), "scale", "--kubeconfig", s.Kubeconfig, "--objects", "pods=50000", "--steps", "2", "-o", out)
+	done := make(chan testutil.Run, 1)
+	go func() { done <- testutil.Wait(t, cmd, ctx) }()
+	time.Sleep(4 * time.Second)
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	part, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatalf("interrupted: no partial Result (exit %d, %s): %v", r.Code, r.Stderr, err)
+	}
+	if r.Code != 2 || !strings.Contains(r.Stderr, "interrupted") || part.Verdict != result.Incomplete || part.Kube == nil {
+		t.Errorf("interrupted: exit %d, stderr %q, verdict %s; want 2, interrupted, incomplete, and the kube section", r.Code, r.Stderr, part.Verdict)
+	} else {
+		assertNamespaceGone(t, s, part.Kube.Namespace)
+	}
+
+	// The same member on a slow disk: the API server reconnects to it.
+	stopPlain()
+	t0 := time.Now()
+	cli, _ := startServerWith(t, data, filepath.Join(dir, "etcd-slow.log"), ep, peer, "--slow-fsync", "1s")
+	waitReady(t, cli, ep, s)
+	t.Logf("etcd on a slow disk, the API server reading from it: %s", time.Since(t0).Round(time.Second))
+	// Few calls: each waits seconds for etcd.
+	res = scaleRun("pods=2,secrets=2,leases=2", "--update-rate", "1", "--gets", "1", "--lists", "1")
+	t.Logf("slow disk: %s: %s\n%s", res.Verdict, res.Summary, findingLines(res))
+	if res.Verdict != result.Fail {
+		t.Errorf("slow disk: verdict %s, want fail", res.Verdict)
+	}
+	for _, st := range res.Kube.Steps {
+		for _, c := range st.Calls {
+			for msg, n := range c.Errors {
+				t.Logf("slow disk: step %d: %d %s %s failed: %s", st.Step, n, c.Verb, c.Resource, msg)
+			}
+		}
+	}
+	if f, ok := findingOf(res, "api_slo_broken"); !ok || !strings.Contains(f.Title, "step 1") {
+		t.Errorf("slow disk: no api_slo_broken finding at step 1:\n%s", findingLines(res))
+	}
+	if len(res.Kube.Steps) != 1 || res.Kube.Stopped == "" {
+		t.Errorf("slow disk: want the run stopped after step 1, got %d steps, stopped %q", len(res.Kube.Steps), res.Kube.Stopped)
+	}
+	if f, ok := findingOf(res, diagnose.FindingMemberDisk); !ok || f.Cause != result.CauseDisk ||
+		!slices.ContainsFunc(f.Evidence, func(e result.Evidence) bool { return strings.Contains(e.What, "WAL fsync") && e.Observed >= 1 }) {
+		t.Errorf("slow disk: the verdict does not name etcd's disk with its WAL fsync as evidence:\n%s", findingLines(res))
+	}
+	assertNamespaceGone(t, s, res.Kube.Namespace)
+}
+
+// assertNamespaceGone: a run's namespace and its objects are gone (a bare
+// API server has no namespace controller: a namespace it was asked to
+// delete may stay Terminating, but empty).
+func assertNamespaceGone(t *testing.T, s *testutil.KubeAPIServer, ns string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, p := range []string{"/api/v1/namespaces/" + ns + "/pods", "/api/v1/namespaces/" + ns + "/secrets", "/apis/coordination.k8s.io/v1/namespaces/" + ns + "/leases"} {
+		code, body, err := s.Do(ctx, http.MethodGet, p, "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var l struct {
+			Items []any `json:"items"`
+		}
+		if code != http.StatusOK || json.Unmarshal(body, &l) != nil || len(l.Items) > 0 {
+			t.Errorf("%s after the run: HTTP %d, %d items", p, code, len(l.Items))
+		}
+	}
+	code, body, err := s.Do(ctx, http.MethodGet, "/api/v1/namespaces/"+ns, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code == http.StatusOK && !strings.Contains(string(body), `"deletionTimestamp"`) {
+		t.Errorf("namespace %s is still there and not being deleted", ns)
+	}
+}
+
+// waitReady waits for the member at ep to have a leader and the API
+// server to read from it again, up to a minute. (Its /readyz may stay
+// unready on a slow etcd: its etcd check times out after 2s.)
+func waitReady(t *testing.T, cli *clientv3.Client, ep string, s *testutil.KubeAPIServer) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		st, err := cli.Status(ctx, ep)
+		code := 0
+		if err == nil && st.Leader != 0 {
+			code, _, err = s.Do(ctx, http.MethodGet, "/api/v1/namespaces/default", "", nil)
+		}
+		cancel()
+		if code == http.StatusOK {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("etcd at %s with a leader and the API server reading from it: not within a minute (last: HTTP %d, %v)", ep, code, err)
+		}
+		time.Sleep(500 * time.Millisecond)
 	}
 }

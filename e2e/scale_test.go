@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/csv"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -110,4 +111,39 @@ func TestScaleUsageErrors(t *testing.T) {
 	if r.Code != 0 || !strings.Contains(r.Stdout, "Examples:") || !strings.Contains(r.Stdout, "registry/pods/<namespace>/<name>") {
 		t.Errorf("scale --help: exit %d\n%s", r.Code, r.Stdout)
 	}
+}
+
+// Bad input through the API server: one line, exit 2, nothing written,
+// before any call is made (the last case reaches for a closed port).
+func TestKubeScaleUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kc, []byte("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: \"https://127.0.0.1:1\"}\n"+
+		"users:\n- name: u\n  user: {token: t}\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--server", "https://127.0.0.1:1"}, "--server needs --token"},
+		{[]string{"--kubeconfig", filepath.Join(dir, "none")}, "no such file"},
+		{[]string{"--qps", "5"}, "give --kubeconfig or --server"},
+		{[]string{"--kubeconfig", kc, "--value-size", "4KiB"}, "--value-size does not apply"},
+		{[]string{"--kubeconfig", kc, "--members", "3"}, "--members does not apply"},
+		{[]string{"--kubeconfig", kc, "--objects", "nodes=5"}, `"nodes" cannot be grown through the API server`},
+		{[]string{"--kubeconfig", kc, "--objects", "pods=3", "--steps", "5"}, "fewer objects than --steps"},
+		{[]string{"--kubeconfig", kc, "--qps", "0"}, "--qps must be over 0"},
+		{[]string{"--kubeconfig", kc, "--objects", "pods=10", "-o", filepath.Join(dir, "missing", "r.json")}, "missing"},
+		{[]string{"--kubeconfig", kc, "--objects", "pods=10"}, "reach the API server at https://127.0.0.1:1"},
+	}
+	for _, c := range cases {
+		cmd := exec.Command(testutil.Binary(t), append([]string{"scale"}, c.args...)...)
+		cmd.Dir = dir
+		r := testutil.Wait(t, cmd, nil)
+		if r.Code != 2 || !strings.Contains(r.Stderr, c.want) || strings.Count(strings.TrimSpace(r.Stderr), "\n") > 0 {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line with %q", c.args, r.Code, r.Stderr, c.want)
+		}
+	}
+	assertEmptyDir(t, dir)
 }
