@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -116,7 +117,7 @@ func apiSLOBroken(r *result.Result) []result.Finding {
 			f.Evidence = append(f.Evidence, result.Evidence{What: fmt.Sprintf("%s %s failed: %s", c.Verb, c.Resource, top), Observed: float64(n), Unit: "count", Source: "the API server's answers"})
 		}
 	}
-	if e := slowestEtcdRequest(b.step); e != nil {
+	if e := slowestEtcdRequest(r.Kube, b.step); e != nil {
 		f.Evidence = append(f.Evidence, result.Evidence{What: fmt.Sprintf("the API server's %s of %s in etcd, p99 over the step", e.Operation, e.Type),
 			Observed: e.Latency.P99, Unit: "s", Source: "etcd_request_duration_seconds"})
 	}
@@ -141,12 +142,15 @@ func apiSLOBroken(r *result.Result) []result.Finding {
 	return []result.Finding{f}
 }
 
-// slowestEtcdRequest is the API server's etcd request with the highest p99
-// over the step.
-func slowestEtcdRequest(st result.KubeStep) *result.KubeEtcdCall {
+// slowestEtcdRequest is the API server's etcd request of the run's
+// resources with the highest p99 over the step.
+func slowestEtcdRequest(k *result.Kube, st result.KubeStep) *result.KubeEtcdCall {
 	var worst *result.KubeEtcdCall
 	for i := range st.Etcd {
 		e := &st.Etcd[i]
+		if !slices.ContainsFunc(k.Kinds, func(kk result.KubeKind) bool { return kk.Resource == e.Type }) {
+			continue
+		}
 		if e.Latency != nil && e.Latency.Count > 0 && (worst == nil || e.Latency.P99 > worst.Latency.P99) {
 			worst = e
 		}

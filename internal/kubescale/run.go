@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"sort"
 	"strings"
@@ -59,7 +60,8 @@ type Run struct {
 	etcdc   *http.Client
 }
 
-// connectTimeout bounds the first calls to the API server.
+// connectTimeout bounds the first call to the API server (its version,
+// which does not read etcd).
 const connectTimeout = 15 * time.Second
 
 // New connects to the API server (and etcd when o names it) and checks
@@ -84,8 +86,6 @@ func New(ctx context.Context, o Options) (*Run, *result.Kube, error) {
 	for _, c := range o.Counts {
 		kube.Kinds = append(kube.Kinds, result.KubeKind{Resource: c.Resource, Target: c.N})
 	}
-	vctx, cancel := context.WithTimeout(ctx, connectTimeout)
-	defer cancel()
 	vcfg := rest.CopyConfig(cfg)
 	vcfg.Timeout = connectTimeout
 	vcs, err := kubernetes.NewForConfig(vcfg)
@@ -97,7 +97,8 @@ func New(ctx context.Context, o Options) (*Run, *result.Kube, error) {
 		return nil, nil, fmt.Errorf("reach the API server at %s: %w", cfg.Host, err)
 	}
 	kube.Version = v.GitVersion
-	switch _, err := cs.CoreV1().Namespaces().Get(vctx, o.Namespace, metav1.GetOptions{}); {
+	// A read of etcd: as slow as etcd is (the call timeout bounds it).
+	switch _, err := cs.CoreV1().Namespaces().Get(ctx, o.Namespace, metav1.GetOptions{}); {
 	case err == nil:
 		return nil, nil, fmt.Errorf("namespace %s exists on %s: the run needs a namespace of its own", o.Namespace, cfg.Host)
 	case !apierrors.IsNotFound(err):
@@ -544,6 +545,16 @@ func (r *Run) Cleanup(ctx context.Context, wait time.Duration) (string, error) {
 	if !r.nsMade {
 		return "", nil
 	}
+	ctx, cancel := context.WithTimeout(ctx, cleanupTimeout)
+	defer cancel()
+	// A delete-collection on a slow etcd runs longer than one call may:
+	// these calls get the whole cleanup's time.
+	cfg := rest.CopyConfig(r.cfg)
+	cfg.Timeout = cleanupTimeout
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return "", err
+	}
 	ns := r.o.Namespace
 	sel := metav1.ListOptions{LabelSelector: label + "=etcdperf"}
 	del := metav1.DeleteOptions{}
@@ -553,27 +564,27 @@ func (r *Run) Cleanup(ctx context.Context, wait time.Duration) (string, error) {
 			switch c.Resource {
 			case "pods":
 				zero := int64(0)
-				return r.cs.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, sel)
+				return cs.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, sel)
 			case "services":
 				// Services have no delete-collection: one by one.
-				l, err := r.cs.CoreV1().Services(ns).List(ctx, sel)
+				l, err := cs.CoreV1().Services(ns).List(ctx, sel)
 				if err != nil {
 					return err
 				}
 				for _, s := range l.Items {
-					if err := r.cs.CoreV1().Services(ns).Delete(ctx, s.Name, del); err != nil && !apierrors.IsNotFound(err) {
+					if err := cs.CoreV1().Services(ns).Delete(ctx, s.Name, del); err != nil && !apierrors.IsNotFound(err) {
 						return err
 					}
 				}
 				return nil
 			case "configmaps":
-				return r.cs.CoreV1().ConfigMaps(ns).DeleteCollection(ctx, del, sel)
+				return cs.CoreV1().ConfigMaps(ns).DeleteCollection(ctx, del, sel)
 			case "secrets":
-				return r.cs.CoreV1().Secrets(ns).DeleteCollection(ctx, del, sel)
+				return cs.CoreV1().Secrets(ns).DeleteCollection(ctx, del, sel)
 			case "leases":
-				return r.cs.CoordinationV1().Leases(ns).DeleteCollection(ctx, del, sel)
+				return cs.CoordinationV1().Leases(ns).DeleteCollection(ctx, del, sel)
 			case "events":
-				return r.cs.CoreV1().Events(ns).DeleteCollection(ctx, del, sel)
+				return cs.CoreV1().Events(ns).DeleteCollection(ctx, del, sel)
 			}
 			return nil
 		})
@@ -581,9 +592,9 @@ func (r *Run) Cleanup(ctx context.Context, wait time.Duration) (string, error) {
 			errs = append(errs, fmt.Errorf("delete the %s of namespace %s: %w", c.Resource, ns, err))
 		}
 	}
-	err := retry(ctx, func(ctx context.Context) error {
+	err = retry(ctx, func(ctx context.Context) error {
 		// Conflict: a delete that timed out was made; it is under way.
-		if err := r.cs.CoreV1().Namespaces().Delete(ctx, ns, del); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		if err := cs.CoreV1().Namespaces().Delete(ctx, ns, del); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 			return err
 		}
 		return nil
@@ -593,7 +604,7 @@ func (r *Run) Cleanup(ctx context.Context, wait time.Duration) (string, error) {
 	}
 	deadline := time.Now().Add(wait)
 	for {
-		if _, err := r.cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+		if _, err := cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); apierrors.IsNotFound(err) {
 			return "", errors.Join(errs...)
 		}
 		if !time.Now().Before(deadline) {
@@ -601,8 +612,11 @@ func (r *Run) Cleanup(ctx context.Context, wait time.Duration) (string, error) {
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
+	if len(errs) > 0 {
+		return "", errors.Join(errs...)
+	}
 	return fmt.Sprintf("namespace %s is being deleted: its objects are gone, and Kubernetes' namespace controller removes it (kubectl get namespace %s)",
-		ns, ns), errors.Join(errs...)
+		ns, ns), nil
 }
 
 // names of a run's call keys as the API server's metrics label them.
@@ -610,6 +624,9 @@ func labelsOf(k result.KubeCall) promscrape.Labels {
 	res, sub, _ := strings.Cut(k.Resource, "/")
 	return promscrape.Labels{"verb": k.Verb, "resource": res, "subresource": sub, "scope": k.Scope}
 }
+
+// cleanupTimeout bounds the deletion of a run's objects and namespace.
+const cleanupTimeout = 10 * time.Minute
 
 // Retries of the calls that set a run up and clean it up: a slow etcd
 // makes the API server answer with a timeout now and then, and these calls
@@ -640,6 +657,10 @@ func retry(ctx context.Context, f func(ctx context.Context) error) error {
 // made again: the API server timed out (waiting for etcd), was busy, or
 // failed inside.
 func transient(err error) bool {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return true // the client gave up; the API server may go on
+	}
 	return apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) || apierrors.IsTooManyRequests(err) ||
 		apierrors.IsServiceUnavailable(err) || apierrors.IsInternalError(err) || apierrors.IsUnexpectedServerError(err)
 }

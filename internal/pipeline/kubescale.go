@@ -51,7 +51,9 @@ func KubeScale(ctx context.Context, o KubeScaleOptions) (res *result.Result, err
 		}
 	}()
 	res.Kube = kube
-	// Whatever happens from here on, the namespace goes.
+	// Whatever happens from here on, the namespace goes. A cleanup that
+	// failed leaves the measurements whole: it is said, and the command
+	// fails.
 	defer func() {
 		note, cerr := run.Cleanup(context.WithoutCancel(ctx), namespaceWait)
 		if note != "" {
@@ -59,7 +61,7 @@ func KubeScale(ctx context.Context, o KubeScaleOptions) (res *result.Result, err
 		}
 		if cerr != nil {
 			err = errors.Join(err, cerr)
-			res.AddError(cerr.Error())
+			kube.Notes = append(kube.Notes, fmt.Sprintf("the run's objects could not all be deleted (%v): delete them with kubectl delete namespace %s", cerr, kube.Namespace))
 		}
 	}()
 	srv, runErr := run.Measure(ctx, kube, func(st result.KubeStep) string { return judge.KubeStopReason(st, o.Criteria) })
