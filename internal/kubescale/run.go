@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"sort"
 	"strings"
@@ -17,7 +16,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/flowcontrol"
@@ -46,7 +44,8 @@ type Run struct {
 	o     Options
 	cfg   *rest.Config
 	cs    *kubernetes.Clientset
-	httpc *http.Client // the API server's /metrics, authenticated as cs
+	res   map[string]resourceCalls // the calls of each resource in the namespace
+	httpc *http.Client             // the API server's /metrics, authenticated as cs
 	calls *calls
 	mu    sync.Mutex // guards created
 	// created counts the objects of each resource created; next is the
@@ -79,11 +78,14 @@ func New(ctx context.Context, o Options) (*Run, *result.Kube, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("API server %s: %w", cfg.Host, err)
 	}
-	r := &Run{o: o, cfg: cfg, cs: cs, httpc: httpc, created: map[string]int64{}, next: map[string]int64{},
+	r := &Run{o: o, cfg: cfg, cs: cs, httpc: httpc, res: resources(cs, o.Namespace), created: map[string]int64{}, next: map[string]int64{},
 		calls: newCalls(flowcontrol.NewTokenBucketRateLimiter(float32(o.QPS), o.Burst)),
 		rnd:   rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))}
 	kube := &result.Kube{Server: cfg.Host, Namespace: o.Namespace, QPS: o.QPS, Burst: o.Burst, Clients: o.Clients, Planned: o.Steps}
 	for _, c := range o.Counts {
+		if _, ok := r.res[c.Resource]; !ok {
+			return nil, nil, fmt.Errorf("%q cannot be grown through the API server", c.Resource)
+		}
 		kube.Kinds = append(kube.Kinds, result.KubeKind{Resource: c.Resource, Target: c.N})
 	}
 	vcfg := rest.CopyConfig(cfg)
@@ -331,24 +333,8 @@ feed:
 // create makes object i of res. Objects are numbered from 0 in each
 // resource; a failed creation leaves a gap that later reads skip.
 func (r *Run) create(ctx context.Context, res string, i int64) error {
-	ns, n, now := r.o.Namespace, name(res, i), time.Now()
 	return r.calls.do(ctx, callKey{res, "POST", ScopeResource}, func(ctx context.Context) error {
-		var err error
-		switch res {
-		case "pods":
-			_, err = r.cs.CoreV1().Pods(ns).Create(ctx, newPod(ns, n), metav1.CreateOptions{})
-		case "services":
-			_, err = r.cs.CoreV1().Services(ns).Create(ctx, newService(ns, n), metav1.CreateOptions{})
-		case "configmaps":
-			_, err = r.cs.CoreV1().ConfigMaps(ns).Create(ctx, newConfigMap(ns, n), metav1.CreateOptions{})
-		case "secrets":
-			_, err = r.cs.CoreV1().Secrets(ns).Create(ctx, newSecret(ns, n), metav1.CreateOptions{})
-		case "leases":
-			_, err = r.cs.CoordinationV1().Leases(ns).Create(ctx, newLease(ns, n, now), metav1.CreateOptions{})
-		case "events":
-			_, err = r.cs.CoreV1().Events(ns).Create(ctx, newEvent(ns, n, now), metav1.CreateOptions{})
-		}
-		return err
+		return r.res[res].create(ctx, name(res, i), time.Now())
 	})
 }
 
@@ -441,31 +427,14 @@ func ignoreGap(err error) error {
 // reads gets Gets objects of each resource one by one, then lists each
 // resource whole Lists times.
 func (r *Run) reads(ctx context.Context) {
-	ns := r.o.Namespace
 	for _, c := range r.o.Counts {
 		for range r.o.Gets {
 			i := r.some(c.Resource, r.rnd)
 			if i < 0 {
 				break
 			}
-			n := name(c.Resource, i)
 			_ = r.calls.do(ctx, callKey{c.Resource, "GET", ScopeResource}, func(ctx context.Context) error {
-				var err error
-				switch c.Resource {
-				case "pods":
-					_, err = r.cs.CoreV1().Pods(ns).Get(ctx, n, metav1.GetOptions{})
-				case "services":
-					_, err = r.cs.CoreV1().Services(ns).Get(ctx, n, metav1.GetOptions{})
-				case "configmaps":
-					_, err = r.cs.CoreV1().ConfigMaps(ns).Get(ctx, n, metav1.GetOptions{})
-				case "secrets":
-					_, err = r.cs.CoreV1().Secrets(ns).Get(ctx, n, metav1.GetOptions{})
-				case "leases":
-					_, err = r.cs.CoordinationV1().Leases(ns).Get(ctx, n, metav1.GetOptions{})
-				case "events":
-					_, err = r.cs.CoreV1().Events(ns).Get(ctx, n, metav1.GetOptions{})
-				}
-				return ignoreGap(err)
+				return ignoreGap(r.res[c.Resource].get(ctx, name(c.Resource, i)))
 			})
 		}
 		for range r.o.Lists {
@@ -477,30 +446,12 @@ func (r *Run) reads(ctx context.Context) {
 // list lists res in the namespace whole, page by page (each page is one
 // LIST call of namespace scope).
 func (r *Run) list(ctx context.Context, res string) {
-	ns := r.o.Namespace
 	opts := metav1.ListOptions{Limit: r.o.PageLimit}
 	for {
 		var cont string
 		err := r.calls.do(ctx, callKey{res, "LIST", ScopeNamespace}, func(ctx context.Context) error {
-			var m metav1.ListInterface
 			var err error
-			switch res {
-			case "pods":
-				m, err = r.cs.CoreV1().Pods(ns).List(ctx, opts)
-			case "services":
-				m, err = r.cs.CoreV1().Services(ns).List(ctx, opts)
-			case "configmaps":
-				m, err = r.cs.CoreV1().ConfigMaps(ns).List(ctx, opts)
-			case "secrets":
-				m, err = r.cs.CoreV1().Secrets(ns).List(ctx, opts)
-			case "leases":
-				m, err = r.cs.CoordinationV1().Leases(ns).List(ctx, opts)
-			case "events":
-				m, err = r.cs.CoreV1().Events(ns).List(ctx, opts)
-			}
-			if err == nil {
-				cont = m.GetContinue()
-			}
+			_, cont, err = r.res[res].list(ctx, opts)
 			return err
 		})
 		if err != nil || cont == "" {
@@ -513,16 +464,8 @@ func (r *Run) list(ctx context.Context, res string) {
 // watch counts the events of res in the namespace until ctx ends,
 // watching again when the API server closes the watch.
 func (r *Run) watch(ctx context.Context, res string, events *atomic.Int64) {
-	ns := r.o.Namespace
 	for ctx.Err() == nil {
-		var w watch.Interface
-		var err error
-		switch res {
-		case "pods":
-			w, err = r.cs.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{})
-		case "leases":
-			w, err = r.cs.CoordinationV1().Leases(ns).Watch(ctx, metav1.ListOptions{})
-		}
+		w, err := r.res[res].watch(ctx)
 		if err != nil {
 			select {
 			case <-ctx.Done():
@@ -538,63 +481,27 @@ func (r *Run) watch(ctx context.Context, res string, events *atomic.Int64) {
 	}
 }
 
-// Cleanup deletes the run's objects and its namespace, and waits up to
-// wait for the namespace to go. It returns a note when the namespace is
-// still being deleted (the namespace controller finishes that).
+// Cleanup deletes the run's objects one by one (concurrently, each call
+// retried: a delete-collection is one call that a slow etcd makes longer
+// than the API server lets a call run), then its namespace, and waits up
+// to wait for the namespace to go. It returns a note when the namespace
+// is still being deleted (the namespace controller finishes that).
 func (r *Run) Cleanup(ctx context.Context, wait time.Duration) (string, error) {
 	if !r.nsMade {
 		return "", nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, cleanupTimeout)
 	defer cancel()
-	// A delete-collection on a slow etcd runs longer than one call may:
-	// these calls get the whole cleanup's time.
-	cfg := rest.CopyConfig(r.cfg)
-	cfg.Timeout = cleanupTimeout
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return "", err
-	}
 	ns := r.o.Namespace
-	sel := metav1.ListOptions{LabelSelector: label + "=etcdperf"}
-	del := metav1.DeleteOptions{}
 	var errs []error
 	for _, c := range r.o.Counts {
-		err := retry(ctx, func(ctx context.Context) error {
-			switch c.Resource {
-			case "pods":
-				zero := int64(0)
-				return cs.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, sel)
-			case "services":
-				// Services have no delete-collection: one by one.
-				l, err := cs.CoreV1().Services(ns).List(ctx, sel)
-				if err != nil {
-					return err
-				}
-				for _, s := range l.Items {
-					if err := cs.CoreV1().Services(ns).Delete(ctx, s.Name, del); err != nil && !apierrors.IsNotFound(err) {
-						return err
-					}
-				}
-				return nil
-			case "configmaps":
-				return cs.CoreV1().ConfigMaps(ns).DeleteCollection(ctx, del, sel)
-			case "secrets":
-				return cs.CoreV1().Secrets(ns).DeleteCollection(ctx, del, sel)
-			case "leases":
-				return cs.CoordinationV1().Leases(ns).DeleteCollection(ctx, del, sel)
-			case "events":
-				return cs.CoreV1().Events(ns).DeleteCollection(ctx, del, sel)
-			}
-			return nil
-		})
-		if err != nil && !apierrors.IsNotFound(err) {
+		if err := r.deleteAll(ctx, c.Resource); err != nil {
 			errs = append(errs, fmt.Errorf("delete the %s of namespace %s: %w", c.Resource, ns, err))
 		}
 	}
-	err = retry(ctx, func(ctx context.Context) error {
+	err := retry(ctx, func(ctx context.Context) error {
 		// Conflict: a delete that timed out was made; it is under way.
-		if err := cs.CoreV1().Namespaces().Delete(ctx, ns, del); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		if err := r.cs.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 			return err
 		}
 		return nil
@@ -604,7 +511,7 @@ func (r *Run) Cleanup(ctx context.Context, wait time.Duration) (string, error) {
 	}
 	deadline := time.Now().Add(wait)
 	for {
-		if _, err := cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+		if _, err := r.cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); apierrors.IsNotFound(err) {
 			return "", errors.Join(errs...)
 		}
 		if !time.Now().Before(deadline) {
@@ -617,6 +524,71 @@ func (r *Run) Cleanup(ctx context.Context, wait time.Duration) (string, error) {
 	}
 	return fmt.Sprintf("namespace %s is being deleted: its objects are gone, and Kubernetes' namespace controller removes it (kubectl get namespace %s)",
 		ns, ns), nil
+}
+
+// deleteAll deletes every object of res the run made, Clients at a time.
+func (r *Run) deleteAll(ctx context.Context, res string) error {
+	var names []string
+	err := retry(ctx, func(ctx context.Context) error {
+		var err error
+		names, err = r.names(ctx, res)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	ch := make(chan string)
+	var mu sync.Mutex
+	var errs []error
+	var wg sync.WaitGroup
+	for range min(r.o.Clients, len(names)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := range ch {
+				if err := retry(ctx, func(ctx context.Context) error { return ignoreGap(r.deleteObject(ctx, res, n)) }); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for _, n := range names {
+		ch <- n
+	}
+	close(ch)
+	wg.Wait()
+	if len(errs) > 0 {
+		return fmt.Errorf("%d of %d left: %w", len(errs), len(names), errs[0])
+	}
+	return nil
+}
+
+// names lists the names of the run's objects of res, page by page.
+func (r *Run) names(ctx context.Context, res string) ([]string, error) {
+	opts := metav1.ListOptions{LabelSelector: label + "=etcdperf", Limit: r.o.PageLimit}
+	var out []string
+	for {
+		page, cont, err := r.res[res].list(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page...)
+		if opts.Continue = cont; cont == "" {
+			return out, nil
+		}
+	}
+}
+
+// deleteObject deletes one object of res (a pod at once: nothing runs it).
+func (r *Run) deleteObject(ctx context.Context, res, n string) error {
+	var opts metav1.DeleteOptions
+	if res == "pods" {
+		zero := int64(0)
+		opts.GracePeriodSeconds = &zero
+	}
+	return r.res[res].delete(ctx, n, opts)
 }
 
 // names of a run's call keys as the API server's metrics label them.
@@ -657,9 +629,11 @@ func retry(ctx context.Context, f func(ctx context.Context) error) error {
 // made again: the API server timed out (waiting for etcd), was busy, or
 // failed inside.
 func transient(err error) bool {
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		return true // the client gave up; the API server may go on
+	var st apierrors.APIStatus
+	if !errors.As(err, &st) {
+		// No answer: the connection or the stream broke, or the client
+		// gave up (a call the API server cut at its own timeout).
+		return !errors.Is(err, context.Canceled)
 	}
 	return apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) || apierrors.IsTooManyRequests(err) ||
 		apierrors.IsServiceUnavailable(err) || apierrors.IsInternalError(err) || apierrors.IsUnexpectedServerError(err)
