@@ -151,31 +151,15 @@ func (o *Options) Validate() error {
 
 // ParseObjects reads --objects through an API server: resource=count,...
 func ParseObjects(s string) ([]Count, error) {
-	var out []Count
-	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
-		name, num, ok := strings.Cut(part, "=")
-		if !ok {
-			return nil, fmt.Errorf("--objects %q: want resource=count, e.g. pods=3000", part)
-		}
-		name = strings.ToLower(strings.TrimSpace(name))
+	pairs, err := scale.ParsePairs(s, func(name string) error {
 		if !slices.Contains(Resources, name) {
-			return nil, fmt.Errorf("--objects: %q cannot be grown through the API server (one of %s)", name, strings.Join(Resources, ", "))
+			return fmt.Errorf("--objects: %q cannot be grown through the API server (one of %s)", name, strings.Join(Resources, ", "))
 		}
-		n, err := scale.ParseCount(num)
-		if err != nil {
-			return nil, fmt.Errorf("--objects %s: %w", part, err)
-		}
-		if slices.ContainsFunc(out, func(c Count) bool { return c.Resource == name }) {
-			return nil, fmt.Errorf("--objects: %s given twice", name)
-		}
-		out = append(out, Count{Resource: name, N: n})
+		return nil
+	})
+	var out []Count
+	for _, p := range pairs {
+		out = append(out, Count{Resource: p.Name, N: p.N})
 	}
-	if len(out) == 0 {
-		return nil, errors.New("--objects names no object: want e.g. pods=3000,services=300")
-	}
-	return out, nil
+	return out, err
 }

@@ -66,18 +66,7 @@ func KubeScale(ctx context.Context, o KubeScaleOptions) (res *result.Result, err
 	}()
 	srv, runErr := run.Measure(ctx, kube, func(st result.KubeStep) string { return judge.KubeStopReason(st, o.Criteria) })
 	res.Server = srv
-	if runErr != nil {
-		res.Error = runErr.Error()
-		if errors.Is(runErr, context.Canceled) {
-			res.Error = "interrupted"
-		}
-		if len(kube.Steps) == 0 && !errors.Is(runErr, context.Canceled) {
-			return nil, runErr
-		}
-	}
-	judge.Judge(res, o.Criteria)
-	res.Finish()
-	return res, runErr
+	return finishSteps(res, runErr, len(kube.Steps), o.Criteria)
 }
 
 func kubeScaleParams(o KubeScaleOptions) map[string]any {

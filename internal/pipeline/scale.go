@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/judge"
 	"github.com/etcdperf/etcdperf/internal/load"
@@ -63,16 +64,23 @@ func Scale(ctx context.Context, o ScaleOptions) (res *result.Result, err error) 
 	if o.Target.KeepData && t.RunDir() != "" {
 		sc.Notes = append(sc.Notes, "kept the embedded etcd's data and logs in "+t.RunDir()+" (--keep-data)")
 	}
+	return finishSteps(res, runErr, len(sc.Steps), o.Criteria)
+}
+
+// finishSteps ends a run of steps: one that failed before its first step
+// returns only its error; an interrupted one, or one that failed later,
+// its partial Result with the error; then the Result is judged.
+func finishSteps(res *result.Result, runErr error, steps int, criteria []check.Criterion) (*result.Result, error) {
 	if runErr != nil {
 		res.Error = runErr.Error()
 		if errors.Is(runErr, context.Canceled) {
 			res.Error = "interrupted"
 		}
-		if len(sc.Steps) == 0 && !errors.Is(runErr, context.Canceled) {
+		if steps == 0 && !errors.Is(runErr, context.Canceled) {
 			return nil, runErr
 		}
 	}
-	judge.Judge(res, o.Criteria)
+	judge.Judge(res, criteria)
 	res.Finish()
 	return res, runErr
 }

@@ -79,7 +79,34 @@ type Count struct {
 // "pods=100000,services=10000". Counts take k and m for thousands and
 // millions ("100k"). Each kind may appear once; order is kept.
 func ParseObjects(s string) ([]Count, error) {
+	pairs, err := ParsePairs(s, func(name string) error {
+		if _, ok := KindByName(name); !ok {
+			return fmt.Errorf("--objects: unknown kind %q (one of %s)", name, strings.Join(KindNames(), ", "))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
 	var out []Count
+	for _, p := range pairs {
+		k, _ := KindByName(p.Name)
+		out = append(out, Count{Kind: k, N: p.N})
+	}
+	return out, nil
+}
+
+// Pair is one name=count of --objects.
+type Pair struct {
+	Name string
+	N    int64
+}
+
+// ParsePairs reads --objects' name=count pairs (names lower-cased, counts
+// as ParseCount reads them, each name once, order kept); known says why a
+// name is refused, nil when it is known.
+func ParsePairs(s string, known func(name string) error) ([]Pair, error) {
+	var out []Pair
 	for _, part := range strings.Split(s, ",") {
 		part = strings.TrimSpace(part)
 		if part == "" {
@@ -90,18 +117,17 @@ func ParseObjects(s string) ([]Count, error) {
 			return nil, fmt.Errorf("--objects %q: want kind=count, e.g. pods=100000", part)
 		}
 		name = strings.ToLower(strings.TrimSpace(name))
-		k, ok := KindByName(name)
-		if !ok {
-			return nil, fmt.Errorf("--objects: unknown kind %q (one of %s)", name, strings.Join(KindNames(), ", "))
+		if err := known(name); err != nil {
+			return nil, err
 		}
 		n, err := ParseCount(num)
 		if err != nil {
 			return nil, fmt.Errorf("--objects %s: %w", part, err)
 		}
-		if slices.ContainsFunc(out, func(c Count) bool { return c.Kind.Name == name }) {
+		if slices.ContainsFunc(out, func(p Pair) bool { return p.Name == name }) {
 			return nil, fmt.Errorf("--objects: %s given twice", name)
 		}
-		out = append(out, Count{Kind: k, N: n})
+		out = append(out, Pair{Name: name, N: n})
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("--objects names no object: want e.g. pods=100000,services=10000")
