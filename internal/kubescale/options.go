@@ -78,6 +78,7 @@ const (
 	DefaultLists       = 3
 	DefaultGets        = 20
 	DefaultLeaseRenew  = 10 * time.Second
+	DefaultUpdateRate  = 10
 	DefaultCallTimeout = time.Minute
 )
 

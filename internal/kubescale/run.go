@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -51,8 +52,10 @@ type Run struct {
 	// created counts the objects of each resource created; next is the
 	// number of the next one (a failed creation leaves a gap).
 	created, next map[string]int64
-	nsMade        bool
-	rnd           *rand.Rand
+	// leases holds the last answer to each lease's renewal.
+	leases map[string]*coordinationv1.Lease
+	nsMade bool
+	rnd    *rand.Rand
 	// etcd, when the run was given its endpoints.
 	etcd    *cluster.Target
 	members []cluster.Member
@@ -78,7 +81,7 @@ func New(ctx context.Context, o Options) (*Run, *result.Kube, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("API server %s: %w", cfg.Host, err)
 	}
-	r := &Run{o: o, cfg: cfg, cs: cs, httpc: httpc, res: resources(cs, o.Namespace), created: map[string]int64{}, next: map[string]int64{},
+	r := &Run{o: o, cfg: cfg, cs: cs, httpc: httpc, res: resources(cs, o.Namespace), created: map[string]int64{}, next: map[string]int64{}, leases: map[string]*coordinationv1.Lease{},
 		calls: newCalls(flowcontrol.NewTokenBucketRateLimiter(float32(o.QPS), o.Burst)),
 		rnd:   rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))}
 	kube := &result.Kube{Server: cfg.Host, Namespace: o.Namespace, QPS: o.QPS, Burst: o.Burst, Clients: o.Clients, Planned: o.Steps}
@@ -224,12 +227,16 @@ func (r *Run) makeNamespace(ctx context.Context) error {
 	// namespace is the run's to delete, and a retry finds it.
 	err := retry(ctx, func(ctx context.Context) error {
 		_, err := r.cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})
-		if err != nil && !apierrors.IsAlreadyExists(err) {
-			r.nsMade = r.nsMade || transient(err)
-			return err
+		switch {
+		case err == nil || (r.nsMade && apierrors.IsAlreadyExists(err)):
+			r.nsMade = true
+			return nil
+		case apierrors.IsAlreadyExists(err):
+			// Made by someone else since New looked: not the run's.
+			return fmt.Errorf("namespace %s exists: the run needs a namespace of its own", r.o.Namespace)
 		}
-		r.nsMade = true
-		return nil
+		r.nsMade = r.nsMade || transient(err)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("create namespace %s: %w", r.o.Namespace, err)
@@ -399,21 +406,47 @@ func (r *Run) background(ctx context.Context, wg *sync.WaitGroup) {
 		every(max(o.LeaseRenew/time.Duration(n), time.Millisecond), func(*rand.Rand) {
 			i := next % n
 			next++
-			_ = r.calls.do(ctx, callKey{"leases", "PUT", ScopeResource}, func(ctx context.Context) error {
-				l, err := r.cs.CoordinationV1().Leases(ns).Get(ctx, name("leases", i), metav1.GetOptions{})
-				if err != nil {
-					return ignoreGap(err)
-				}
-				now := metav1.NewMicroTime(time.Now())
-				l.Spec.RenewTime = &now
-				_, err = r.cs.CoordinationV1().Leases(ns).Update(ctx, l, metav1.UpdateOptions{})
-				return err
-			})
+			r.renewLease(ctx, name("leases", i))
 		})
 	}
 	if o.ListInterval > 0 && r.target("pods") > 0 {
 		every(o.ListInterval, func(*rand.Rand) { r.list(ctx, "pods") })
 	}
+}
+
+// renewLease renews a lease as a kubelet renews its node's: an update of
+// the copy it holds (its last answer), read first when it holds none or
+// its copy was stale.
+func (r *Run) renewLease(ctx context.Context, n string) {
+	leases := r.cs.CoordinationV1().Leases(r.o.Namespace)
+	r.mu.Lock()
+	l := r.leases[n]
+	r.mu.Unlock()
+	if l == nil {
+		err := r.calls.do(ctx, callKey{"leases", "GET", ScopeResource}, func(ctx context.Context) error {
+			var err error
+			l, err = leases.Get(ctx, n, metav1.GetOptions{})
+			return ignoreGap(err)
+		})
+		if err != nil || l == nil {
+			return
+		}
+	}
+	l = l.DeepCopy()
+	now := metav1.NewMicroTime(time.Now())
+	l.Spec.RenewTime = &now
+	var renewed *coordinationv1.Lease
+	_ = r.calls.do(ctx, callKey{"leases", "PUT", ScopeResource}, func(ctx context.Context) error {
+		var err error
+		renewed, err = leases.Update(ctx, l, metav1.UpdateOptions{})
+		if apierrors.IsConflict(err) {
+			return nil // a stale copy: read again next time, as a kubelet does
+		}
+		return err
+	})
+	r.mu.Lock()
+	r.leases[n] = renewed
+	r.mu.Unlock()
 }
 
 // ignoreGap drops the NotFound of an object whose creation failed.
