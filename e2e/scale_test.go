@@ -135,6 +135,9 @@ func TestKubeScaleUsageErrors(t *testing.T) {
 		{[]string{"--kubeconfig", kc, "--objects", "pods=3", "--steps", "5"}, "fewer objects than --steps"},
 		{[]string{"--kubeconfig", kc, "--qps", "0"}, "--qps must be over 0"},
 		{[]string{"--kubeconfig", kc, "--objects", "pods=10", "-o", filepath.Join(dir, "missing", "r.json")}, "missing"},
+		{[]string{"--kubeconfig", kc, "--root", dir}, "--root is for --node"},
+		{[]string{"--kubeconfig", kc, "--node", "--root", dir}, "--node: "},
+		{[]string{"--node"}, "--node applies through the API server"},
 		{[]string{"--kubeconfig", kc, "--objects", "pods=10"}, "reach the API server at https://127.0.0.1:1"},
 	}
 	for _, c := range cases {

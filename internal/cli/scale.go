@@ -9,6 +9,7 @@ import (
 
 	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/discover"
 	"github.com/etcdperf/etcdperf/internal/kubescale"
 	"github.com/etcdperf/etcdperf/internal/pipeline"
 	"github.com/etcdperf/etcdperf/internal/scale"
@@ -25,6 +26,8 @@ func newScaleCmd() *cobra.Command {
 		o          pipeline.ScaleOptions
 		totalWrite int64
 		ko         pipeline.KubeScaleOptions
+		kubeNode   bool
+		kubeRoot   string
 	)
 	cmd := &cobra.Command{
 		Use:   "scale",
@@ -129,6 +132,8 @@ The run's user needs to create those objects in a new namespace, and get on
 	fl.Float64Var(&ko.QPS, "qps", kubescale.DefaultQPS, "through the API server: client-go's queries per second for every call of the run")
 	fl.IntVar(&ko.Burst, "burst", kubescale.DefaultBurst, "through the API server: client-go's burst")
 	fl.DurationVar(&ko.LeaseRenew, "lease-renew", kubescale.DefaultLeaseRenew, "through the API server: how often each lease is renewed, as a kubelet renews its node's")
+	fl.BoolVar(&kubeNode, "node", false, "through the API server: read the etcd that runs on this node (found as etcdperf discover finds it) beside the calls, in place of --endpoints")
+	fl.StringVar(&kubeRoot, "root", "/", "with --node, read the node's files under this directory")
 	fl.IntVar(&ko.Gets, "gets", kubescale.DefaultGets, "through the API server: reads of single objects of each resource after each step")
 
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -138,9 +143,9 @@ The run's user needs to create those objects in a new namespace, and get on
 		}
 		fl := cmd.Flags()
 		if ko.Conn.Given() || fl.Changed("token") || fl.Changed("context") {
-			return runKubeScale(cmd, sinks, conn, &ko, objects, limits)
+			return runKubeScale(cmd, sinks, conn, &ko, objects, limits, kubeNode, kubeRoot)
 		}
-		for _, f := range []string{"qps", "burst", "gets", "lease-renew", "certificate-authority", "kube-insecure-skip-tls-verify"} {
+		for _, f := range []string{"qps", "burst", "gets", "lease-renew", "certificate-authority", "kube-insecure-skip-tls-verify", "node", "root"} {
 			if fl.Changed(f) {
 				return usageError("--%s applies through the API server: give --kubeconfig or --server", f)
 			}
@@ -207,7 +212,7 @@ The run's user needs to create those objects in a new namespace, and get on
 }
 
 // runKubeScale is `etcdperf scale` through Kubernetes' API server.
-func runKubeScale(cmd *cobra.Command, sinks []sink, conn *connFlags, ko *pipeline.KubeScaleOptions, objects string, limits []string) error {
+func runKubeScale(cmd *cobra.Command, sinks []sink, conn *connFlags, ko *pipeline.KubeScaleOptions, objects string, limits []string, node bool, root string) error {
 	fl := cmd.Flags()
 	for _, f := range []string{"value-size", "conns", "rate", "prefix", "data-dir", "keep-data", "event-ttl", "members", "fault"} {
 		if fl.Changed(f) {
@@ -245,6 +250,19 @@ func runKubeScale(cmd *cobra.Command, sinks []sink, conn *connFlags, ko *pipelin
 	copts, err := conn.options(cmd)
 	if err != nil {
 		return err
+	}
+	if fl.Changed("root") && !node {
+		return usageError("--root is for --node: etcdperf scale --kubeconfig ... --node --root %s", root)
+	}
+	if node {
+		n, err := discover.Resolve(root, copts)
+		if err != nil {
+			return usageError("--node: %v", err)
+		}
+		copts = n.Conn
+		if !quiet(cmd) {
+			fmt.Fprintf(cmd.ErrOrStderr(), "etcdperf: reading etcd %s at %s beside the API server's calls\n", n.Name(), strings.Join(copts.Endpoints, ","))
+		}
 	}
 	ko.Etcd.Conn = copts
 	ko.Defaults()
