@@ -105,7 +105,7 @@ func scaleParams(o ScaleOptions) map[string]any {
 		"list_interval": o.ListInterval.Seconds(),
 		"event_ttl":     o.EventTTL.Seconds(),
 		"namespaces":    o.Namespaces,
-		"seed":          o.RandomState, // the random state, under the name the Result has had
+		"random_state":  o.RandomState,
 	}
 	if o.Rate > 0 {
 		p["rate"] = o.Rate
