@@ -48,16 +48,10 @@ func Again(r *result.Result) { Judge(r, Criteria(r)) }
 // warning level and source of each check they (or a run in them) hold, so
 // that limits set with --limit hold when a Result is judged again.
 func Criteria(rs ...*result.Result) []check.Criterion {
-	out := append([]check.Criterion(nil), check.Table...)
+	out := check.Table
 	var walk func(r *result.Result)
 	walk = func(r *result.Result) {
-		for _, c := range r.Checks {
-			for i := range out {
-				if out[i].ID == c.Name {
-					out[i].Limit, out[i].Warn, out[i].Source = c.Limit, c.Warn, c.Source
-				}
-			}
-		}
+		out = check.WithLimitsOf(out, r.Checks)
 		for i := range r.Runs {
 			walk(&r.Runs[i])
 		}
