@@ -278,7 +278,7 @@ func memberBlames(r *result.Result) []blame {
 		var symEv []result.Evidence
 		for _, s := range syms {
 			what := symptomNames[s.check.Name]
-			parts = append(parts, fmt.Sprintf("%s %s (limit %s)", what, latencyText(s.check), units.Seconds(s.check.Limit)))
+			parts = append(parts, fmt.Sprintf("%s %s (limit %s)", what, LatencyText(s.check), units.Seconds(s.check.Limit)))
 			e := EvidenceOf(s.check)
 			e.What = fmt.Sprintf("%s of %s over the run", what, v.name)
 			symEv = append(symEv, e)
@@ -355,7 +355,7 @@ func memberBlames(r *result.Result) []blame {
 		}{{check.WALFsyncP99, v.wal}, {check.BackendCommitP99, v.commit}} {
 			if l.l != nil && l.l.Count > 0 {
 				bound := l.l.Bucketed && l.l.Resolution > 0 && l.l.P99 <= l.l.Resolution
-				under = append(under, symptomNames[l.id]+" "+latencyText(result.Check{Observed: l.l.P99, Bound: bound}))
+				under = append(under, symptomNames[l.id]+" "+LatencyText(result.Check{Observed: l.l.P99, Bound: bound}))
 			}
 		}
 		measured := v.name + "'s disk latencies stayed under their limits"
@@ -409,7 +409,9 @@ func clusterStalled(views []memberView) bool {
 // symptomNames are the disk latencies the cause rules judge, in words.
 var symptomNames = map[string]string{check.WALFsyncP99: "WAL fsync p99", check.BackendCommitP99: "backend commit p99"}
 
-func latencyText(c result.Check) string {
+// LatencyText is a latency check's observed value, "<= 1ms" when it is
+// only a bound (a p99 in the lowest bucket of a histogram).
+func LatencyText(c result.Check) string {
 	if c.Bound {
 		return "<= " + units.Seconds(c.Observed)
 	}

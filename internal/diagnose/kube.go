@@ -76,7 +76,7 @@ func breakWords(chs []result.Check) string {
 			parts = append(parts, fmt.Sprintf("%.0f %s", c.Observed, c.Title))
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%s %s (limit %s)", c.Title, latencyText(c), units.Value(c.Limit, c.Unit)))
+		parts = append(parts, fmt.Sprintf("%s %s (limit %s)", c.Title, LatencyText(c), units.Value(c.Limit, c.Unit)))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -92,7 +92,7 @@ func FirstKubeBreak(r *result.Result) (string, bool) {
 	s := fmt.Sprintf("the SLO on API call latency broke first at %d objects (step %d): %s", b.step.Objects, b.step.Step, breakWords(b.failed))
 	if st, c, ok := etcdBreak(r); ok {
 		s += fmt.Sprintf("; etcd's %s passed its limit at %d objects (step %d): %s",
-			symptomNames[c.Name], st.Objects, st.Step, latencyText(c))
+			symptomNames[c.Name], st.Objects, st.Step, LatencyText(c))
 	}
 	return s, true
 }

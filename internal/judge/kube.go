@@ -92,7 +92,7 @@ func kubeSummary(r *result.Result) string {
 		s.WriteString("; the SLO on API call latency held")
 		for _, c := range []*result.Check{worstMut, worstGet} {
 			if c != nil {
-				fmt.Fprintf(&s, ", worst %s %s", c.Title, latencyWords(*c))
+				fmt.Fprintf(&s, ", worst %s %s", c.Title, diagnose.LatencyText(*c))
 			}
 		}
 	}
@@ -102,13 +102,6 @@ func kubeSummary(r *result.Result) string {
 	s.WriteString(overLimits(etcdOnly(r.Checks)))
 	s.WriteString(".")
 	return s.String()
-}
-
-func latencyWords(c result.Check) string {
-	if c.Bound {
-		return "<= " + units.Seconds(c.Observed)
-	}
-	return units.Seconds(c.Observed)
 }
 
 // etcdOnly keeps etcd's own checks (the API's are said apart).
