@@ -57,14 +57,27 @@ func benchText(w io.Writer, r *result.Result) error {
 		fmt.Fprintf(w, "  50%% in %s. 90%% in %s. 99%% in %s. 99.9%% in %s.\n", secs(l.P50), secs(l.P90), secs(l.P99), secs(l.P999))
 	}
 	errorDistribution(w, b.Errors)
-	serverText(w, r.Server)
-	for _, n := range b.Notes {
+	serverAndNotes(w, r.Server, b.Notes)
+	return nil
+}
+
+// serverAndNotes ends the text of a run against etcd: etcd's own figures,
+// then the notes.
+func serverAndNotes(w io.Writer, s *result.Server, notes []string) {
+	serverText(w, s)
+	for _, n := range notes {
 		fmt.Fprintf(w, "\nnote: %s", n)
 	}
-	if len(b.Notes) > 0 {
+	if len(notes) > 0 {
 		fmt.Fprintln(w)
 	}
-	return nil
+}
+
+// stoppedText says why a run of steps stopped before its last.
+func stoppedText(w io.Writer, done, planned int, why string) {
+	if why != "" {
+		fmt.Fprintf(w, "\nstopped after step %d of %d: %s\n", done, planned, why)
+	}
 }
 
 func targetLine(r *result.Result) string {

@@ -61,16 +61,8 @@ func kubeText(w io.Writer, r *result.Result) error {
 			fmt.Fprintf(w, "  the API server's slowest etcd requests, p99: %s\n", line)
 		}
 	}
-	if k.Stopped != "" {
-		fmt.Fprintf(w, "\nstopped after step %d of %d: %s\n", len(k.Steps), k.Planned, k.Stopped)
-	}
-	serverText(w, r.Server)
-	for _, n := range k.Notes {
-		fmt.Fprintf(w, "\nnote: %s", n)
-	}
-	if len(k.Notes) > 0 {
-		fmt.Fprintln(w)
-	}
+	stoppedText(w, len(k.Steps), k.Planned, k.Stopped)
+	serverAndNotes(w, r.Server, k.Notes)
 	return nil
 }
 

@@ -62,16 +62,8 @@ func scaleText(w io.Writer, r *result.Result) error {
 			fmt.Fprintf(w, "step %d: %d failed: %s\n", st.Step, st.Errors[k], k)
 		}
 	}
-	if sc.Stopped != "" {
-		fmt.Fprintf(w, "\nstopped after step %d of %d: %s\n", len(sc.Steps), sc.Planned, sc.Stopped)
-	}
-	serverText(w, r.Server)
-	for _, n := range sc.Notes {
-		fmt.Fprintf(w, "\nnote: %s", n)
-	}
-	if len(sc.Notes) > 0 {
-		fmt.Fprintln(w)
-	}
+	stoppedText(w, len(sc.Steps), sc.Planned, sc.Stopped)
+	serverAndNotes(w, r.Server, sc.Notes)
 	return nil
 }
 
