@@ -21,13 +21,15 @@ type ticket struct {
 	waitFrom time.Time
 }
 
-// busyUntil returns how much of the ticket's lag, up to its hand-over at
-// now, the pacer spent waiting for a free worker.
-func (tk ticket) busyUntil(now time.Time) time.Duration {
+// busyAtHandOver returns how much of the ticket's lag, up to its
+// hand-over (now: the worker that took it has just received it), the
+// pacer spent waiting for a free worker. A ticket a free worker took at
+// once reads no clock: the request loop's hot path stays as it was.
+func (tk ticket) busyAtHandOver() time.Duration {
 	if tk.waitFrom.IsZero() {
 		return tk.busy
 	}
-	return tk.busy + max(0, now.Sub(tk.waitFrom))
+	return tk.busy + max(0, time.Since(tk.waitFrom))
 }
 
 // busyLog records when the pacer waited for a free worker, so that each

@@ -231,9 +231,8 @@ func TestPacerBusyLag(t *testing.T) {
 		out := make(chan ticket, room)
 		go pace(context.Background(), sh, out)
 		for tk := range out {
-			now := time.Now()
-			lag += now.Sub(tk.due)
-			busy += tk.busyUntil(now)
+			busy += tk.busyAtHandOver()
+			lag += time.Since(tk.due) // read after: a lag holds its busy part
 			time.Sleep(work)
 		}
 		return lag, busy

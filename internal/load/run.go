@@ -215,7 +215,7 @@ func (w *worker) loop(ctx context.Context, sh *shared, tickets <-chan ticket) {
 			if !ok {
 				return
 			}
-			i, due, busy = tk.i, tk.due, tk.busyUntil(time.Now())
+			i, due, busy = tk.i, tk.due, tk.busyAtHandOver()
 		} else {
 			i = sh.next.Add(1) - 1
 			if sh.total > 0 && i >= sh.total {
