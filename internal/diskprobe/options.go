@@ -62,6 +62,11 @@ type Options struct {
 	RW     Pattern
 	// Jobs is the number of parallel writers, each on its own file.
 	Jobs int
+	// Rate paces the writes: at most this many per second over all jobs
+	// (each followed by its sync); 0 writes as fast as the device allows.
+	// Beside a live etcd member the probe is paced so that it leaves the
+	// device to etcd.
+	Rate float64
 	// DirFlag and SizeFlag name the options that set Dir and Size in the
 	// hints of errors ("choose a writable --data-dir"); by default --dir
 	// and --size, the disk command's.
@@ -96,6 +101,9 @@ func (o *Options) Validate() error {
 	}
 	if o.TimeBased && o.Runtime == 0 {
 		return fmt.Errorf("a time-based run needs --runtime")
+	}
+	if o.Rate < 0 {
+		return fmt.Errorf("the probe's rate must not be negative, got %g", o.Rate)
 	}
 	switch o.Sync {
 	case SyncFdatasync, SyncFsync, SyncODsync, SyncNone:

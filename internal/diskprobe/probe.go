@@ -340,8 +340,19 @@ func (j *job) run(stop *atomic.Bool, deadline time.Time) {
 	case SyncFsync:
 		trap = unix.SYS_FSYNC
 	}
+	// With a Rate, the job's n-th write starts no sooner than n intervals
+	// after its first (an open-loop pace: a slow sync is not made up for
+	// by a burst, since the pace is a ceiling).
+	var interval time.Duration
+	if o.Rate > 0 {
+		interval = time.Duration(float64(time.Second) * float64(max(o.Jobs, 1)) / o.Rate)
+	}
+	began := time.Now()
 	var off int64
 	for !stop.Load() {
+		if interval > 0 && !j.wait(stop, began.Add(time.Duration(j.ops)*interval), deadline) {
+			return
+		}
 		if off+bs > o.Size {
 			if !o.TimeBased {
 				return
@@ -391,6 +402,22 @@ func (j *job) run(stop *atomic.Bool, deadline time.Time) {
 			return
 		}
 	}
+}
+
+// wait sleeps until next, the paced start of the job's next write; it
+// returns false when the run is to end first (stop, or the deadline comes
+// before next).
+func (j *job) wait(stop *atomic.Bool, next, deadline time.Time) bool {
+	if !deadline.IsZero() && next.After(deadline) {
+		return false
+	}
+	for d := time.Until(next); d > 0; d = time.Until(next) {
+		if stop.Load() {
+			return false
+		}
+		time.Sleep(min(d, 50*time.Millisecond))
+	}
+	return !stop.Load()
 }
 
 // IOPS returns operations per second over the elapsed time.

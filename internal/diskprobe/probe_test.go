@@ -285,3 +285,43 @@ func TestExplainKeepsDetail(t *testing.T) {
 		t.Errorf("Explain of a path error: %q", got)
 	}
 }
+
+// A paced probe never writes faster than its rate, over one job or
+// several: beside a live etcd member it must leave the device to etcd.
+// The same run unpaced (on the same directory) writes faster, so the pace
+// is what held it back.
+func TestRatePacesWrites(t *testing.T) {
+	dir := testutil.MountTmpfs(t, "128m", false)
+	for _, jobs := range []int{1, 2} {
+		o := opts(dir)
+		o.Size = 64 << 20
+		o.Prealloc = false
+		o.Jobs = jobs
+		o.Runtime = 1500 * time.Millisecond
+		o.Rate = 40
+		out, err := Run(context.Background(), o, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Each job's n-th write starts n intervals after its first: at
+		// most rate*elapsed writes, plus each job's first.
+		if limit := o.Rate*out.Elapsed.Seconds() + float64(jobs); float64(out.Ops) > limit || out.Ops == 0 {
+			t.Errorf("%d jobs at %g/s for %v: %d writes, want at most %.0f", jobs, o.Rate, out.Elapsed, out.Ops, limit)
+		}
+		o.Rate = 0
+		o.Runtime = 300 * time.Millisecond
+		free, err := Run(context.Background(), o, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if free.IOPS() < 3*40 {
+			t.Errorf("unpaced on tmpfs: %.0f writes/s; want well above the 40/s pace to tell the pace from the device", free.IOPS())
+		}
+		assertEmpty(t, dir)
+	}
+	o := opts(dir)
+	o.Rate = -1
+	if err := o.Validate(); err == nil {
+		t.Error("a negative rate was accepted")
+	}
+}
