@@ -1,13 +1,16 @@
-// Package cgroup reads and sets a process's CPU limit through the kernel's
-// control groups, version 1 (the cpu controller: cpu.cfs_quota_us,
-// cpu.cfs_period_us, cpu.stat's throttled_time) or version 2 (cpu.max,
-// cpu.stat's throttled_usec), whichever holds the cpu controller here.
+// Package cgroup reads and sets a process's CPU and I/O limits through the
+// kernel's control groups: version 1 (the cpu controller: cpu.cfs_quota_us,
+// cpu.cfs_period_us, cpu.stat's throttled_time; the blkio controller:
+// blkio.throttle.*) or version 2 (cpu.max, cpu.stat's throttled_usec;
+// io.max, io.stat), whichever holds each controller here.
 //
 // It measures (how many CPUs a member may use, and how often the kernel
-// stopped it for having used them: throttling) and it makes faults (a
-// member process in a group of its own with a quota: etcdperf's
-// --cpu-limit). It prints nothing; every path is under Sys's root, so that
-// tests can give it a folder shaped like /sys/fs/cgroup and /proc.
+// stopped it for having used them: throttling; the writes its group did on
+// a device) and it makes faults (a member process in a group of its own
+// with a quota, or with a cap on its writes: etcdperf's --cpu-limit,
+// --iops-limit and --write-bps-limit). It prints nothing; every path is
+// under Sys's root, so that tests can give it a folder shaped like
+// /sys/fs/cgroup and /proc.
 package cgroup
 
 import (
@@ -32,7 +35,8 @@ type Sys struct {
 // Host is this host.
 var Host = Sys{}
 
-// Hierarchy is the mounted cgroup hierarchy that holds the cpu controller.
+// Hierarchy is a mounted cgroup hierarchy that holds a controller (cpu, or
+// blkio/io).
 type Hierarchy struct {
 	// Version is 1 or 2.
 	Version int
@@ -51,10 +55,28 @@ var ErrNoCPUController = errors.New("no cgroup file system with the cpu controll
 
 func (s Sys) path(p string) string { return filepath.Join(s.Root, p) }
 
+// controller names one resource controller in both versions of cgroups.
+type controller struct {
+	// v1 is its name in a v1 hierarchy's mount options and in
+	// /proc/PID/cgroup; v2, in cgroup.controllers.
+	v1, v2 string
+	// missing is the error when no hierarchy holds it.
+	missing error
+}
+
+var (
+	cpuController = controller{v1: "cpu", v2: "cpu", missing: ErrNoCPUController}
+	ioController  = controller{v1: "blkio", v2: "io", missing: ErrNoIOController}
+)
+
 // CPUHierarchy finds the hierarchy of the cpu controller: v1's when
 // mounted (a host may mount both, as this one's unified hierarchy then
 // lacks cpu), else v2's when cpu is among its controllers.
-func (s Sys) CPUHierarchy() (Hierarchy, error) {
+func (s Sys) CPUHierarchy() (Hierarchy, error) { return s.hierarchy(cpuController) }
+
+// hierarchy finds the hierarchy of controller c: v1's when mounted, else
+// v2's when c is among its controllers.
+func (s Sys) hierarchy(c controller) (Hierarchy, error) {
 	f, err := os.Open(s.path("/proc/self/mountinfo"))
 	if err != nil {
 		return Hierarchy{}, err
@@ -67,11 +89,11 @@ func (s Sys) CPUHierarchy() (Hierarchy, error) {
 	var v2 *Hierarchy
 	for _, m := range ms {
 		switch {
-		case m.fsType == "cgroup" && hasWord(m.superOpts, "cpu"):
+		case m.fsType == "cgroup" && hasWord(m.superOpts, c.v1):
 			return Hierarchy{Version: 1, Mount: m.mountPoint, Root: m.root}, nil
 		case m.fsType == "cgroup2" && v2 == nil:
 			b, err := os.ReadFile(s.path(filepath.Join(m.mountPoint, "cgroup.controllers")))
-			if err == nil && hasWord(strings.ReplaceAll(string(b), " ", ","), "cpu") {
+			if err == nil && hasWord(strings.ReplaceAll(string(b), " ", ","), c.v2) {
 				v2 = &Hierarchy{Version: 2, Mount: m.mountPoint, Root: m.root}
 			}
 		}
@@ -79,7 +101,7 @@ func (s Sys) CPUHierarchy() (Hierarchy, error) {
 	if v2 != nil {
 		return *v2, nil
 	}
-	return Hierarchy{}, ErrNoCPUController
+	return Hierarchy{}, c.missing
 }
 
 // hasWord reports whether the comma-separated list holds w.
@@ -114,7 +136,8 @@ func parseMounts(r io.Reader) ([]mount, error) {
 	return out, sc.Err()
 }
 
-// Group is one control group of the cpu hierarchy.
+// Group is one control group of a hierarchy (the cpu controller's, or the
+// blkio/io controller's).
 type Group struct {
 	H Hierarchy
 	// Path is the group's path inside the hierarchy ("/" for its root).
@@ -131,8 +154,11 @@ func (g Group) Dir() string {
 func (g Group) file(name string) string { return filepath.Join(g.Dir(), name) }
 
 // Of returns the cpu group of process pid.
-func (s Sys) Of(pid int) (Group, error) {
-	h, err := s.CPUHierarchy()
+func (s Sys) Of(pid int) (Group, error) { return s.of(pid, cpuController) }
+
+// of returns the group of process pid in the hierarchy of controller c.
+func (s Sys) of(pid int, c controller) (Group, error) {
+	h, err := s.hierarchy(c)
 	if err != nil {
 		return Group{}, err
 	}
@@ -140,16 +166,16 @@ func (s Sys) Of(pid int) (Group, error) {
 	if err != nil {
 		return Group{}, fmt.Errorf("read the cgroup of process %d: %w", pid, err)
 	}
-	p, ok := groupPath(string(b), h.Version)
+	p, ok := groupPath(string(b), h.Version, c.v1)
 	if !ok {
-		return Group{}, fmt.Errorf("process %d is in no cgroup of the cpu controller (v%d)", pid, h.Version)
+		return Group{}, fmt.Errorf("process %d is in no cgroup of the %s controller (v%d)", pid, c.v1, h.Version)
 	}
 	return Group{H: h, Path: p, sys: s}, nil
 }
 
-// groupPath reads a process's path in the cpu hierarchy from its
-// /proc/PID/cgroup text.
-func groupPath(text string, version int) (string, bool) {
+// groupPath reads a process's path in the hierarchy of the v1 controller
+// named v1 (or in the v2 hierarchy) from its /proc/PID/cgroup text.
+func groupPath(text string, version int, v1 string) (string, bool) {
 	for _, l := range strings.Split(text, "\n") {
 		parts := strings.SplitN(l, ":", 3)
 		if len(parts) != 3 {
@@ -158,7 +184,7 @@ func groupPath(text string, version int) (string, bool) {
 		if version == 2 && parts[0] == "0" && parts[1] == "" {
 			return parts[2], true
 		}
-		if version == 1 && hasWord(parts[1], "cpu") {
+		if version == 1 && hasWord(parts[1], v1) {
 			return parts[2], true
 		}
 	}

@@ -40,14 +40,17 @@ func TestParseMounts(t *testing.T) {
 }
 
 func TestGroupPath(t *testing.T) {
-	text := "12:cpu,cpuacct:/kubepods/pod1/etcd\n11:memory:/x\n0::/system.slice/etcd.service\n"
-	if p, ok := groupPath(text, 1); !ok || p != "/kubepods/pod1/etcd" {
+	text := "12:cpu,cpuacct:/kubepods/pod1/etcd\n11:memory:/x\n7:blkio:/kubepods/pod1\n0::/system.slice/etcd.service\n"
+	if p, ok := groupPath(text, 1, "cpu"); !ok || p != "/kubepods/pod1/etcd" {
 		t.Errorf("v1: %q %v", p, ok)
 	}
-	if p, ok := groupPath(text, 2); !ok || p != "/system.slice/etcd.service" {
+	if p, ok := groupPath(text, 2, "cpu"); !ok || p != "/system.slice/etcd.service" {
 		t.Errorf("v2: %q %v", p, ok)
 	}
-	if _, ok := groupPath("4:memory:/\n", 1); ok {
+	if p, ok := groupPath(text, 1, "blkio"); !ok || p != "/kubepods/pod1" {
+		t.Errorf("v1 blkio: %q %v", p, ok)
+	}
+	if _, ok := groupPath("4:memory:/\n", 1, "cpu"); ok {
 		t.Error("a process without a cpu group has one")
 	}
 }

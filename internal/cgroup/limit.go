@@ -39,10 +39,14 @@ func ValidateCores(cores float64) error {
 // CanLimit says why this process could not give a process a CPU limit
 // (nil when it can): the cpu controller must be mounted, and the folder
 // of its group (or of the hierarchy's root) writable.
-func (s Sys) CanLimit() error {
-	self, err := s.Of(os.Getpid())
+func (s Sys) CanLimit() error { return s.canLimit(cpuController) }
+
+// canLimit says why this process could not put a process in a group of
+// its own in the hierarchy of controller c.
+func (s Sys) canLimit(c controller) error {
+	self, err := s.of(os.Getpid(), c)
 	if err != nil {
-		return explain(err)
+		return explain(c, err)
 	}
 	var errs []error
 	for _, parent := range candidates(self) {
@@ -52,17 +56,25 @@ func (s Sys) CanLimit() error {
 		}
 		errs = append(errs, fmt.Errorf("%s: %w", parent.Dir(), err))
 	}
-	return explain(errors.Join(errs...))
+	return explain(c, errors.Join(errs...))
 }
 
 // Limited is a group this package created for one process, with a CPU
-// quota.
+// quota or a cap on its I/O.
 type Limited struct {
 	Group
 	// from is the group the process left, to go back to.
 	from Group
 	pid  int
+	// shared is set when the process was already in a group of its own
+	// (cgroup v2 has one group per process: a CPU quota and an I/O cap
+	// share it); Release then only lifts this limit, writing lift.
+	shared bool
+	lift   []setting
 }
+
+// setting is one line written to one file of a group.
+type setting struct{ file, value string }
 
 // Limit moves process pid into a new group of its own whose quota is cores
 // CPUs: under the process's group when the hierarchy allows it, else under
@@ -73,15 +85,43 @@ func (s Sys) Limit(pid int, cores float64) (*Limited, error) {
 	if cores < MinCores {
 		return nil, fmt.Errorf("a CPU limit of %g is under the kernel's smallest (%g)", cores, MinCores)
 	}
-	from, err := s.Of(pid)
+	h, err := s.hierarchy(cpuController)
 	if err != nil {
-		return nil, explain(err)
+		return nil, explain(cpuController, err)
+	}
+	quota := int64(cores*period + 0.5)
+	set := []setting{{"cpu.cfs_period_us", strconv.Itoa(period)}, {"cpu.cfs_quota_us", strconv.FormatInt(quota, 10)}}
+	lift := []setting{{"cpu.cfs_quota_us", "-1"}}
+	if h.Version == 2 {
+		set = []setting{{"cpu.max", fmt.Sprintf("%d %d", quota, period)}}
+		lift = []setting{{"cpu.max", "max"}}
+	}
+	return s.own(pid, cpuController, set, lift)
+}
+
+// own moves process pid into a group of its own in controller c's
+// hierarchy, with the settings set; lift undoes them (for a group shared
+// with another limit). Errors say what to do.
+func (s Sys) own(pid int, c controller, set, lift []setting) (*Limited, error) {
+	from, err := s.of(pid, c)
+	if err != nil {
+		return nil, explain(c, err)
 	}
 	s.RemoveStale()
 	name := ownPrefix + strconv.Itoa(pid)
+	if from.H.Version == 2 && filepath.Base(from.Path) == name {
+		// Already in the group another limit made for it: add this one.
+		if err := enable(from.Parent(), c); err != nil {
+			return nil, explain(c, err)
+		}
+		if err := apply(from, set); err != nil {
+			return nil, explain(c, err)
+		}
+		return &Limited{Group: from, from: from, pid: pid, shared: true, lift: lift}, nil
+	}
 	var errs []error
 	for _, parent := range candidates(from) {
-		g, err := s.create(parent, name, cores)
+		g, err := s.create(parent, name, c, set)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -94,7 +134,7 @@ func (s Sys) Limit(pid int, cores float64) (*Limited, error) {
 		}
 		return l, nil
 	}
-	return nil, explain(errors.Join(errs...))
+	return nil, explain(c, errors.Join(errs...))
 }
 
 // candidates are the groups under which a process's own group may go: its
@@ -111,39 +151,49 @@ func candidates(from Group) []Group {
 	return []Group{from, root}
 }
 
-// create makes the group name under parent with a quota of cores.
-func (s Sys) create(parent Group, name string, cores float64) (Group, error) {
+// enable makes controller c available to the children of a v2 group.
+func enable(parent Group, c controller) error {
+	if parent.H.Version != 2 {
+		return nil
+	}
+	sub := parent.file("cgroup.subtree_control")
+	b, err := os.ReadFile(sub)
+	if err != nil {
+		return err
+	}
+	if hasWord(strings.ReplaceAll(strings.TrimSpace(string(b)), " ", ","), c.v2) {
+		return nil
+	}
+	if err := writeFile(sub, "+"+c.v2); err != nil {
+		return fmt.Errorf("enable the %s controller in %s: %w", c.v2, sub, err)
+	}
+	return nil
+}
+
+// apply writes the settings into g's files.
+func apply(g Group, set []setting) error {
+	for _, st := range set {
+		if err := writeFile(g.file(st.file), st.value); err != nil {
+			return fmt.Errorf("write %q to %s: %w", st.value, g.file(st.file), err)
+		}
+	}
+	return nil
+}
+
+// create makes the group name under parent with the settings set.
+func (s Sys) create(parent Group, name string, c controller, set []setting) (Group, error) {
 	g := parent
 	g.Path = filepath.Join(parent.Path, name)
-	if parent.H.Version == 2 {
-		// The cpu controller must be enabled for the parent's children.
-		sub := parent.file("cgroup.subtree_control")
-		b, err := os.ReadFile(sub)
-		if err != nil {
-			return g, err
-		}
-		if !hasWord(strings.ReplaceAll(strings.TrimSpace(string(b)), " ", ","), "cpu") {
-			if err := writeFile(sub, "+cpu"); err != nil {
-				return g, fmt.Errorf("enable the cpu controller in %s: %w", sub, err)
-			}
-		}
+	// On v2 the controller must be enabled for the parent's children.
+	if err := enable(parent, c); err != nil {
+		return g, err
 	}
 	if err := mkdirGroup(g.Dir()); err != nil {
 		return g, fmt.Errorf("create the cgroup %s: %w", g.Dir(), err)
 	}
-	quota := int64(cores*period + 0.5)
-	var err error
-	if g.H.Version == 2 {
-		err = writeFile(g.file("cpu.max"), fmt.Sprintf("%d %d", quota, period))
-	} else {
-		err = writeFile(g.file("cpu.cfs_period_us"), strconv.Itoa(period))
-		if err == nil {
-			err = writeFile(g.file("cpu.cfs_quota_us"), strconv.FormatInt(quota, 10))
-		}
-	}
-	if err != nil {
+	if err := apply(g, set); err != nil {
 		rmdirGroup(g.Dir())
-		return g, fmt.Errorf("set the CPU quota of %s: %w", g.Dir(), err)
+		return g, err
 	}
 	return g, nil
 }
@@ -156,11 +206,30 @@ var (
 	rmdirGroup = os.Remove
 )
 
-// Release moves the process back to the group it came from and removes
-// its own group.
+// Release moves the process back to the group it came from, with any
+// process it started meanwhile (they were born in its group), and removes
+// its own group. A limit that shared the group of another is lifted
+// instead, and the group left to the other.
 func (l *Limited) Release() error {
-	if err := writeFile(l.from.file("cgroup.procs"), strconv.Itoa(l.pid)); err != nil && !errors.Is(err, errNoProcess) {
-		return fmt.Errorf("move process %d back to %s: %w", l.pid, l.from.Dir(), err)
+	if l.shared {
+		err := apply(l.Group, l.lift)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	pids := []string{strconv.Itoa(l.pid)}
+	if b, err := os.ReadFile(l.file("cgroup.procs")); err == nil {
+		for _, p := range strings.Fields(string(b)) {
+			if p != pids[0] {
+				pids = append(pids, p)
+			}
+		}
+	}
+	for _, p := range pids {
+		if err := writeFile(l.from.file("cgroup.procs"), p); err != nil && !errors.Is(err, errNoProcess) {
+			return fmt.Errorf("move process %s back to %s: %w", p, l.from.Dir(), err)
+		}
 	}
 	if err := rmdirGroup(l.Dir()); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("remove the cgroup %s: %w", l.Dir(), err)
@@ -172,28 +241,31 @@ func (l *Limited) Release() error {
 var errNoProcess = errors.New("no such process")
 
 // RemoveStale removes the groups this package created for processes that
-// have ended (a member killed outright cannot remove its own). A group
-// still holding a process is left alone: the kernel refuses to remove it.
+// have ended (a member killed outright cannot remove its own), in the
+// hierarchies of the cpu and the blkio/io controllers. A group still
+// holding a process is left alone: the kernel refuses to remove it.
 func (s Sys) RemoveStale() {
-	self, err := s.Of(os.Getpid())
-	if err != nil {
-		return
-	}
 	seen := map[string]bool{}
-	for _, parent := range candidates(self) {
-		dir := parent.Dir()
-		if seen[dir] {
+	for _, c := range []controller{cpuController, ioController} {
+		self, err := s.of(os.Getpid(), c)
+		if err != nil {
 			continue
 		}
-		seen[dir] = true
-		ents, _ := os.ReadDir(dir)
-		for _, e := range ents {
-			pid, ok := strings.CutPrefix(e.Name(), ownPrefix)
-			if !e.IsDir() || !ok {
+		for _, parent := range candidates(self) {
+			dir := parent.Dir()
+			if seen[dir] {
 				continue
 			}
-			if n, err := strconv.Atoi(pid); err == nil && !s.alive(n) {
-				rmdirGroup(filepath.Join(dir, e.Name()))
+			seen[dir] = true
+			ents, _ := os.ReadDir(dir)
+			for _, e := range ents {
+				pid, ok := strings.CutPrefix(e.Name(), ownPrefix)
+				if !e.IsDir() || !ok {
+					continue
+				}
+				if n, err := strconv.Atoi(pid); err == nil && !s.alive(n) {
+					rmdirGroup(filepath.Join(dir, e.Name()))
+				}
 			}
 		}
 	}
@@ -221,12 +293,15 @@ func writeFile(path, s string) error {
 	return cerr
 }
 
-// explain turns a failure to limit the CPU into what to do about it.
-func explain(err error) error {
+// explain turns a failure to limit a process into what to do about it.
+func explain(c controller, err error) error {
 	if err == nil {
 		return nil
 	}
 	what := "a CPU limit needs a cgroup this process can write: cgroup v1's cpu controller (cpu.cfs_quota_us) or cgroup v2 with the cpu controller (cpu.max)"
+	if c == ioController {
+		what = "an I/O cap needs a cgroup this process can write: cgroup v1's blkio controller (blkio.throttle.write_iops_device) or cgroup v2 with the io controller (io.max)"
+	}
 	if errors.Is(err, os.ErrPermission) {
 		return fmt.Errorf("%s; permission denied (run as root, or in a container whose cgroup file system is writable): %v", what, err)
 	}
