@@ -149,3 +149,49 @@ func TestDiscoverNothing(t *testing.T) {
 		t.Errorf("missing root: exit %d, stderr %q", r.Code, r.Stderr)
 	}
 }
+
+// writeNode writes a node's files (path as on the node -> content) under
+// a temporary root and returns it.
+func writeNode(t *testing.T, files map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	for p, c := range files {
+		full := filepath.Join(root, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+// debianEtcdDefault is /etc/default/etcd as Debian's etcd-server installs
+// it: every line a comment.
+const debianEtcdDefault = `## etcd(1) daemon options
+## See "/usr/share/doc/etcd-server/op-guide/configuration.md.gz"
+
+### Member flags
+
+##### --name
+## Human-readable name for this member.
+# ETCD_NAME="default"
+
+##### --listen-client-urls
+## default: "http://localhost:2379"
+# ETCD_LISTEN_CLIENT_URLS="http://localhost:2379"
+`
+
+// A node where etcd-server is installed and nothing configured: its
+// commented-out /etc/default/etcd is no find.
+func TestDiscoverCommentsOnly(t *testing.T) {
+	root := writeNode(t, map[string]string{"etc/default/etcd": debianEtcdDefault})
+	r := testutil.RunBinary(t, 30*time.Second, "discover", "--root", root)
+	lines := strings.Split(strings.TrimSuffix(r.Stderr, "\n"), "\n")
+	if r.Code != 2 || r.Stdout != "" || len(lines) != 1 ||
+		!strings.HasPrefix(lines[0], "etcdperf: no etcd found on this node under "+root+"; looked at /etc/kubernetes/manifests/etcd.yaml, ") ||
+		!strings.HasSuffix(lines[0], "; /etc/default/etcd: read, no etcd settings") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and one line saying nothing was found", r.Code, r.Stdout, r.Stderr)
+	}
+}

@@ -36,7 +36,9 @@ Looked at, in this order:
 Listen addresses 0.0.0.0 and :: are given as 127.0.0.1, a loopback endpoint
 first. Certificates that do not exist are listed as missing. A file that
 cannot be read or parsed is reported and the other sources are still read.
-Reading the certificates' directories usually needs root.
+A file that sets nothing for etcd (only comments, as Debian's etcd-server
+installs /etc/default/etcd) is no find. Reading the certificates'
+directories usually needs root.
 
 --root DIR reads the node's files under DIR instead of / (a node's file
 system mounted elsewhere, e.g. /host in a pod, or a copy of its /etc).

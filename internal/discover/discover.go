@@ -2,7 +2,8 @@
 // the files its installer leaves: kubeadm's static pod manifest, k3s' and
 // RKE2's etcd config file, OpenShift's etcd static pod, and a systemd
 // etcd's environment or YAML config file. Every path is read under an
-// injectable root, as node_exporter reads /proc under --path.procfs.
+// injectable root, as node_exporter reads /proc under --path.procfs. A
+// file that sets nothing for etcd is no find.
 package discover
 
 import (
@@ -43,8 +44,10 @@ var systemdEnvFiles = []string{"/etc/default/etcd", "/etc/etcd/etcd.conf", "/etc
 
 // Find reads the node's files under root and returns every etcd found, in
 // the order kubeadm, k3s, RKE2, OpenShift, systemd. A file that exists but
-// cannot be read or parsed is a Problem; the other sources are still read.
-// It fails only when root is not a directory.
+// cannot be read or parsed is a Problem; one that sets nothing for etcd
+// (only comments, as a package installs it) is listed in NoSettings and is
+// no find; the other sources are still read. It fails only when root is
+// not a directory.
 func Find(root string) (*result.Discover, error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
@@ -144,10 +147,32 @@ func (f *finder) credentials(e *result.FoundEtcd, ca, cert, key string) {
 
 func (f *finder) add(e result.FoundEtcd) { f.d.Found = append(f.d.Found, e) }
 
+// noSettings records a file that exists but sets nothing for etcd.
+func (f *finder) noSettings(file string) { f.d.NoSettings = append(f.d.NoSettings, file) }
+
+// readYAML returns the node's YAML file p, or nil when it does not exist,
+// cannot be read, or holds no document (only comments or blank lines),
+// which it records as a file with no settings.
+func (f *finder) readYAML(p string) []byte {
+	b := f.read(p)
+	if b != nil && blankYAML(b) {
+		f.noSettings(p)
+		return nil
+	}
+	return b
+}
+
+// blankYAML reports whether a YAML file holds no document: only comments,
+// blank lines and document markers.
+func blankYAML(b []byte) bool {
+	var v any
+	return yaml.Unmarshal(b, &v) == nil && v == nil
+}
+
 // kubeadm reads the static pod manifest kubeadm writes.
 func (f *finder) kubeadm() {
 	f.d.Looked = append(f.d.Looked, kubeadmManifest)
-	b := f.read(kubeadmManifest)
+	b := f.readYAML(kubeadmManifest)
 	if b == nil {
 		return
 	}
@@ -179,7 +204,7 @@ func (f *finder) rancher(dist string) {
 	base := "/var/lib/rancher/" + dist + "/server"
 	file := base + "/db/etcd/config"
 	f.d.Looked = append(f.d.Looked, file)
-	b := f.read(file)
+	b := f.readYAML(file)
 	if b == nil {
 		return
 	}
@@ -220,6 +245,12 @@ func (f *finder) openshift() {
 	f.d.Looked = append(f.d.Looked, openshiftManifest, openshiftRevisions)
 	file := openshiftManifest
 	b := f.read(file)
+	if b != nil && blankYAML(b) {
+		// The installed manifest is what kubelet runs: one that holds
+		// nothing runs no etcd, whatever the older revisions say.
+		f.noSettings(file)
+		return
+	}
 	if b == nil {
 		file = ""
 		best := -1
@@ -233,7 +264,7 @@ func (f *finder) openshift() {
 		if file == "" {
 			return
 		}
-		if b = f.read(file); b == nil {
+		if b = f.readYAML(file); b == nil {
 			return
 		}
 	}
@@ -287,7 +318,9 @@ func (f *finder) hostname() string {
 }
 
 // systemd reads the environment files of an etcd systemd unit and etcd's
-// YAML config file.
+// YAML config file. An environment file without an ETCD_ variable (every
+// line a comment, as Debian's etcd-server installs /etc/default/etcd)
+// configures no etcd: it is no find.
 func (f *finder) systemd() {
 	for _, file := range systemdEnvFiles {
 		f.d.Looked = append(f.d.Looked, file)
@@ -298,18 +331,18 @@ func (f *finder) systemd() {
 		env := parseEnvFile(b)
 		cfg := config{flags: map[string]string{}}
 		for k, v := range env {
-			if name, ok := strings.CutPrefix(k, "ETCD_"); ok {
+			if name, ok := strings.CutPrefix(k, "ETCD_"); ok && name != "" {
 				cfg.flags[strings.ToLower(strings.ReplaceAll(name, "_", "-"))] = v
 			}
 		}
-		f.addSystemd(cfg, file)
 		if len(cfg.flags) == 0 {
-			last := &f.d.Found[len(f.d.Found)-1]
-			last.Notes = append(last.Notes, "no ETCD_ variable set in it: etcd runs with its defaults (and its unit's own Environment=)")
+			f.noSettings(file)
+			continue
 		}
+		f.addSystemd(cfg, file)
 	}
 	f.d.Looked = append(f.d.Looked, etcdConfYAML)
-	if b := f.read(etcdConfYAML); b != nil {
+	if b := f.readYAML(etcdConfYAML); b != nil {
 		cfg, err := parseConfigYAML(b)
 		if err != nil {
 			f.problem(etcdConfYAML, err)

@@ -1,6 +1,7 @@
 package discover
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -12,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/result"
 )
 
@@ -170,6 +172,8 @@ func TestFind(t *testing.T) {
 		logs     []string
 		want     []result.FoundEtcd
 		problems []string // files with a problem
+		// noSettings are the files read that set nothing for etcd.
+		noSettings []string
 	}{{
 		name: "kubeadm",
 		files: node{
@@ -313,15 +317,31 @@ client-transport-security:
 			Notes: []string{"cert and key are the server's own (etcd's --cert-file), which clients can use when it allows client authentication"},
 		}},
 	}, {
-		name:  "systemd environment file with every line commented out",
-		files: node{"/etc/sysconfig/etcd": "#ETCD_NAME=default\n"},
+		// What Debian's etcd-server installs: every line a comment. It
+		// configures no etcd, and neither do files that hold nothing.
+		name: "files that set nothing for etcd",
+		files: node{
+			"/etc/default/etcd":   debianDefault,
+			"/etc/sysconfig/etcd": "#ETCD_NAME=default\nGOMAXPROCS=2\n\n",
+			etcdConfYAML:          "# name: default\n# data-dir: /var/lib/etcd\n",
+			kubeadmManifest:       "",
+			"/var/lib/rancher/k3s/server/db/etcd/config": "---\n# written by k3s\n",
+			// The installed manifest holds nothing: the revision is
+			// not what kubelet runs.
+			openshiftManifest: "\n",
+			"/etc/kubernetes/static-pod-resources/etcd-pod-4/etcd-pod.yaml": openshiftPod(t),
+		},
+		noSettings: []string{kubeadmManifest, "/var/lib/rancher/k3s/server/db/etcd/config", openshiftManifest,
+			"/etc/default/etcd", "/etc/sysconfig/etcd", etcdConfYAML},
+	}, {
+		name:  "one setting in Debian's file",
+		files: node{"/etc/default/etcd": debianDefault + "ETCD_DATA_DIR=/srv/etcd\n"},
 		want: []result.FoundEtcd{{
-			Source: "systemd", File: "/etc/sysconfig/etcd",
+			Source: "systemd", File: "/etc/default/etcd", DataDir: "/srv/etcd",
 			Endpoints:        []string{"http://localhost:2379"},
 			ListenClientURLs: []string{"http://localhost:2379"},
 			Log:              "journalctl -u etcd", Unit: "etcd",
-			Notes: []string{"no listen-client-urls: etcd's default http://localhost:2379",
-				"no ETCD_ variable set in it: etcd runs with its defaults (and its unit's own Environment=)"},
+			Notes: []string{"no listen-client-urls: etcd's default http://localhost:2379"},
 		}},
 	}, {
 		name:  "nothing",
@@ -381,10 +401,50 @@ client-transport-security:
 			if !reflect.DeepEqual(probs, c.problems) {
 				t.Errorf("problems %v (%+v), want %v", probs, d.Problems, c.problems)
 			}
+			if !reflect.DeepEqual(d.NoSettings, c.noSettings) {
+				t.Errorf("read, no etcd settings: %v, want %v", d.NoSettings, c.noSettings)
+			}
 			if len(d.Looked) != 9 || d.Looked[0] != kubeadmManifest || d.Looked[8] != etcdConfYAML {
 				t.Errorf("looked at %v", d.Looked)
 			}
 		})
+	}
+}
+
+// debianDefault is the start of /etc/default/etcd as Debian's etcd-server
+// installs it: etcd's flags, every one commented out.
+const debianDefault = `## etcd(1) daemon options
+## See "/usr/share/doc/etcd-server/op-guide/configuration.md.gz"
+
+### Member flags
+
+##### --name
+## Human-readable name for this member.
+## default: host name returned by ` + "`hostname`" + `
+# ETCD_NAME="default"
+
+##### --data-dir
+## Path to the data directory.
+## default: "${name}.etcd"
+# ETCD_DATA_DIR="/var/lib/etcd/default"
+
+##### --listen-client-urls
+## List of URLs to listen on for client traffic.
+## default: "http://localhost:2379"
+# ETCD_LISTEN_CLIENT_URLS="http://localhost:2379"
+`
+
+// A node where no etcd runs and the only file is Debian's commented-out
+// /etc/default/etcd: nothing found, and the error says the file was read.
+func TestFindCommentsOnly(t *testing.T) {
+	root := node{"/etc/default/etcd": debianDefault}.build(t)
+	_, err := Resolve(root, cluster.ConnOptions{})
+	var nf *NotFoundError
+	if !errors.As(err, &nf) || len(nf.D.Found) != 0 {
+		t.Fatalf("Resolve: %v, want nothing found", err)
+	}
+	if !strings.Contains(err.Error(), "no etcd found on this node under "+root) || !strings.HasSuffix(err.Error(), "; /etc/default/etcd: read, no etcd settings") {
+		t.Errorf("error %q", err)
 	}
 }
 
@@ -458,5 +518,6 @@ func FuzzParsers(f *testing.F) {
 			_ = cfg.found("systemd", "f")
 		}
 		_ = parseEnvFile(b)
+		_ = blankYAML(b)
 	})
 }

@@ -26,6 +26,9 @@ func (e *NotFoundError) Error() string {
 	for _, p := range e.D.Problems {
 		msg += fmt.Sprintf("; %s: %s", p.File, p.Error)
 	}
+	for _, p := range e.D.NoSettings {
+		msg += fmt.Sprintf("; %s: read, no etcd settings", p)
+	}
 	return msg
 }
 

@@ -18,8 +18,9 @@ var sourceNames = map[string]string{
 	"systemd":   "etcd's systemd configuration",
 }
 
-// discoverText is `etcdperf discover`: one block per etcd found, the
-// files that could not be used, and a command line to connect with.
+// discoverText is `etcdperf discover`: one block per etcd found, with a
+// command line to connect with, then the files that could not be used or
+// set nothing for etcd.
 func discoverText(w io.Writer, r *result.Result) error {
 	d := r.Discover
 	if d == nil {
@@ -69,10 +70,13 @@ func discoverText(w io.Writer, r *result.Result) error {
 			fmt.Fprintln(w)
 		}
 	}
-	if len(d.Problems) > 0 {
+	if len(d.Problems) > 0 || len(d.NoSettings) > 0 {
 		fmt.Fprintln(w)
 		for _, p := range d.Problems {
 			fmt.Fprintf(w, "could not use %s: %s\n", p.File, p.Error)
+		}
+		for _, p := range d.NoSettings {
+			fmt.Fprintf(w, "%s: read, no etcd settings\n", p)
 		}
 	}
 	fmt.Fprintf(w, "\nLooked at: %s\n", strings.Join(d.Looked, ", "))

@@ -12,6 +12,10 @@ type Discover struct {
 	Found []FoundEtcd `json:"found,omitempty"`
 	// Problems lists the files that exist but could not be read or parsed.
 	Problems []DiscoverProblem `json:"problems,omitempty"`
+	// NoSettings lists the files that exist and were read but set nothing
+	// for etcd (only comments, as a package installs them): no etcd was
+	// found in them.
+	NoSettings []string `json:"no_settings,omitempty"`
 }
 
 // FoundEtcd is one etcd member's configuration found on a node.
