@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -55,11 +56,21 @@ func kubeadmEtcdManifest(t *testing.T, advertise, listen string, more ...string)
 }
 
 // kubeadmRoot builds a control-plane node's files as kubeadm leaves them:
-// the etcd static pod manifest, etcd's PKI and kubelet's pod log.
+// the etcd static pod manifest, etcd's PKI and kubelet's pod log. Its
+// member listens for clients on 10.0.0.5:2379 and on a loopback port where
+// something listens (no etcd: nothing answers).
 func kubeadmRoot(t *testing.T) string {
 	t.Helper()
+	root, _ := kubeadmRootPort(t)
+	return root
+}
+
+// kubeadmRootPort is kubeadmRoot that also returns the loopback port.
+func kubeadmRootPort(t *testing.T) (string, string) {
+	t.Helper()
 	root := t.TempDir()
-	manifest := kubeadmEtcdManifest(t, "https://10.0.0.5:2379", "https://127.0.0.1:2379,https://10.0.0.5:2379", "--listen-metrics-urls=http://127.0.0.1:2381")
+	_, port, _ := net.SplitHostPort(testutil.SilentListener(t))
+	manifest := kubeadmEtcdManifest(t, "https://10.0.0.5:2379", "https://127.0.0.1:"+port+",https://10.0.0.5:2379", "--listen-metrics-urls=http://127.0.0.1:2381")
 	files := map[string][]byte{
 		"etc/kubernetes/manifests/etcd.yaml":                 manifest,
 		"etc/kubernetes/pki/etcd/ca.crt":                     []byte("ca"),
@@ -76,11 +87,11 @@ func kubeadmRoot(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
-	return root
+	return root, port
 }
 
 func TestDiscoverKubeadm(t *testing.T) {
-	root := kubeadmRoot(t)
+	root, port := kubeadmRootPort(t)
 	r := testutil.RunBinary(t, 30*time.Second, "discover", "--root", root)
 	if r.Code != 0 {
 		t.Fatalf("exit %d, stderr %q", r.Code, r.Stderr)
@@ -89,18 +100,18 @@ func TestDiscoverKubeadm(t *testing.T) {
 		"etcd from kubeadm's static pod: /etc/kubernetes/manifests/etcd.yaml",
 		"name:      cp-1",
 		"data dir:  /var/lib/etcd",
-		"endpoints: https://127.0.0.1:2379, https://10.0.0.5:2379",
+		"endpoints: https://127.0.0.1:" + port + ", https://10.0.0.5:2379",
 		"metrics:   http://127.0.0.1:2381/metrics",
 		"cert:      /etc/kubernetes/pki/etcd/healthcheck-client.crt",
 		"log:       /var/log/pods/kube-system_etcd-cp-1_4d2a/etcd/0.log",
-		"connect:   --endpoints https://127.0.0.1:2379 --cacert /etc/kubernetes/pki/etcd/ca.crt --cert /etc/kubernetes/pki/etcd/healthcheck-client.crt --key /etc/kubernetes/pki/etcd/healthcheck-client.key",
+		"connect:   --endpoints https://127.0.0.1:" + port + " --cacert /etc/kubernetes/pki/etcd/ca.crt --cert /etc/kubernetes/pki/etcd/healthcheck-client.crt --key /etc/kubernetes/pki/etcd/healthcheck-client.key",
 	} {
 		if !strings.Contains(r.Stdout, want) {
 			t.Errorf("text output lacks %q:\n%s", want, r.Stdout)
 		}
 	}
-	if strings.Contains(r.Stdout, "missing") {
-		t.Errorf("nothing is missing, yet:\n%s", r.Stdout)
+	if strings.Contains(r.Stdout, "missing") || strings.Contains(r.Stdout, "nothing listens") {
+		t.Errorf("nothing is missing and something listens, yet:\n%s", r.Stdout)
 	}
 
 	// Remove the CA: it is listed as missing.
@@ -120,7 +131,7 @@ func TestDiscoverKubeadm(t *testing.T) {
 	}
 	f := res.Discover.Found[0]
 	if f.Source != "kubeadm" || f.Name != "cp-1" || f.DataDir != "/var/lib/etcd" ||
-		!reflect.DeepEqual(f.Endpoints, []string{"https://127.0.0.1:2379", "https://10.0.0.5:2379"}) ||
+		!reflect.DeepEqual(f.Endpoints, []string{"https://127.0.0.1:" + port, "https://10.0.0.5:2379"}) || f.NothingListens != nil ||
 		f.Key != "/etc/kubernetes/pki/etcd/healthcheck-client.key" ||
 		!reflect.DeepEqual(f.Missing, []string{"/etc/kubernetes/pki/etcd/ca.crt"}) {
 		t.Errorf("json: found %+v", f)
@@ -194,4 +205,55 @@ func TestDiscoverCommentsOnly(t *testing.T) {
 		!strings.HasSuffix(lines[0], "; /etc/default/etcd: read, no etcd settings") {
 		t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and one line saying nothing was found", r.Code, r.Stdout, r.Stderr)
 	}
+}
+
+// A node whose etcd configuration is there but whose etcd does not run:
+// discover prints what it found, says that nothing listens there, and
+// exits 2.
+func TestDiscoverNothingListens(t *testing.T) {
+	ep := "http://127.0.0.1:" + itoa(testutil.FreePort(t))
+	root := writeNode(t, map[string]string{"etc/default/etcd": debianEtcdDefault +
+		"ETCD_NAME=n1\nETCD_DATA_DIR=/var/lib/etcd/default\nETCD_LISTEN_CLIENT_URLS=" + ep + "\n"})
+	line := "etcdperf: etcd found in /etc/default/etcd, but nothing listens at " + ep + "; its log: journalctl -u etcd\n"
+	r := testutil.RunBinary(t, 30*time.Second, "discover", "--root", root)
+	if r.Code != 2 || r.Stderr != line {
+		t.Errorf("exit %d, stderr %q; want 2 and %q", r.Code, r.Stderr, line)
+	}
+	for _, want := range []string{"etcd from etcd's systemd configuration: /etc/default/etcd\n", "  data dir:  /var/lib/etcd/default\n",
+		"  found in /etc/default/etcd, but nothing listens at " + ep + "\n"} {
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("text output lacks %q:\n%s", want, r.Stdout)
+		}
+	}
+	r = testutil.RunBinary(t, 30*time.Second, "discover", "--root", root, "-o", "json")
+	if r.Code != 2 || r.Stderr != line {
+		t.Errorf("json: exit %d, stderr %q", r.Code, r.Stderr)
+	}
+	res := decodeResult(t, r.Stdout)
+	if res.Discover == nil || len(res.Discover.Found) != 1 || !reflect.DeepEqual(res.Discover.Found[0].NothingListens, []string{ep}) ||
+		!strings.Contains(res.Summary, "nothing listens") {
+		t.Errorf("json: summary %q, discover %+v", res.Summary, res.Discover)
+	}
+}
+
+// doctor --node on a node whose etcd's manifest is there but whose etcd
+// does not run says so in one line, before measuring, and leaves nothing.
+func TestDoctorNodeNothingListens(t *testing.T) {
+	ep := "127.0.0.1:" + itoa(testutil.FreePort(t))
+	root := writeNode(t, map[string]string{
+		"etc/kubernetes/manifests/etcd.yaml":             string(kubeadmEtcdManifest(t, "https://"+ep, "https://"+ep)),
+		"etc/kubernetes/pki/etcd/ca.crt":                 "ca",
+		"etc/kubernetes/pki/etcd/healthcheck-client.crt": "c",
+		"etc/kubernetes/pki/etcd/healthcheck-client.key": "k",
+	})
+	cwd := t.TempDir()
+	r := runEnv(t, 30*time.Second, cwd, nil, "doctor", "--node", "--root", root)
+	want := "etcd found in /etc/kubernetes/manifests/etcd.yaml, but nothing listens at https://" + ep + "; its log: kubectl -n kube-system logs etcd-NODE -c etcd (no log under /var/log/pods)"
+	if r.Code != 2 || r.Stdout != "" || strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 || !strings.Contains(r.Stderr, want) {
+		t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and one line %q", r.Code, r.Stdout, r.Stderr, want)
+	}
+	if left := entries(t, root); contains(left, "var") {
+		t.Errorf("left behind under the root: %v", left)
+	}
+	assertEmptyDir(t, cwd)
 }

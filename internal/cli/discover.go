@@ -40,10 +40,18 @@ A file that sets nothing for etcd (only comments, as Debian's etcd-server
 installs /etc/default/etcd) is no find. Reading the certificates'
 directories usually needs root.
 
+It reads files, and checks whether anything listens at the client
+endpoints found that are addresses of this host: in the host's listening
+sockets, else with a connection opened and closed at once, nothing sent;
+other hosts are never tried. Where the connection is refused it says
+"found in FILE, but nothing listens at ENDPOINT".
+
 --root DIR reads the node's files under DIR instead of / (a node's file
 system mounted elsewhere, e.g. /host in a pod, or a copy of its /etc).
 
 When no etcd is found it says so in one line, with what was looked at, and
+exits 2. When etcd's configuration is found but nothing listens at any of
+it, no etcd runs here: it prints what it found, says so in one line, and
 exits 2.`,
 		Example: `  # What runs here, and the flags to connect to it
   sudo etcdperf discover
@@ -59,13 +67,18 @@ exits 2.`,
 		if err != nil {
 			return err
 		}
-		res, runErr := pipeline.Discover(root)
+		res, runErr := pipeline.Discover(cmd.Context(), root)
 		var nf *discover.NotFoundError
-		if runErr != nil && !errors.As(runErr, &nf) {
-			return usageError("%v", runErr)
-		}
-		if nf != nil {
+		var nl *discover.NotListeningError
+		switch {
+		case errors.As(runErr, &nf):
 			return &exitError{code: ExitError, err: runErr}
+		case errors.As(runErr, &nl):
+			// What was found is still written: its data dir and log
+			// say where to look for why it does not run.
+			return finish(cmd, sinks, res, &exitError{code: ExitError, err: runErr})
+		case runErr != nil:
+			return usageError("%v", runErr)
 		}
 		return finish(cmd, sinks, res, nil)
 	}

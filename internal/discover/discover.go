@@ -3,7 +3,8 @@
 // RKE2's etcd config file, OpenShift's etcd static pod, and a systemd
 // etcd's environment or YAML config file. Every path is read under an
 // injectable root, as node_exporter reads /proc under --path.procfs. A
-// file that sets nothing for etcd is no find.
+// file that sets nothing for etcd is no find; CheckListeners then says
+// where nothing listens at a found etcd's endpoints on this host.
 package discover
 
 import (
@@ -47,7 +48,8 @@ var systemdEnvFiles = []string{"/etc/default/etcd", "/etc/etcd/etcd.conf", "/etc
 // cannot be read or parsed is a Problem; one that sets nothing for etcd
 // (only comments, as a package installs it) is listed in NoSettings and is
 // no find; the other sources are still read. It fails only when root is
-// not a directory.
+// not a directory. It only reads files: CheckListeners tries the
+// endpoints.
 func Find(root string) (*result.Discover, error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {

@@ -1,6 +1,7 @@
 package discover
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -35,7 +36,9 @@ func (e *NotFoundError) Error() string {
 // Node is the etcd member `etcdperf doctor --node` judges: the one found
 // on this node's files, how to reach it, and where its data is.
 type Node struct {
-	// Found is the configuration taken (the first one discovered).
+	// Found is the configuration taken: the first one discovered, else,
+	// when flags name no endpoints, the first one whose endpoints on
+	// this host do not refuse a connection.
 	Found result.FoundEtcd
 	// Others are the other configurations found, not taken.
 	Others []string
@@ -102,8 +105,11 @@ func unwrapPathError(err error) error {
 
 // Resolve finds the etcd on the node whose files are under root and
 // how to reach it: conn's endpoints and certificates win over the
-// discovered ones. No etcd is a *NotFoundError; a certificate file that
-// does not exist is an error naming it.
+// discovered ones. No etcd is a *NotFoundError. Unless conn names the
+// endpoints, it takes the first etcd found that nothing refuses at its
+// endpoints on this host (CheckListeners), and when nothing listens at
+// any of them it is a *NotListeningError. A certificate file that does
+// not exist is an error naming it.
 func Resolve(root string, conn cluster.ConnOptions) (*Node, error) {
 	d, err := Find(root)
 	if err != nil {
@@ -112,10 +118,28 @@ func Resolve(root string, conn cluster.ConnOptions) (*Node, error) {
 	if len(d.Found) == 0 {
 		return nil, &NotFoundError{D: d}
 	}
-	f := d.Found[0]
+	taken := 0
+	if len(conn.Endpoints) == 0 {
+		// Bounded by the dial timeout of each of a few endpoints.
+		CheckListeners(context.Background(), d)
+		if err := AllNotListening(d); err != nil {
+			return nil, err
+		}
+		for len(d.Found[taken].NothingListens) > 0 {
+			taken++
+		}
+	}
+	f := d.Found[taken]
 	n := &Node{Found: f, Conn: conn}
-	for _, o := range d.Found[1:] {
-		n.Others = append(n.Others, o.Source+" ("+o.File+")")
+	for i, o := range d.Found {
+		if i == taken {
+			continue
+		}
+		other := o.Source + " (" + o.File + ")"
+		if len(o.NothingListens) > 0 {
+			other = o.Source + " (" + o.File + ", nothing listens at " + strings.Join(o.NothingListens, ", ") + ")"
+		}
+		n.Others = append(n.Others, other)
 	}
 	under := func(p string) string {
 		if p == "" {

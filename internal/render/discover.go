@@ -19,8 +19,8 @@ var sourceNames = map[string]string{
 }
 
 // discoverText is `etcdperf discover`: one block per etcd found, with a
-// command line to connect with, then the files that could not be used or
-// set nothing for etcd.
+// command line to connect with and whether nothing listens there, then
+// the files that could not be used or set nothing for etcd.
 func discoverText(w io.Writer, r *result.Result) error {
 	d := r.Discover
 	if d == nil {
@@ -68,6 +68,9 @@ func discoverText(w io.Writer, r *result.Result) error {
 				}
 			}
 			fmt.Fprintln(w)
+		}
+		if nr := f.NotRunning(); nr != "" {
+			fmt.Fprintf(w, "  %s\n", nr)
 		}
 	}
 	if len(d.Problems) > 0 || len(d.NoSettings) > 0 {

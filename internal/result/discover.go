@@ -1,5 +1,7 @@
 package result
 
+import "strings"
+
 // Discover is the outcome of `etcdperf discover`: the etcd members whose
 // configuration was found on a node, read-only, and what was looked at.
 type Discover struct {
@@ -47,6 +49,19 @@ type FoundEtcd struct {
 	Unit string `json:"unit,omitempty"`
 	// Notes say what was assumed (a default) or could not be resolved.
 	Notes []string `json:"notes,omitempty"`
+	// NothingListens lists its client endpoints on this host where a
+	// connection was refused, set when every one tried refused: no etcd
+	// runs there. Endpoints of other hosts are never tried.
+	NothingListens []string `json:"nothing_listens,omitempty"`
+}
+
+// NotRunning says, when nothing listens at its client endpoints, where
+// it was found and where nothing listens; "" otherwise.
+func (f FoundEtcd) NotRunning() string {
+	if len(f.NothingListens) == 0 {
+		return ""
+	}
+	return "found in " + f.File + ", but nothing listens at " + strings.Join(f.NothingListens, ", ")
 }
 
 // DiscoverProblem is a file that exists but could not be used.
