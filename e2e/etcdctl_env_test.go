@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/promscrape"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/testutil"
 )
@@ -57,7 +59,8 @@ func TestCheckEtcdctlEndpointsEnv(t *testing.T) {
 	if res.Params["endpoints_from"] != "ETCDCTL_ENDPOINTS" || res.Perf == nil || res.Bench == nil || res.Bench.Ops == 0 {
 		t.Errorf("params %v, perf %+v", res.Params, res.Perf)
 	}
-	note := "etcdperf: endpoints from ETCDCTL_ENDPOINTS: " + ep + " (with ETCDCTL_DIAL_TIMEOUT)\n"
+	note := "etcdperf: endpoints from ETCDCTL_ENDPOINTS: " + ep + " (with ETCDCTL_DIAL_TIMEOUT); " +
+		"loading them with check perf's profile s: 150 puts/s of 1024-byte values from 50 clients for 3s\n"
 	if r.Stderr != note {
 		t.Errorf("stderr %q, want %q", r.Stderr, note)
 	}
@@ -66,22 +69,45 @@ func TestCheckEtcdctlEndpointsEnv(t *testing.T) {
 		t.Errorf("%d keys left in the member", n)
 	}
 
-	// doctor judges that cluster too, rather than the current directory.
-	r = runEnv(t, 2*time.Minute, cwd, []string{"ETCDCTL_ENDPOINTS=" + ep}, "doctor", "--duration", "3s", "--no-report", "-o", "json")
-	res = envRunResult(t, r)
-	if len(res.Runs) != 1 || res.Runs[0].Target == nil || res.Runs[0].Target.Kind != "external" ||
-		res.Runs[0].Name != "etcd at "+ep+" (from ETCDCTL_ENDPOINTS)" || res.Params["endpoints_from"] != "ETCDCTL_ENDPOINTS" {
-		t.Errorf("doctor: runs %d, params %v", len(res.Runs), res.Params)
-	}
-	if !strings.Contains(r.Stderr, "etcdperf: endpoints from ETCDCTL_ENDPOINTS: "+ep+"\n") {
-		t.Errorf("doctor: stderr %q", r.Stderr)
-	}
-	assertEmptyDir(t, cwd)
-
 	// The text view names where the endpoints came from.
 	r = runEnv(t, time.Minute, cwd, []string{"ETCDCTL_ENDPOINTS=" + ep}, "bench", "put", "--total", "50")
 	if r.Code != 0 && r.Code != 1 || !strings.Contains(r.Stdout, "at "+ep+" (from ETCDCTL_ENDPOINTS, 1 member)") {
 		t.Errorf("exit %d, stdout %s", r.Code, r.Stdout)
+	}
+	assertEmptyDir(t, cwd)
+}
+
+// The issue: on a control-plane node whose root profile exports
+// ETCDCTL_ENDPOINTS, the storage test (plain doctor) loaded that cluster.
+// doctor loads only a cluster named with --endpoints: it judges the
+// current directory with an embedded etcd, says in one line that it
+// ignored the variable and how to target that cluster, and the live
+// member's put count does not move.
+func TestDoctorIgnoresEtcdctlEndpoints(t *testing.T) {
+	ep, _ := startServer(t)
+	cwd := t.TempDir()
+	puts := func() float64 {
+		t.Helper()
+		v, ok := scrapeValue(t, "http://"+ep+"/metrics", "etcd_mvcc_put_total")
+		if !ok {
+			t.Fatalf("no etcd_mvcc_put_total at %s/metrics", ep)
+		}
+		return v
+	}
+	before := puts()
+	r := runEnv(t, 2*time.Minute, cwd, []string{"ETCDCTL_ENDPOINTS=" + ep, "ETCDCTL_CACERT=/nonexistent/ca.crt"},
+		"doctor", "--duration", "2s", "--disk-runtime", "1s", "--no-report", "-o", "json")
+	res := envRunResult(t, r)
+	if after := puts(); after != before {
+		t.Errorf("the member at %s (ETCDCTL_ENDPOINTS) took %.0f puts during doctor; want none", ep, after-before)
+	}
+	if len(res.Runs) != 1 || res.Runs[0].Target == nil || res.Runs[0].Target.Kind != cluster.Embedded || res.Params["endpoints"] != nil {
+		t.Fatalf("doctor: runs %d, params %v: want the embedded etcd on the current directory", len(res.Runs), res.Params)
+	}
+	want := "etcdperf: ETCDCTL_ENDPOINTS (" + ep + ") ignored: doctor judges the storage under . with an embedded etcd; " +
+		"to judge that cluster instead, give it by name: --endpoints=" + ep + "\n"
+	if !strings.HasPrefix(r.Stderr, want) || !strings.Contains(r.Stderr, "ETCDCTL_CACERT ignored: without --endpoints an embedded etcd is started\n") {
+		t.Errorf("doctor: stderr %q, want it to begin with %q", r.Stderr, want)
 	}
 	assertEmptyDir(t, cwd)
 }
@@ -121,7 +147,7 @@ func TestEtcdctlEnvUsageErrors(t *testing.T) {
 		{[]string{"ETCDCTL_ENDPOINTS=127.0.0.1:1"}, []string{"check", "--members", "3", "--duration", "3s"}, "--members is for the embedded etcd, but ETCDCTL_ENDPOINTS gives endpoints (127.0.0.1:1): unset it"},
 		{[]string{"ETCDCTL_ENDPOINTS=127.0.0.1:1"}, []string{"bench", "put", "--fault", "1:cpu-limit=0.1"}, "--fault is for the embedded etcd, but ETCDCTL_ENDPOINTS"},
 		{[]string{"ETCDCTL_ENDPOINTS=127.0.0.1:1"}, []string{"check", "--data-dir", other}, "--data-dir is for the embedded etcd, but ETCDCTL_ENDPOINTS"},
-		{[]string{"ETCDCTL_ENDPOINTS=127.0.0.1:1"}, []string{"doctor", "--data-dir", other, "--no-report"}, "--data-dir with endpoints from ETCDCTL_ENDPOINTS (127.0.0.1:1)"},
+		{[]string{"ETCDCTL_ENDPOINTS=127.0.0.1:1"}, []string{"doctor", "--data-dir", other, "--no-report", "--duration", "0s"}, "--duration must be positive"},
 		{[]string{"ETCDCTL_ENDPOINTS=127.0.0.1:1", "ETCDCTL_USER=u"}, []string{"bench", "put"}, "ETCDPERF_PASSWORD (or ETCDCTL_PASSWORD)"},
 	}
 	for _, c := range cases {
@@ -174,4 +200,17 @@ func TestEtcdctlEnvTLSAndAuth(t *testing.T) {
 		t.Errorf("params %v errors %v stderr %q", res.Params, res.Bench.Errors, r.Stderr)
 	}
 	assertEmptyDir(t, cwd)
+}
+
+// scrapeValue reads one metric's value (summed over its series) from a
+// /metrics URL.
+func scrapeValue(t *testing.T, url, name string) (float64, bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := promscrape.Scrape(ctx, http.DefaultClient, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Value(name, nil)
 }

@@ -273,7 +273,7 @@ func runBench(cmd *cobra.Command, args []string, bf *benchFlags) error {
 		return usageError("%v", err)
 	}
 
-	bf.conn.announce(cmd)
+	bf.conn.announceLoad(cmd, benchLoadWords(lo))
 	cluster.QuietGRPC()
 	prog := &load.Progress{}
 	lo.Progress = prog
@@ -293,6 +293,24 @@ func runBench(cmd *cobra.Command, args []string, bf *benchFlags) error {
 	res, runErr := pipeline.Bench(cmd.Context(), o)
 	stop()
 	return finish(cmd, sinks, res, runErr)
+}
+
+// benchLoadWords says what load bench sends: the workload, how many
+// requests or for how long, at what rate, from how many clients.
+func benchLoadWords(lo *load.Options) string {
+	s := lo.Describe()
+	switch {
+	case lo.Total > 0:
+		s += fmt.Sprintf(", %d requests", lo.Total)
+	case lo.Duration > 0:
+		s += ", for " + lo.Duration.String()
+	}
+	if lo.Rate > 0 {
+		s += fmt.Sprintf(" at %g/s", lo.Rate)
+	} else {
+		s += " as fast as they go"
+	}
+	return s + fmt.Sprintf(" from %d clients", lo.Clients)
 }
 
 // countProgress formats progress through a number of requests, or through

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -146,7 +147,8 @@ also on Ctrl-C.`,
 		}
 		o := pipeline.CheckOptions{Target: target, Profile: prof, Duration: duration, Prefix: cf.prefix,
 			AutoCompact: cf.autoCompact, AutoDefrag: cf.autoDefrag, Criteria: criteria}
-		cf.conn.announce(cmd)
+		cf.conn.announceLoad(cmd, fmt.Sprintf("check perf's profile %s: %.0f puts/s of %d-byte values from %d clients for %s",
+			prof.Name, prof.Rate, prof.ValSize, prof.Clients, duration))
 		var stop func()
 		o.Progress, o.Started, stop = loadProgress(cmd, len(target.Conn.Endpoints) == 0, duration)
 		res, runErr := pipeline.Check(cmd.Context(), o)
@@ -200,7 +202,12 @@ memory is etcd's alone. The keys are deleted at the end, also on Ctrl-C.`,
 		}
 		o := pipeline.DatascaleOptions{Target: target, Profile: prof, Keys: keys, Prefix: cf.prefix,
 			AutoCompact: cf.autoCompact, AutoDefrag: cf.autoDefrag, Criteria: criteria}
-		cf.conn.announce(cmd)
+		n := prof.Keys
+		if keys > 0 {
+			n = keys
+		}
+		cf.conn.announceLoad(cmd, fmt.Sprintf("check datascale's profile %s: %d keys of %d+%d bytes from %d clients, as fast as they go",
+			prof.Name, n, prof.KeySize, prof.ValSize, prof.Clients))
 		var stop func()
 		o.Progress, o.Started, stop = loadProgress(cmd, len(target.Conn.Endpoints) == 0, 0)
 		res, runErr := pipeline.Datascale(cmd.Context(), o)

@@ -50,11 +50,20 @@ type connFlags struct {
 	// itself (doctor --node: the node's etcd) instead of starting an
 	// embedded etcd: the TLS and auth settings then apply to them.
 	endpointsFound bool
+	// ignoreEnvEndpoints, when set, is what the command does without
+	// --endpoints (doctor: "judges the storage under ."): it then loads
+	// only a cluster named on the command line, and ETCDCTL_ENDPOINTS is
+	// ignored and said so.
+	ignoreEnvEndpoints string
+	// envEndpointsNote is the index in notes of the note that says the
+	// endpoints came from ETCDCTL_ENDPOINTS (-1: none), which announceLoad
+	// completes with the load.
+	envEndpointsNote int
 }
 
 // addConnFlags defines etcdctl's connection flags on cmd.
 func addConnFlags(cmd *cobra.Command) *connFlags {
-	c := &connFlags{}
+	c := &connFlags{envEndpointsNote: -1}
 	fl := cmd.Flags()
 	fl.StringSliceVar(&c.endpoints, "endpoints", nil, "etcd client endpoints (host:port or http(s)://host:port, comma-separated; default "+endpointsEnv+"); none: start an embedded etcd")
 	fl.StringVar(&c.cacert, "cacert", "", "verify the servers' certificates with this CA bundle")
@@ -136,11 +145,17 @@ func (v *connValues) set(flag, val string) error {
 func (c *connFlags) resolve(cmd *cobra.Command) (*connValues, error) {
 	fl := cmd.Flags()
 	v := &connValues{connFlags: *c, from: map[string]string{}}
-	v.notes = nil
+	v.notes, v.envEndpointsNote = nil, -1
 	var shadowed []string
 	for _, name := range connEnvFlags {
 		env := envName(name)
 		val := os.Getenv(env)
+		if name == "endpoints" && c.ignoreEnvEndpoints != "" && !fl.Changed(name) && val != "" {
+			// A load only on a cluster named on the command line.
+			v.notes = append(v.notes, fmt.Sprintf("%s (%s) ignored: %s; to judge that cluster instead, give it by name: --endpoints=%s",
+				env, val, c.ignoreEnvEndpoints, strings.Join(strings.Fields(strings.ReplaceAll(val, ",", " ")), ",")))
+			continue
+		}
 		if fl.Changed(name) {
 			v.from[name] = "--" + name
 			if val != "" {
@@ -174,7 +189,11 @@ func (c *connFlags) resolve(cmd *cobra.Command) (*connValues, error) {
 		}
 		v.cacert, v.cert, v.key, v.insecureSkip, v.user = c.cacert, c.cert, c.key, c.insecureSkip, c.user
 		if len(unused) > 0 {
-			v.notes = append(v.notes, strings.Join(unused, ", ")+" ignored: neither --endpoints nor "+endpointsEnv+" gives endpoints, so an embedded etcd is started")
+			why := " ignored: neither --endpoints nor " + endpointsEnv + " gives endpoints, so an embedded etcd is started"
+			if c.ignoreEnvEndpoints != "" {
+				why = " ignored: without --endpoints an embedded etcd is started"
+			}
+			v.notes = append(v.notes, strings.Join(unused, ", ")+why)
 		}
 	} else if v.fromEnv("endpoints") {
 		note := "endpoints from " + endpointsEnv + ": " + strings.Join(v.endpoints, ",")
@@ -187,6 +206,7 @@ func (c *connFlags) resolve(cmd *cobra.Command) (*connValues, error) {
 		if len(also) > 0 {
 			note += " (with " + strings.Join(also, ", ") + ")"
 		}
+		v.envEndpointsNote = len(v.notes)
 		v.notes = append(v.notes, note)
 	}
 	return v, nil
@@ -256,7 +276,7 @@ func (c *connFlags) options(cmd *cobra.Command) (cluster.ConnOptions, error) {
 			return o, usageError("%v", err)
 		}
 	}
-	c.notes = v.notes
+	c.notes, c.envEndpointsNote = v.notes, v.envEndpointsNote
 	return o, nil
 }
 
@@ -271,6 +291,16 @@ func (c *connFlags) announce(cmd *cobra.Command) {
 		}
 	}
 	c.notes = nil
+}
+
+// announceLoad is announce for a command about to load the cluster: when
+// the endpoints came from ETCDCTL_ENDPOINTS (not named on the command
+// line), their note says what load goes to them, before it starts.
+func (c *connFlags) announceLoad(cmd *cobra.Command, load string) {
+	if c.envEndpointsNote >= 0 && c.envEndpointsNote < len(c.notes) && load != "" {
+		c.notes[c.envEndpointsNote] += "; loading them with " + load
+	}
+	c.announce(cmd)
 }
 
 // embeddedOnly is the usage error of a flag of the embedded etcd given

@@ -29,6 +29,7 @@ func newDoctorCmd() *cobra.Command {
 		duration    time.Duration
 		diskRuntime time.Duration
 		diskSize    = int64(diskprobe.DefaultSize)
+		diskRate    float64
 		noiseOn     bool
 		slowDelay   time.Duration
 		limits      []string
@@ -61,10 +62,11 @@ tmpfs is flagged as fast but not durable. --noise measures again while a
 neighbour writes bulk data on the same device (as image pulls and builds do).
 --simulate-fsync-delay 15ms runs everything on a slow view of the directory
 (etcdperf slowdisk; root and /dev/fuse) to show what a slow disk does.
---endpoints (or etcdctl's ETCDCTL_ENDPOINTS) judges an existing cluster
-instead (the disk probe runs only on a --data-dir given with --endpoints;
-with endpoints from ETCDCTL_ENDPOINTS a --data-dir is refused as unclear); keys stay under /etcdperf/<run id>/ and are
-deleted at the end. For each member that runs on this host (an endpoint on a
+--endpoints judges an existing cluster instead, under load (the disk probe
+runs only on a --data-dir given with --endpoints); keys stay under
+/etcdperf/<run id>/ and are deleted at the end. Only a cluster named with
+--endpoints is loaded: etcdctl's ETCDCTL_ENDPOINTS, often exported on
+control-plane nodes, is ignored (and said so) unless --node is given. For each member that runs on this host (an endpoint on a
 loopback address) doctor also reads its process: its threads' wait for a CPU,
 its cgroup's CPU throttling, the device under its WAL; that is what tells a
 starved CPU from a slow disk. Of a member elsewhere it says "its disk or its
@@ -79,10 +81,16 @@ and reaches it with the node's endpoints and certificates (unless --endpoints,
 member is in production: for --duration it watches the member's /metrics (WAL
 fsync, backend commit, leader changes, peer round trips), its process (CPU,
 wait for a CPU, throttling, the device under its WAL) and this host's CPUs and
-device, and runs the disk probe in a folder of its own beside the data dir,
-on the same file system (in the data dir beside member/ when the data dir is
-a disk of its own, never inside member/); it refuses when that file system
-lacks --disk-size of free space. Then it reads the member's log written
+device. The member's own WAL fsyncs are the disk probe: when it made at least
+300 during the window, nothing is written beside it. Only a member too idle
+to judge gets a probe of ours, after the window, in a folder of its own beside
+the data dir on the same file system (in the data dir beside member/ when the
+data dir is a disk of its own, never inside member/): paced (--disk-rate, 50
+fdatasyncs/s) for at most --disk-runtime, and stopped at once when the
+member's WAL fsync p99 over the last 3 seconds passes 10ms or the device is
+over 90% busy. --disk-runtime or --disk-rate given by name runs the probe
+even on a busy member (still paced and guarded); --disk-runtime 0 never
+runs it. The same holds for --endpoints with --data-dir. Then it reads the member's log written
 during the run (kubelet's pod log found on the node, its systemd unit's
 journal, or --log-file) as etcdperf logs does. --load s adds check perf's
 load, as with --endpoints.
@@ -108,7 +116,8 @@ Exit codes: 0 pass or warn, 1 a location failed, 2 the run could not be done.`,
   etcdperf doctor --members 3 --fault 2:peer-latency=200ms --duration 20s
 
   # On call, on a control-plane node: judge the etcd member running here,
-  # without load (its metrics, its process, its disk beside the data dir)
+  # without load (its metrics, its process, its device; no write beside a
+  # busy member)
   sudo etcdperf doctor --node
 
   # The same, from a copy of a node's files, over 20 seconds
@@ -128,6 +137,8 @@ Exit codes: 0 pass or warn, 1 a location failed, 2 the run could not be done.`,
 	fl.DurationVar(&duration, "duration", pipeline.DefaultDoctorDuration, "how long etcd is loaded, per location")
 	fl.DurationVar(&diskRuntime, "disk-runtime", pipeline.DefaultDoctorDiskRuntime, "longest time of the disk probe (0 skips it)")
 	fl.Var(sizeValue{&diskSize}, "disk-size", "bytes the disk probe writes at most (as fio's --size)")
+	fl.Float64Var(&diskRate, "disk-rate", pipeline.DefaultLiveDiskRate, "beside a live member (--node, --endpoints with --data-dir), the disk probe's fdatasyncs per second at most (0: as fast as the device allows); "+
+		"a directory's storage test is paced only when this is given")
 	fl.BoolVar(&noiseOn, "noise", false, "measure each location again while a background writer writes bulk data on its device")
 	fl.DurationVar(&slowDelay, "simulate-fsync-delay", 0, "run on a slow view of each location whose fsyncs wait this long more (needs root and /dev/fuse)")
 	fl.StringArrayVar(&limits, "limit", nil, "override a limit: NAME=VALUE[,WARN], e.g. wal_fsync_p99=5ms (repeatable)")
@@ -149,7 +160,19 @@ Exit codes: 0 pass or warn, 1 a location failed, 2 the run could not be done.`,
 		if diskRuntime < 0 {
 			return usageError("--disk-runtime cannot be negative")
 		}
+		if diskRate < 0 {
+			return usageError("--disk-rate cannot be negative, got %g", diskRate)
+		}
 		conn.endpointsFound = nf.on
+		if !nf.on {
+			// The storage test loads only a cluster named by --endpoints,
+			// never one that etcdctl's environment points at.
+			where := []string{"."}
+			if len(dataDirs) > 0 {
+				where = dataDirs
+			}
+			conn.ignoreEnvEndpoints = "doctor judges the storage under " + strings.Join(where, " and ") + " with an embedded etcd"
+		}
 		co, err := conn.options(cmd)
 		if err != nil {
 			return err
@@ -165,25 +188,11 @@ Exit codes: 0 pass or warn, 1 a location failed, 2 the run could not be done.`,
 		if err := mf.options(cmd, co, &target); err != nil {
 			return err
 		}
-		if co.EndpointsFrom != "" && len(dataDirs) > 0 {
-			// --data-dir alone judges that storage with an embedded etcd;
-			// with --endpoints it is the cluster's disk to probe. With
-			// endpoints from the environment the intent is unclear: ask.
-			return usageError("--data-dir with endpoints from %s (%s): pass --endpoints to judge that cluster and probe its disk here, "+
-				"or unset %s (env -u %s etcdperf doctor ...) to judge this storage with an embedded etcd",
-				co.EndpointsFrom, strings.Join(co.Endpoints, ","), co.EndpointsFrom, co.EndpointsFrom)
-		}
 		if external && len(dataDirs) > 1 {
 			return usageError("with --endpoints, give at most one --data-dir: the disk of the cluster on this host, to probe")
 		}
 		if external && slowDelay > 0 {
-			if co.EndpointsFrom != "" {
-				return embeddedOnly("--simulate-fsync-delay", co)
-			}
 			return usageError("--simulate-fsync-delay slows the embedded etcd's disk; it cannot be used with --endpoints")
-		}
-		if external && noiseOn && co.EndpointsFrom != "" {
-			return embeddedOnly("--noise", co)
 		}
 		if external && noiseOn && len(dataDirs) == 0 {
 			return usageError("--noise writes on the storage under test: with --endpoints, give the cluster's --data-dir on this host")
@@ -210,6 +219,11 @@ Exit codes: 0 pass or warn, 1 a location failed, 2 the run could not be done.`,
 		}
 		probe := diskprobe.Options{Dir: ".", BlockSize: diskprobe.DefaultBlockSize, Size: diskSize, Runtime: diskRuntime,
 			Prealloc: true, Sync: diskprobe.SyncFdatasync, RW: diskprobe.Sequential, Jobs: 1, DirFlag: "--data-dir", SizeFlag: "--disk-size"}
+		diskExplicit := cmd.Flags().Changed("disk-runtime") || cmd.Flags().Changed("disk-rate")
+		if external || nf.on || cmd.Flags().Changed("disk-rate") {
+			// Beside a live member the probe leaves the device to etcd.
+			probe.Rate = diskRate
+		}
 		if diskRuntime > 0 {
 			if diskSize < int64(probe.BlockSize) {
 				return usageError("--disk-size %s: the disk probe writes %d-byte blocks, give it at least one (default %s)",
@@ -230,7 +244,7 @@ Exit codes: 0 pass or warn, 1 a location failed, 2 the run could not be done.`,
 
 		o := pipeline.DoctorOptions{
 			DataDirs: dataDirs, Conn: co, Members: target.Members, Faults: target.Faults, Profile: prof, Duration: duration,
-			Disk: probe, SkipDisk: diskRuntime == 0, Noise: noiseOn, SimulateFsyncDelay: slowDelay,
+			Disk: probe, SkipDisk: diskRuntime == 0, DiskExplicit: diskExplicit, Noise: noiseOn, SimulateFsyncDelay: slowDelay,
 			Criteria: criteria, Progress: &pipeline.DoctorProgress{},
 		}
 		if nf.on {

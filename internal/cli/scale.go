@@ -190,7 +190,7 @@ The run's user needs to create those objects in a new namespace, and get on
 		for _, c := range o.Counts {
 			totalWrite += c.N
 		}
-		conn.announce(cmd)
+		conn.announceLoad(cmd, fmt.Sprintf("%d Kubernetes-shaped objects written in steps, read back in pages and watched", totalWrite))
 		cluster.QuietGRPC()
 		prog := &scale.Progress{}
 		o.Progress = prog

@@ -25,7 +25,11 @@ func diskChecks(r *result.Result, criteria []check.Criterion) {
 	}
 	if lat := r.Disk.Durable(); lat != nil && lat.Count > 0 {
 		check.Apply(&r.Checks, criteria, check.DiskSyncP99, lat.P99, false)
-		check.Apply(&r.Checks, criteria, check.DiskIOPS, r.Disk.IOPS, false)
+		if r.Disk.Rate == 0 {
+			// A paced probe (beside a live member) measures the latency
+			// of a sync at its pace; its IOPS is that pace.
+			check.Apply(&r.Checks, criteria, check.DiskIOPS, r.Disk.IOPS, false)
+		}
 	}
 }
 

@@ -56,7 +56,7 @@ func target(r *result.Result, criteria []check.Criterion) {
 	if r.Doctor != nil && len(r.Doctor.Targets) > 0 {
 		old := r.Doctor.Targets[0]
 		row = result.DoctorTarget{Name: old.Name, Dir: old.Dir, Endpoints: old.Endpoints, Member: old.Member,
-			SimulatedFsyncDelay: old.SimulatedFsyncDelay, Noise: old.Noise}
+			SimulatedFsyncDelay: old.SimulatedFsyncDelay, Noise: old.Noise, DiskProbe: old.DiskProbe}
 	} else {
 		row.Name = r.Name
 	}
@@ -139,7 +139,11 @@ func fillRow(row *result.DoctorTarget, r *result.Result) {
 		}
 	}
 	if r.Disk != nil && r.Disk.SyncLatency != nil && r.Disk.SyncLatency.Count > 0 {
-		row.DiskSyncP99, row.DiskIOPS = r.Disk.SyncLatency.P99, r.Disk.IOPS
+		row.DiskSyncP99 = r.Disk.SyncLatency.P99
+		if r.Disk.Rate == 0 {
+			// A paced probe's IOPS is its pace, not the device's.
+			row.DiskIOPS = r.Disk.IOPS
+		}
 	}
 	row.WALFsyncP99, row.BackendCommitP99, row.RequestP99 = loadP99s(r)
 	if s := r.Server; s != nil {

@@ -67,6 +67,10 @@ type DoctorOptions struct {
 	// Duration, without load.
 	Node    *discover.Node
 	Observe bool
+	// DiskExplicit says the user asked for the disk probe by name
+	// (--disk-runtime or --disk-rate): beside a live member it then runs
+	// even when the member's own WAL fsyncs would judge its disk.
+	DiskExplicit bool
 }
 
 // DoctorProgress tells a watcher what a doctor run is doing.
@@ -257,7 +261,10 @@ func doctorTarget(ctx context.Context, o DoctorOptions, dir, runID string) (res 
 		return r, runErr
 	}
 
-	if dir != "" && !o.SkipDisk {
+	// Beside a live member the probe comes after the window, and only
+	// when the member's own fsyncs in it cannot judge its disk.
+	live := external || o.Node != nil
+	if dir != "" && !o.SkipDisk && !live {
 		o.Progress.set("probing the disk under %s", dir)
 		probe := o.Disk
 		probe.Dir = storage
@@ -273,10 +280,20 @@ func doctorTarget(ctx context.Context, o DoctorOptions, dir, runID string) (res 
 		}
 	}
 
+	// afterWindow probes the disk beside the live member, when that is
+	// wanted, once its window is over.
+	afterWindow := func() (*result.Result, error) {
+		if live && (dir != "" || o.Node != nil) && !o.SkipDisk {
+			return finish(probeBesideMember(ctx, o, r, &row, storage, device, runID))
+		}
+		return finish(nil)
+	}
 	if o.Observe {
 		o.Progress.set("watching %s for %s, without load", r.Name, o.Duration)
-		oerr := observeMembers(ctx, r, o.Conn, device, o.Duration)
-		return finish(oerr)
+		if oerr := observeMembers(ctx, r, o.Conn, device, o.Duration); oerr != nil {
+			return finish(oerr)
+		}
+		return afterWindow()
 	}
 
 	copts := CheckOptions{
@@ -315,7 +332,7 @@ func doctorTarget(ctx context.Context, o DoctorOptions, dir, runID string) (res 
 			return finish(nerr)
 		}
 	}
-	return finish(nil)
+	return afterWindow()
 }
 
 // takeLoad copies a check's sections into the target's Result.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -126,19 +125,11 @@ func observeMembers(ctx context.Context, r *result.Result, conn cluster.ConnOpti
 	return runErr
 }
 
-// doctorNode judges the member on this node: the disk probe in a folder
-// of its own beside the data dir (removed at the end, also on Ctrl-C), and
-// the member watched (or loaded, without Observe) over Duration.
+// doctorNode judges the member on this node: watched (or loaded, without
+// Observe) over Duration; the disk probe, when its own fsyncs cannot judge
+// its disk, in a folder of its own beside its data dir, made only then and
+// removed at the end, also on Ctrl-C (probeBesideMember).
 func doctorNode(ctx context.Context, o DoctorOptions, runID string) (*result.Result, error) {
-	dir := ""
-	if !o.SkipDisk {
-		d, err := discover.MakeProbeDir(o.Node, runID)
-		if err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(d)
-		dir = d
-	}
 	o.Conn = o.Node.Conn
-	return doctorTarget(ctx, o, dir, runID)
+	return doctorTarget(ctx, o, "", runID)
 }

@@ -71,11 +71,21 @@ func runTitle(r *result.Result) string {
 func targetBlock(w io.Writer, r *result.Result, verdict, ended bool) {
 	if d := r.Disk; d != nil && d.SyncLatency != nil {
 		l := d.SyncLatency
-		fmt.Fprintf(w, "  disk probe: fdatasync p50 %s, p99 %s, max %s; %.0f IOPS (%s in %s)\n",
-			units.Seconds(l.P50), units.Seconds(l.P99), units.Seconds(l.Max), d.IOPS, units.Bytes(float64(d.Bytes)), units.Seconds(d.Seconds))
+		iops := fmt.Sprintf("%.0f IOPS", d.IOPS)
+		if d.Rate > 0 {
+			iops = fmt.Sprintf("paced at %g/s", d.Rate)
+		}
+		fmt.Fprintf(w, "  disk probe: fdatasync p50 %s, p99 %s, max %s; %s (%s in %s)\n",
+			units.Seconds(l.P50), units.Seconds(l.P99), units.Seconds(l.Max), iops, units.Bytes(float64(d.Bytes)), units.Seconds(d.Seconds))
+		if d.Stopped != "" {
+			fmt.Fprintf(w, "    stopped early, to leave the device to etcd: %s\n", d.Stopped)
+		}
 		for _, n := range d.Notes {
 			fmt.Fprintf(w, "    note: %s\n", n)
 		}
+	}
+	if r.Doctor != nil && len(r.Doctor.Targets) == 1 && r.Doctor.Targets[0].DiskProbe != "" {
+		fmt.Fprintf(w, "  disk probe beside the member: %s\n", r.Doctor.Targets[0].DiskProbe)
 	}
 	if b, pf := r.Bench, r.Perf; b != nil && pf != nil {
 		fmt.Fprintf(w, "  %s\n", targetLine(r))

@@ -107,6 +107,11 @@ type DoctorTarget struct {
 	// Member names the etcd member of a node that doctor --node judged:
 	// the findings and the summary are about it.
 	Member string `json:"member,omitempty"`
+	// DiskProbe says, beside a live member (doctor --node, or --endpoints
+	// with --data-dir), whether the disk probe ran and why: not when the
+	// member's own WAL fsyncs during the window were enough to judge its
+	// disk; paced and guarded otherwise.
+	DiskProbe string `json:"disk_probe,omitempty"`
 	// SimulatedFsyncDelay is the delay added to every fsync by a slow view
 	// of the directory (--simulate-fsync-delay), in seconds.
 	SimulatedFsyncDelay float64 `json:"simulated_fsync_delay,omitempty"`

@@ -210,6 +210,13 @@ type Disk struct {
 	// Notes are facts the reader must know to trust the numbers (e.g. no
 	// pre-allocation on this file system).
 	Notes []string `json:"notes,omitempty"`
+	// Rate is the pace the probe was held to, in writes (each with its
+	// sync) per second; absent when it wrote as fast as the device allowed.
+	Rate float64 `json:"rate,omitempty"`
+	// Stopped says why the probe stopped before its runtime or size: beside
+	// a live member, it yields when the member's WAL fsyncs slow down or
+	// the device is busy.
+	Stopped string `json:"stopped,omitempty"`
 }
 
 // Durable returns the latency that stands for "making a write durable":

@@ -1,0 +1,210 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/discover"
+	"github.com/etcdperf/etcdperf/internal/hoststats"
+	"github.com/etcdperf/etcdperf/internal/promscrape"
+	"github.com/etcdperf/etcdperf/internal/result"
+	"github.com/etcdperf/etcdperf/internal/units"
+)
+
+// Beside a live member (doctor --node, or --endpoints with --data-dir)
+// etcd's own WAL fsyncs are the disk probe: etcd_disk_wal_fsync_duration
+// measures the disk under the real load. A probe of ours runs only when
+// the member is too idle for its histogram to judge, paced, and it yields.
+const (
+	// MinMemberFsyncs is how many WAL fsyncs the member must make during
+	// the window for its own histogram to judge its disk: its p99 then
+	// rests on its 3 slowest fsyncs rather than on one.
+	MinMemberFsyncs = 300
+	// DefaultLiveDiskRate is the probe's pace beside a live member, in
+	// fdatasyncs per second: a fifth of what a modest cloud volume (gp2's
+	// 100-IOPS floor is the lowest) leaves free, 2.3 KiB each.
+	DefaultLiveDiskRate = 50
+	// guardWindow is how far back the guard looks: the member's WAL fsync
+	// p99 and the device's utilisation over the last 3 seconds.
+	guardWindow = 3 * time.Second
+	// guardUtil stops the probe when the device is busier than this.
+	guardUtil = 0.9
+)
+
+// guardStop is why the guard stopped the probe.
+type guardStop struct{ why string }
+
+func (g *guardStop) Error() string { return g.why }
+
+// memberFsyncs is the fewest WAL fsyncs any observed member made over the
+// window (the member whose disk is probed is one of them); false when no
+// member's histogram was read.
+func memberFsyncs(srv *result.Server) (int64, bool) {
+	if srv == nil {
+		return 0, false
+	}
+	n, known := int64(-1), false
+	for _, m := range srv.Members {
+		if m.WALFsync == nil {
+			continue
+		}
+		if c := m.WALFsync.Count; !known || c < n {
+			n, known = c, true
+		}
+	}
+	if !known && srv.WALFsync != nil {
+		return srv.WALFsync.Count, true
+	}
+	return n, known
+}
+
+// probeBesideMember runs the disk probe in dir beside the live member at
+// o.Conn, after the window it was watched (or loaded) over: not at all
+// when the member's own WAL fsyncs in the window judge its disk (unless
+// the user asked for the probe by name, o.DiskExplicit), else paced at
+// o.Disk.Rate and stopped as soon as the member's WAL fsync p99 over the
+// last seconds passes etcd's limit or the device is more than 90% busy.
+// What it did is said in row.DiskProbe, and a stop in r.Disk.Stopped.
+func probeBesideMember(ctx context.Context, o DoctorOptions, r *result.Result, row *result.DoctorTarget, dir, device, runID string) error {
+	n, known := memberFsyncs(r.Server)
+	window := units.Seconds(o.Duration.Seconds())
+	if known && n >= MinMemberFsyncs && !o.DiskExplicit {
+		row.DiskProbe = fmt.Sprintf("not run: the member's own %d WAL fsyncs in %s judge its disk (%d are enough); nothing was written beside it",
+			n, window, MinMemberFsyncs)
+		return nil
+	}
+	why := fmt.Sprintf("the member made only %d WAL fsyncs in %s, too few to judge its disk (%d are enough)", n, window, MinMemberFsyncs)
+	switch {
+	case o.DiskExplicit:
+		why = "asked for by --disk-runtime or --disk-rate"
+	case !known:
+		why = "the member's WAL fsync histogram could not be read"
+	}
+	if o.Node != nil {
+		// The node's member: a folder of its own beside its data dir.
+		d, err := discover.MakeProbeDir(o.Node, runID)
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	}
+	t, err := cluster.Open(ctx, cluster.TargetOptions{Conn: o.Conn})
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	limit := 0.010
+	if c, ok := check.Lookup(o.Criteria, check.WALFsyncP99); ok {
+		limit = c.Limit
+	}
+	gctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	guarded := make(chan struct{})
+	go func() {
+		defer close(guarded)
+		guardProbe(gctx, stop, t.Client().HTTPClient(), t.Members(), device, limit)
+	}()
+	probe := o.Disk
+	probe.Dir = dir
+	if probe.Rate > 0 && probe.Runtime > 0 {
+		// A paced probe needs no more than its pace allows: no larger a
+		// file beside the member.
+		bs := int64(probe.BlockSize)
+		probe.Size = min(probe.Size, int64(math.Ceil(probe.Rate*probe.Runtime.Seconds())+1)*bs)
+	}
+	pace := "as fast as the device allows"
+	if probe.Rate > 0 {
+		pace = fmt.Sprintf("at most %g fdatasyncs/s", probe.Rate)
+	}
+	o.Progress.set("probing the disk under %s, %s", dir, pace)
+	dres, derr := probeDisk(gctx, DiskOptions{Probe: probe, Engine: EngineNative, Progress: o.Progress.disk()})
+	stop(nil)
+	<-guarded
+	row.DiskProbe = fmt.Sprintf("ran %s for at most %s: %s", pace, units.Seconds(probe.Runtime.Seconds()), why)
+	var gs *guardStop
+	if errors.As(context.Cause(gctx), &gs) && ctx.Err() == nil {
+		// The guard's stop is the probe yielding, not a failure.
+		derr = nil
+		row.DiskProbe += "; stopped early: " + gs.why
+		if dres != nil {
+			dres.Error = ""
+			dres.Disk.Stopped = gs.why
+		}
+	}
+	if dres != nil {
+		dres.Disk.Rate = probe.Rate
+		r.Disk = dres.Disk
+		if dres.Error != "" {
+			r.Error = joinErr(r.Error, dres.Error)
+		}
+	}
+	return derr
+}
+
+// guardProbe watches the live members' WAL fsync histograms and the device
+// every second while the probe runs, and stops it (stop with a *guardStop)
+// when any member's WAL fsync p99 over the last guardWindow passes limit
+// (seconds), or the device is busier than guardUtil over it.
+func guardProbe(ctx context.Context, stop context.CancelCauseFunc, httpc *http.Client, members []cluster.Member, device string, limit float64) {
+	type mark struct {
+		at      time.Time
+		scrapes []promscrape.MemberScrape
+		host    hoststats.Snapshot
+		hasHost bool
+	}
+	var marks []mark
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		m := mark{at: time.Now(), scrapes: promscrape.ScrapeMembers(ctx, httpc, members)}
+		if device != "" {
+			if s, err := hoststats.Take(device); err == nil {
+				m.host, m.hasHost = s, true
+			}
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		marks = append(marks, m)
+		for len(marks) > 2 && m.at.Sub(marks[1].at) >= guardWindow {
+			marks = marks[1:]
+		}
+		if first := marks[0]; len(marks) > 1 {
+			span := units.Seconds(m.at.Sub(first.at).Round(100 * time.Millisecond).Seconds())
+			for i, s := range m.scrapes {
+				if s.Err != nil || first.scrapes[i].Err != nil {
+					continue
+				}
+				h, ok := promscrape.HistDelta(first.scrapes[i].Snap, s.Snap, promscrape.MetricWALFsync)
+				if !ok || h.Count == 0 {
+					continue
+				}
+				if p99, _, _ := h.Quantile(0.99); p99 > limit {
+					stop(&guardStop{fmt.Sprintf("member %s's WAL fsync p99 over the last %s rose to %s (over %s)",
+						s.Member.Name, span, units.Seconds(p99), units.Seconds(limit))})
+					return
+				}
+			}
+			if m.hasHost && first.hasHost {
+				if hs := hoststats.Between(first.host, m.host); hs.Util > guardUtil {
+					stop(&guardStop{fmt.Sprintf("the device %s was %.0f%% busy over the last %s (over %.0f%%)",
+						device, hs.Util*100, span, guardUtil*100)})
+					return
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
