@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -32,6 +33,14 @@ func liveKubeadmRoot(t *testing.T) string {
 // on a slow view of a directory of its own (etcdperf slowdisk: every fsync
 // slowFsync longer) when slowFsync is positive.
 func liveKubeadmRootOn(t *testing.T, root string, slowFsync time.Duration) string {
+	t.Helper()
+	root, _ = liveKubeadmNode(t, root, slowFsync)
+	return root
+}
+
+// liveKubeadmNode is liveKubeadmRootOn that also returns the member's
+// client endpoint (host:port, TLS with the node's client certificate).
+func liveKubeadmNode(t *testing.T, root string, slowFsync time.Duration) (string, string) {
 	t.Helper()
 	if slowFsync > 0 {
 		lib := filepath.Join(root, "var/lib")
@@ -69,7 +78,35 @@ func liveKubeadmRootOn(t *testing.T, root string, slowFsync time.Duration) strin
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
-	return root
+	return root, ep
+}
+
+// startNodeLoad puts rate puts/s on the kubeadm member at ep under root
+// (its client certificate) for d, from an etcdperf bench process of its
+// own, as the node's API server would write; it returns the process's
+// exit, to wait for.
+func startNodeLoad(t *testing.T, root, ep string, rate float64, d time.Duration) <-chan testutil.Run {
+	t.Helper()
+	pki := filepath.Join(root, "etc/kubernetes/pki/etcd")
+	ctx, cancel := context.WithTimeout(context.Background(), d+time.Minute)
+	cmd := exec.CommandContext(ctx, testutil.Binary(t), "bench", "put", "--endpoints", "https://"+ep,
+		"--cacert", filepath.Join(pki, "ca.crt"), "--cert", filepath.Join(pki, "healthcheck-client.crt"), "--key", filepath.Join(pki, "healthcheck-client.key"),
+		"--rate", strconv.FormatFloat(rate, 'f', -1, 64), "--duration", d.String(), "--clients", "4", "--conns", "1", "-q", "-o", "json")
+	done := make(chan testutil.Run, 1)
+	go func() {
+		defer cancel()
+		done <- testutil.Wait(t, cmd, ctx)
+	}()
+	return done
+}
+
+// waitLoad checks that the load of startNodeLoad ran.
+func waitLoad(t *testing.T, done <-chan testutil.Run) {
+	t.Helper()
+	r := <-done
+	if r.Code != 0 && r.Code != 1 {
+		t.Errorf("the load on the member: exit %d, stderr %q", r.Code, r.Stderr)
+	}
 }
 
 // copyInto copies each file (key) into dir under its new name (value).
@@ -136,8 +173,9 @@ func TestDoctorNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	cwd := t.TempDir()
-	r := runEnv(t, time.Minute, cwd, nil, "doctor", "--node", "--root", root, "--duration", "5s",
-		"--disk-runtime", "2s", "--disk-size", "4m", "--no-report", "-o", "json")
+	// The member is idle: its own fsyncs cannot judge its disk, so the
+	// probe runs after the window, at its default pace (50/s, 10s).
+	r := runEnv(t, time.Minute, cwd, nil, "doctor", "--node", "--root", root, "--duration", "5s", "--no-report", "-o", "json")
 	if r.Code != 0 {
 		t.Fatalf("exit %d, stderr %q", r.Code, r.Stderr)
 	}
@@ -161,7 +199,14 @@ func TestDoctorNode(t *testing.T) {
 		t.Errorf("a load ran without --load: %+v", run.Bench)
 	}
 	if run.Disk == nil || run.Disk.SyncLatency == nil || run.Disk.SyncLatency.Count == 0 {
-		t.Errorf("no disk probe: %+v", run.Disk)
+		t.Fatalf("no disk probe: %+v", run.Disk)
+	}
+	// Paced: each write starts no sooner than 1/50 s after the one before.
+	if d := run.Disk; d.Rate != 50 || float64(d.Ops) > d.Rate*d.Seconds+1 || d.Stopped != "" {
+		t.Errorf("probe beside an idle member: %d writes in %.2fs at a pace of %g/s, stopped %q; want at most rate*seconds+1, not stopped", d.Ops, d.Seconds, d.Rate, d.Stopped)
+	}
+	if p := res.Doctor.Targets[0].DiskProbe; !strings.Contains(p, "ran at most 50 fdatasyncs/s") || !strings.Contains(p, "too few to judge its disk") {
+		t.Errorf("disk_probe %q: want why the probe ran", p)
 	}
 	if run.Server == nil || len(run.Server.Processes) != 1 || run.Server.Processes[0].PID != os.Getpid() {
 		t.Errorf("the member's process was not measured: %+v", run.Server)
@@ -351,11 +396,17 @@ func TestDoctorNodeInterrupted(t *testing.T) {
 // A node whose etcd data dir is on a slow disk (every fsync 15ms longer,
 // over etcd's 10ms WAL fsync limit): doctor --node probes that disk beside
 // the data dir and names the disk, with no other cause.
+//
+// The member writes 20 puts/s meanwhile, too few in the 3s window (60) to
+// judge its disk by its own fsyncs, so the probe runs; but each of those
+// fsyncs takes over 15ms, and the probe yields at once: the guard stops it
+// long before its 10s.
 func TestDoctorNodeSlowDisk(t *testing.T) {
-	root := liveKubeadmRootOn(t, t.TempDir(), 15*time.Millisecond)
+	root, ep := liveKubeadmNode(t, t.TempDir(), 15*time.Millisecond)
 	cwd := t.TempDir()
-	r := runEnv(t, time.Minute, cwd, nil, "doctor", "--node", "--root", root, "--duration", "3s",
-		"--disk-runtime", "3s", "--disk-size", "4m", "--no-report", "-o", "json")
+	load := startNodeLoad(t, root, ep, 20, 20*time.Second)
+	r := runEnv(t, time.Minute, cwd, nil, "doctor", "--node", "--root", root, "--duration", "3s", "--no-report", "-o", "json")
+	waitLoad(t, load)
 	if r.Code != 1 {
 		t.Fatalf("exit %d (want 1, a failed verdict), stderr %q", r.Code, r.Stderr)
 	}
@@ -365,7 +416,10 @@ func TestDoctorNodeSlowDisk(t *testing.T) {
 	}
 	run := res.Runs[0]
 	if run.Disk == nil || run.Disk.SyncLatency == nil || run.Disk.SyncLatency.P99 < 0.015 {
-		t.Errorf("the probe beside the data dir did not measure the slow disk: %+v", run.Disk)
+		t.Fatalf("the probe beside the data dir did not measure the slow disk: %+v", run.Disk)
+	}
+	if d := run.Disk; !strings.Contains(d.Stopped, "WAL fsync p99 over the last") || d.Seconds > 6 {
+		t.Errorf("the probe ran %.1fs of its 10s, stopped %q: want it stopped by the member's slow fsyncs", d.Seconds, d.Stopped)
 	}
 	if f, ok := findingOf(&run, "disk_too_slow"); !ok || f.Severity != result.Critical {
 		t.Errorf("no critical disk_too_slow: %+v", run.Findings)
@@ -388,6 +442,67 @@ func TestDoctorNodeSlowDisk(t *testing.T) {
 		}
 	}
 	assertEmptyDir(t, cwd)
+}
+
+// The issue: doctor --node wrote 22 MiB with an fdatasync every 2300
+// bytes beside a production member, competing with its WAL for the same
+// device. A member busy enough that its own WAL fsyncs judge its disk (200
+// puts/s, over 300 fsyncs in the 4s window) gets no probe: no folder
+// beside its data dir ever appears, and doctor's process writes nothing to
+// storage (/proc/PID/io's write_bytes).
+func TestDoctorNodeBusyMemberNoProbe(t *testing.T) {
+	root, ep := liveKubeadmNode(t, testutil.QuietDirOr(t, "256M"), 0)
+	parent := filepath.Join(root, "var/lib")
+	load := startNodeLoad(t, root, ep, 200, 12*time.Second)
+	time.Sleep(2 * time.Second) // the load under way before the window
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, testutil.Binary(t), "doctor", "--node", "--root", root, "--duration", "4s", "--no-report", "-o", "json")
+	cmd.Dir = t.TempDir()
+	done := make(chan testutil.Run, 1)
+	go func() { done <- testutil.Wait(t, cmd, ctx) }()
+	var (
+		written   = "no reading"
+		probeSeen bool
+		r         testutil.Run
+	)
+watch:
+	for {
+		select {
+		case r = <-done:
+			break watch
+		case <-time.After(50 * time.Millisecond):
+		}
+		if m, _ := filepath.Glob(filepath.Join(parent, ".etcdperf-probe-*")); len(m) > 0 {
+			probeSeen = true
+		}
+		if cmd.Process != nil {
+			if b, err := os.ReadFile("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/io"); err == nil {
+				for _, l := range strings.Split(string(b), "\n") {
+					if v, ok := strings.CutPrefix(l, "write_bytes: "); ok {
+						written = v
+					}
+				}
+			}
+		}
+	}
+	waitLoad(t, load)
+	if r.Code != 0 && r.Code != 1 {
+		t.Fatalf("exit %d, stderr %q", r.Code, r.Stderr)
+	}
+	res := decodeResult(t, r.Stdout)
+	run := res.Runs[0]
+	row := res.Doctor.Targets[0]
+	t.Logf("disk probe: %s; etcd's WAL fsyncs in the window: %+v", row.DiskProbe, run.Server.WALFsync)
+	if run.Disk != nil || probeSeen || !strings.HasPrefix(row.DiskProbe, "not run: the member's own") {
+		t.Errorf("a probe beside a busy member: disk %+v, folder seen %v, disk_probe %q", run.Disk, probeSeen, row.DiskProbe)
+	}
+	if written != "0" {
+		t.Errorf("doctor --node's process wrote %s bytes to storage; want 0", written)
+	}
+	if run.Server == nil || run.Server.WALFsync == nil || run.Server.WALFsync.Count < 300 {
+		t.Errorf("the member's own fsyncs were not read: %+v", run.Server)
+	}
 }
 
 // liveConfigRoot builds a node whose etcd is configured by an etcd YAML
