@@ -14,8 +14,9 @@ type memberFlags struct {
 
 // faultHelp is --fault's usage, shared by every command with --members.
 const faultHelp = "embedded etcd: make a member slow on purpose, MEMBER:KIND=VALUE with MEMBER 1..N or all and KIND " +
-	"slow-fsync (e.g. 15ms more per fsync; root, /dev/fuse), cpu-limit (e.g. 0.1 CPU; a CPU cgroup) or peer-latency " +
-	"(e.g. 200ms[,20ms] more per round trip to its peer port) (repeatable)"
+	"slow-fsync (e.g. 15ms more per fsync; root, /dev/fuse), cpu-limit (e.g. 0.1 CPU; a CPU cgroup), peer-latency " +
+	"(e.g. 200ms[,20ms] more per round trip to its peer port), iops-limit (e.g. 200 write operations/s on the disk of --data-dir; " +
+	"a blkio/io cgroup) or write-bps-limit (e.g. 10m bytes written/s; the same) (repeatable; e.g. --fault 3:cpu-limit=0.1 --fault all:iops-limit=200)"
 
 func addMemberFlags(cmd *cobra.Command) *memberFlags {
 	mf := &memberFlags{}

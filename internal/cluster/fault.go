@@ -9,10 +9,12 @@ import (
 	"github.com/etcdperf/etcdperf/internal/cgroup"
 	"github.com/etcdperf/etcdperf/internal/netfault"
 	"github.com/etcdperf/etcdperf/internal/slowfs"
+	"github.com/etcdperf/etcdperf/internal/units"
 )
 
 // Fault is what an embedded member process suffers on purpose, to rehearse
-// what a slow disk, a starved CPU or a slow network does to etcd.
+// what a slow disk, a volume's IOPS cap, a starved CPU or a slow network
+// does to etcd.
 type Fault struct {
 	// SlowFsync runs the member on a slow view of its data dir: every
 	// fsync and fdatasync waits this much longer (etcdperf slowdisk).
@@ -23,10 +25,28 @@ type Fault struct {
 	// PeerDelay puts the member's peer port behind a slow link: every
 	// round trip of the other members to it takes this much longer.
 	PeerDelay netfault.Delay `json:"peer_delay,omitzero"`
+	// IOPSLimit caps the member process's write operations per second on
+	// the disk of its data dir, as a cloud volume's IOPS limit does (a
+	// blkio or io cgroup of its own: v1 blkio.throttle.write_iops_device,
+	// v2 io.max wiops).
+	IOPSLimit int64 `json:"iops_limit,omitempty"`
+	// WriteBPSLimit caps the bytes it writes per second there (v1
+	// blkio.throttle.write_bps_device, v2 io.max wbps).
+	WriteBPSLimit int64 `json:"write_bps_limit,omitempty"`
 }
 
 // Any reports whether the fault does anything.
-func (f Fault) Any() bool { return f.SlowFsync > 0 || f.CPULimit > 0 || f.PeerDelay.Latency > 0 }
+func (f Fault) Any() bool {
+	return f.SlowFsync > 0 || f.CPULimit > 0 || f.PeerDelay.Latency > 0 || f.IOLimit().Any()
+}
+
+// IOLimit is the cap on the member's writes, as package cgroup takes it.
+func (f Fault) IOLimit() cgroup.IOLimit {
+	return cgroup.IOLimit{WriteIOPS: f.IOPSLimit, WriteBPS: f.WriteBPSLimit}
+}
+
+// cgroups reports whether the fault puts the member in a cgroup of its own.
+func (f Fault) cgroups() bool { return f.CPULimit > 0 || f.IOLimit().Any() }
 
 // String says what the fault does, in the words of the --fault flag.
 func (f Fault) String() string {
@@ -44,6 +64,12 @@ func (f Fault) String() string {
 		}
 		parts = append(parts, s)
 	}
+	if f.IOPSLimit > 0 {
+		parts = append(parts, FaultIOPSLimit+"="+strconv.FormatInt(f.IOPSLimit, 10))
+	}
+	if f.WriteBPSLimit > 0 {
+		parts = append(parts, FaultWriteBPSLimit+"="+strings.ReplaceAll(units.Size(f.WriteBPSLimit), " ", ""))
+	}
 	return strings.Join(parts, " ")
 }
 
@@ -52,10 +78,15 @@ const (
 	FaultSlowFsync   = "slow-fsync"
 	FaultCPULimit    = "cpu-limit"
 	FaultPeerLatency = "peer-latency"
+	// FaultIOPSLimit and FaultWriteBPSLimit cap a member's writes on the
+	// disk of its data dir (operations, bytes per second).
+	FaultIOPSLimit     = "iops-limit"
+	FaultWriteBPSLimit = "write-bps-limit"
 )
 
 // Validate checks a fault's values, and that this host can make it (a CPU
-// cgroup it can write, FUSE for a slow disk).
+// or blkio/io cgroup it can write, FUSE for a slow disk). Whether the data
+// dir has a disk to cap is ValidateDir's.
 func (f Fault) Validate() error {
 	if f.SlowFsync != 0 {
 		if err := (slowfs.Config{FsyncDelay: f.SlowFsync}).Validate(); err != nil {
@@ -78,6 +109,47 @@ func (f Fault) Validate() error {
 			return fmt.Errorf("%s: %w", FaultPeerLatency, err)
 		}
 	}
+	if f.IOPSLimit != 0 || f.WriteBPSLimit != 0 {
+		kind := f.ioKind()
+		if err := f.IOLimit().Validate(); err != nil {
+			return fmt.Errorf("%s: %w", kind, err)
+		}
+		if err := f.conflict(); err != nil {
+			return err
+		}
+		if err := cgroup.Host.CanLimitIO(); err != nil {
+			return fmt.Errorf("%s: %w", kind, err)
+		}
+	}
+	return nil
+}
+
+// conflict says which faults of f cannot go together on one member.
+func (f Fault) conflict() error {
+	if f.SlowFsync > 0 && f.IOLimit().Any() {
+		return fmt.Errorf("%s and %s cannot go on the same member: the slow view's own process does that member's writes, out of the cap's reach; give them to different members", f.ioKind(), FaultSlowFsync)
+	}
+	return nil
+}
+
+// ioKind names the I/O cap in errors, as --fault does.
+func (f Fault) ioKind() string {
+	if f.IOPSLimit == 0 {
+		return FaultWriteBPSLimit
+	}
+	return FaultIOPSLimit
+}
+
+// ValidateDir checks that the data dir of a member with an I/O cap is on a
+// disk that can be capped (not tmpfs, overlay or NFS). dir need not exist
+// yet.
+func (f Fault) ValidateDir(dir string) error {
+	if !f.IOLimit().Any() {
+		return nil
+	}
+	if _, err := cgroup.Host.DeviceOf(dir); err != nil {
+		return fmt.Errorf("%s: %w", f.ioKind(), err)
+	}
 	return nil
 }
 
@@ -99,8 +171,10 @@ func ParseDelay(s string) (netfault.Delay, error) {
 
 // ParseFaults reads --fault flags for a cluster of n members: each is
 // WHO:KIND=VALUE, WHO a member's number (1 to n: member etcdperf-WHO) or
-// "all", KIND slow-fsync (a duration), cpu-limit (CPUs) or peer-latency
-// (D[,JITTER]). It returns one Fault per member.
+// "all", KIND slow-fsync (a duration), cpu-limit (CPUs), peer-latency
+// (D[,JITTER]), iops-limit (write operations per second) or
+// write-bps-limit (a size per second, e.g. 10m). It returns one Fault per
+// member.
 func ParseFaults(specs []string, n int) ([]Fault, error) {
 	if len(specs) == 0 {
 		return nil, nil
@@ -111,7 +185,7 @@ func ParseFaults(specs []string, n int) ([]Fault, error) {
 		who, kv, ok := strings.Cut(spec, ":")
 		kind, val, ok2 := strings.Cut(kv, "=")
 		if !ok || !ok2 || val == "" {
-			return nil, fmt.Errorf("--fault %q: want MEMBER:KIND=VALUE, e.g. 3:cpu-limit=0.1, all:slow-fsync=15ms or 2:peer-latency=200ms", spec)
+			return nil, fmt.Errorf("--fault %q: want MEMBER:KIND=VALUE, e.g. 3:cpu-limit=0.1, all:slow-fsync=15ms, 2:peer-latency=200ms or 1:iops-limit=200", spec)
 		}
 		var members []int
 		if who == "all" {
@@ -154,8 +228,20 @@ func ParseFaults(specs []string, n int) ([]Fault, error) {
 				return nil, fmt.Errorf("--fault %q: %w", spec, err)
 			}
 			one.PeerDelay = d
+		case FaultIOPSLimit:
+			n, err := strconv.ParseInt(val, 10, 64)
+			if err != nil || n < 1 {
+				return nil, fmt.Errorf("--fault %q: %q is not a whole number of write operations per second of at least 1, e.g. 200", spec, val)
+			}
+			one.IOPSLimit = n
+		case FaultWriteBPSLimit:
+			n, err := ParseWriteBPS(val)
+			if err != nil {
+				return nil, fmt.Errorf("--fault %q: %w", spec, err)
+			}
+			one.WriteBPSLimit = n
 		default:
-			return nil, fmt.Errorf("--fault %q: unknown kind %q (slow-fsync, cpu-limit or peer-latency)", spec, kind)
+			return nil, fmt.Errorf("--fault %q: unknown kind %q (slow-fsync, cpu-limit, peer-latency, iops-limit or write-bps-limit)", spec, kind)
 		}
 		if err := one.Validate(); err != nil {
 			return nil, fmt.Errorf("--fault %q: %w", spec, err)
@@ -167,9 +253,29 @@ func ParseFaults(specs []string, n int) ([]Fault, error) {
 			}
 			set[key] = true
 			faults[m] = merge(faults[m], one)
+			if err := faults[m].conflict(); err != nil {
+				return nil, fmt.Errorf("--fault %q: member %d: %w", spec, m+1, err)
+			}
 		}
 	}
 	return faults, nil
+}
+
+// ParseWriteBPS reads a write throughput cap: a size per second, e.g.
+// 10m, 512k or 1048576 (k, m, g are powers of 1024, as in fio), with an
+// optional "/s".
+func ParseWriteBPS(s string) (int64, error) {
+	n, err := units.ParseSize(strings.TrimSuffix(strings.TrimSpace(s), "/s"))
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a size per second, e.g. 10m: %w", s, err)
+	}
+	if n <= 0 {
+		return 0, fmt.Errorf("%q: the cap must be positive, e.g. 10m", s)
+	}
+	if err := (cgroup.IOLimit{WriteBPS: n}).Validate(); err != nil {
+		return 0, err
+	}
+	return n, nil
 }
 
 func merge(a, b Fault) Fault {
@@ -181,6 +287,12 @@ func merge(a, b Fault) Fault {
 	}
 	if b.PeerDelay.Latency > 0 {
 		a.PeerDelay = b.PeerDelay
+	}
+	if b.IOPSLimit > 0 {
+		a.IOPSLimit = b.IOPSLimit
+	}
+	if b.WriteBPSLimit > 0 {
+		a.WriteBPSLimit = b.WriteBPSLimit
 	}
 	return a
 }

@@ -38,7 +38,31 @@ func BindMemberFlags(fs *pflag.FlagSet, cfg *MemberConfig) {
 	fs.DurationVar(&cfg.SlowFsync, "slow-fsync", 0, "run etcd on a slow view of --data-dir in which every fsync/fdatasync takes this much longer (etcdperf slowdisk in a child process; needs root and /dev/fuse)")
 	fs.Float64Var(&cfg.CPULimit, "cpu-limit", 0, "let the member use at most this many CPUs, e.g. 0.1 (a CPU cgroup of its own: cgroup v1 cpu.cfs_quota_us or v2 cpu.max; needs root)")
 	fs.Var(delayValue{&cfg.PeerDelay}, "peer-latency", "put the peer port behind a slow link: D[,JITTER] more per round trip of the other members to this one, e.g. 200ms or 200ms,20ms")
+	fs.Int64Var(&cfg.IOPSLimit, "iops-limit", 0, "let the member do at most this many write operations per second on the disk of --data-dir, e.g. 200, as a volume's IOPS limit (a blkio/io cgroup of its own: cgroup v1 blkio.throttle.write_iops_device or v2 io.max; needs root)")
+	fs.Var(bpsValue{&cfg.WriteBPSLimit}, "write-bps-limit", "let the member write at most this many bytes per second on the disk of --data-dir, e.g. 10m (k, m, g: powers of 1024), as a volume's throughput limit (the same cgroup: blkio.throttle.write_bps_device or io.max; needs root)")
 }
+
+// bpsValue is a flag holding a write throughput cap written as a size per
+// second (10m, 512k).
+type bpsValue struct{ v *int64 }
+
+func (b bpsValue) String() string {
+	if b.v == nil || *b.v == 0 {
+		return ""
+	}
+	return strconv.FormatInt(*b.v, 10)
+}
+
+func (b bpsValue) Set(s string) error {
+	n, err := ParseWriteBPS(s)
+	if err != nil {
+		return err
+	}
+	*b.v = n
+	return nil
+}
+
+func (bpsValue) Type() string { return "SIZE" }
 
 // delayValue is a flag holding a netfault.Delay written as D[,JITTER].
 type delayValue struct{ d *netfault.Delay }
@@ -92,6 +116,12 @@ func (c MemberConfig) Args() []string {
 	if c.PeerDelay.Latency > 0 {
 		a = append(a, "--peer-latency", delayValue{&c.PeerDelay}.String())
 	}
+	if c.IOPSLimit > 0 {
+		a = append(a, "--iops-limit", strconv.FormatInt(c.IOPSLimit, 10))
+	}
+	if c.WriteBPSLimit > 0 {
+		a = append(a, "--write-bps-limit", strconv.FormatInt(c.WriteBPSLimit, 10))
+	}
 	return a
 }
 
@@ -104,8 +134,11 @@ func (c MemberConfig) Args() []string {
 // them mounted on slow/, which is unmounted after etcd stops. With
 // cfg.CPULimit the process moves into a CPU cgroup of its own (after
 // starting the slow view's server, which keeps its CPU), and back out
-// when etcd has stopped. With cfg.PeerDelay etcd listens for its peers on
-// another loopback port, and a slow link listens on the peer URL.
+// when etcd has stopped. With cfg.IOPSLimit or cfg.WriteBPSLimit it moves
+// into a blkio/io cgroup of its own whose writes to the disk of the data
+// dir are capped (on cgroup v2, the same group as its CPU limit), and back
+// out likewise. With cfg.PeerDelay etcd listens for its peers on another
+// loopback port, and a slow link listens on the peer URL.
 func ServeMember(ctx context.Context, cfg MemberConfig, ready io.Writer) (err error) {
 	parent := os.Getppid()
 	if cfg.LogFile != "" {
@@ -143,6 +176,21 @@ func ServeMember(ctx context.Context, cfg MemberConfig, ready io.Writer) (err er
 		}
 		defer func() {
 			if lerr := lim.Release(); lerr != nil && err == nil {
+				err = lerr
+			}
+		}()
+	}
+	if lim := cfg.IOLimit(); lim.Any() {
+		dev, err := cgroup.Host.DeviceOf(cfg.DataDir)
+		if err != nil {
+			return fmt.Errorf("member %s: --%s: %w", cfg.Name, cfg.ioKind(), err)
+		}
+		capped, err := cgroup.Host.LimitIO(os.Getpid(), dev, lim)
+		if err != nil {
+			return fmt.Errorf("member %s: --%s on %s (%s): %w", cfg.Name, cfg.ioKind(), dev, dev.Name, err)
+		}
+		defer func() {
+			if lerr := capped.Release(); lerr != nil && err == nil {
 				err = lerr
 			}
 		}()

@@ -153,11 +153,11 @@ func (t *Target) stopMembers() {
 	limited := false
 	for _, p := range t.procs {
 		p.stop(10 * time.Second)
-		limited = limited || p.cfg.CPULimit > 0
+		limited = limited || p.cfg.cgroups()
 	}
 	t.procs = nil
 	if limited {
-		// A member killed outright could not leave its CPU cgroup.
+		// A member killed outright could not leave its cgroups.
 		cgroup.Host.RemoveStale()
 	}
 	if t.logFile != nil {
@@ -206,6 +206,11 @@ func startEmbedded(ctx context.Context, o TargetOptions) (*Target, error) {
 	}
 	if err := checkDataDirSpace(abs, n); err != nil {
 		return nil, err
+	}
+	for i, f := range o.Faults {
+		if err := f.ValidateDir(abs); err != nil {
+			return nil, fmt.Errorf("--fault on member %d: %w", i+1, err)
+		}
 	}
 	runDir := filepath.Join(abs, "etcdperf-"+o.RunID)
 	if err := os.Mkdir(runDir, 0o700); err != nil {
