@@ -15,17 +15,28 @@ import (
 	"github.com/etcdperf/etcdperf/internal/testutil"
 )
 
-// ownGroups lists the CPU cgroups that etcdperf made for its members.
+// ownGroups lists the CPU and I/O cgroups that etcdperf made for its
+// members.
 func ownGroups(t *testing.T) []string {
 	t.Helper()
 	g, err := cgroup.Host.Of(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
+	dirs := []string{g.Dir(), g.Parent().Dir(), g.H.Mount}
+	if io, err := cgroup.Host.IOOf(os.Getpid()); err == nil {
+		dirs = append(dirs, io.Dir(), io.Parent().Dir(), io.H.Mount)
+	}
+	seen := map[string]bool{}
 	var out []string
-	for _, dir := range []string{g.Dir(), g.Parent().Dir(), filepath.Join(g.H.Mount)} {
+	for _, dir := range dirs {
 		m, _ := filepath.Glob(filepath.Join(dir, "etcdperf-member-*"))
-		out = append(out, m...)
+		for _, p := range m {
+			if !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
+		}
 	}
 	return out
 }
@@ -38,6 +49,9 @@ func skipWithoutFaults(t *testing.T) {
 	if err := cgroup.Host.CanLimit(); err != nil {
 		t.Skipf("skipped: %v", err)
 	}
+	if err := cgroup.Host.CanLimitIO(); err != nil {
+		t.Skipf("skipped: %v", err)
+	}
 }
 
 // Members with each fault: the run works, and when it ends, and when
@@ -48,7 +62,7 @@ func TestFaultMembersCleanUp(t *testing.T) {
 	if left := ownGroups(t); len(left) > 0 {
 		t.Fatalf("groups from before the test: %v", left)
 	}
-	faults := []string{"--fault", "1:cpu-limit=0.5", "--fault", "2:peer-latency=20ms,4ms", "--fault", "3:slow-fsync=2ms"}
+	faults := []string{"--fault", "1:cpu-limit=0.5", "--fault", "1:iops-limit=2000", "--fault", "2:peer-latency=20ms,4ms", "--fault", "3:slow-fsync=2ms"}
 	dir := t.TempDir()
 	r := testutil.RunBinary(t, 2*time.Minute, append([]string{"bench", "put", "--members", "3", "--data-dir", dir, "--total", "300", "--clients", "4", "-o", "json"}, faults...)...)
 	if r.Code == 2 {
@@ -104,7 +118,7 @@ func TestFaultMembersCleanUp(t *testing.T) {
 func assertFaultsGone(t *testing.T, dir string) {
 	t.Helper()
 	if g := ownGroups(t); len(g) > 0 {
-		t.Errorf("CPU cgroups left: %v", g)
+		t.Errorf("cgroups left: %v", g)
 	}
 	if m := slowMountsUnder(t, dir); len(m) > 0 {
 		t.Errorf("slow mounts left: %v", m)
