@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,7 +30,9 @@ type Client struct {
 // then one etcd request, authenticated when a user is given) and returns a
 // client. Its error is a *ConnError naming the endpoint and the reason:
 // unreachable, timeout, TLS mismatch, untrusted server certificate,
-// rejected client certificate, failed or missing authentication.
+// rejected client certificate, failed or missing authentication; or a
+// *NotEtcdError when what answers is not etcd's client API (an HTTP
+// server, etcd's peer port or metrics listener, something else).
 func Connect(ctx context.Context, o ConnOptions) (*Client, error) {
 	eps, tc, err := prepare(o)
 	if err != nil {
@@ -120,21 +123,43 @@ func (c *Client) newClient(ctx context.Context, endpoints []string) (*clientv3.C
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		ep := endpoints[0]
-		return nil, classifyRPC(ep, err, c.opts)
+		// With a user, the client asks for a token first: that is the first
+		// request.
+		if ep, perr := parseEndpoint(endpoints[0]); perr == nil {
+			return nil, c.explainRPC(ctx, ep, err)
+		}
+		return nil, classifyRPC(endpoints[0], err, c.opts)
 	}
 	return cli, nil
 }
 
-// explainRPC turns a failed first request into a ConnError; when the
+// explainRPC turns a failed first request into a ConnError, or a
+// *NotEtcdError when what answers is not etcd's client API; when the
 // endpoint is plain but the server speaks TLS, it says so.
 func (c *Client) explainRPC(ctx context.Context, ep endpoint, err error) error {
 	ce := classifyRPC(ep.raw, err, c.opts)
+	seen, httpOnly := notGRPC(err)
+	if httpOnly || ce.Reason == NotEtcd {
+		if ne := identify(ctx, ep, c.opts, c.tls, nil); ne != nil {
+			return ne
+		}
+	}
+	switch {
+	case httpOnly:
+		return &NotEtcdError{Endpoint: ep.raw, Kind: HTTPServer, TLS: ep.tls(c.opts.TLSConfigured()), Seen: seen}
+	case notEtcdGRPC(err):
+		return &NotEtcdError{Endpoint: ep.raw, Kind: GRPCServer, TLS: ep.tls(c.opts.TLSConfigured()), Seen: "it has no etcd service"}
+	}
 	if (ce.Reason == NotEtcd || ce.Reason == Unreachable || ce.Reason == Timeout) && !ep.tls(c.opts.TLSConfigured()) && speaksTLS(ctx, ep.addr, c.opts.dialTimeout()) {
-		return &ConnError{Endpoint: ep.raw, Reason: TLSMismatch, Err: errors.New("the server speaks TLS"),
-			Hint: "use https://" + ep.addr + " with --cacert (or --insecure-skip-tls-verify to test)"}
+		return tlsExpected(ep)
 	}
 	return ce
+}
+
+// tlsExpected is the error of a plain endpoint where a TLS server listens.
+func tlsExpected(ep endpoint) *ConnError {
+	return &ConnError{Endpoint: ep.raw, Reason: TLSMismatch, Err: errors.New("the server speaks TLS"),
+		Hint: "use https://" + ep.addr + " with --cacert (or --insecure-skip-tls-verify to test)"}
 }
 
 // NewConn opens another connection with the same options to endpoints
@@ -182,7 +207,9 @@ func probeAll(ctx context.Context, eps []endpoint, o ConnOptions, tc *tls.Config
 }
 
 // probe checks that ep accepts a TCP connection and, when it is reached
-// over TLS, completes a handshake that accepts our certificate.
+// over TLS, completes a handshake that accepts our certificate; then that
+// the server answers HTTP/2's preface as etcd does. A server that answers
+// but not as etcd's client port is a *NotEtcdError naming what it is.
 func probe(ctx context.Context, ep endpoint, o ConnOptions, tc *tls.Config) error {
 	ctx, cancel := context.WithTimeout(ctx, o.dialTimeout())
 	defer cancel()
@@ -195,35 +222,59 @@ func probe(ctx context.Context, ep endpoint, o ConnOptions, tc *tls.Config) erro
 		return classifyNet(ep.raw, err, o)
 	}
 	defer conn.Close()
-	if !ep.tls(o.TLSConfigured()) {
-		return nil
+	if ep.tls(o.TLSConfigured()) {
+		cfg := tc.Clone()
+		if cfg.ServerName == "" {
+			cfg.ServerName = ep.host
+		}
+		cfg.NextProtos = []string{"h2"}
+		tconn := tls.Client(conn, cfg)
+		if dl, ok := ctx.Deadline(); ok {
+			tconn.SetDeadline(dl)
+		}
+		if err := tconn.HandshakeContext(ctx); err != nil {
+			ce := classifyTLS(ep.raw, err, o)
+			// A server without HTTP/2 is not etcd; one whose certificate we
+			// do not trust may not be etcd either: then say what it is.
+			if noALPN(err) || ce.Reason == BadServerCert {
+				if ne := identify(ctx, ep, o, tc, nil); ne != nil {
+					return ne
+				}
+			}
+			if noALPN(err) {
+				return &NotEtcdError{Endpoint: ep.raw, Kind: OtherServer, TLS: true, Seen: "it does not offer HTTP/2"}
+			}
+			return ce
+		}
+		conn = tconn
 	}
-	cfg := tc.Clone()
-	if cfg.ServerName == "" {
-		cfg.ServerName = ep.host
+	// etcd answers HTTP/2's preface with its SETTINGS; a server that sends
+	// anything else is not etcd. With TLS 1.3 a server rejects the client's
+	// certificate after the client's handshake is done: the preface then
+	// gets the alert.
+	deadline, _ := ctx.Deadline()
+	if ep.tls(o.TLSConfigured()) {
+		deadline = time.Now().Add(min(time.Second, o.dialTimeout()))
 	}
-	cfg.NextProtos = []string{"h2"}
-	tconn := tls.Client(conn, cfg)
-	if dl, ok := ctx.Deadline(); ok {
-		tconn.SetDeadline(dl)
-	}
-	if err := tconn.HandshakeContext(ctx); err != nil {
-		return classifyTLS(ep.raw, err, o)
-	}
-	// With TLS 1.3 a server rejects the client's certificate after the
-	// client's handshake is done: send HTTP/2's preface and read the answer,
-	// which is either the server's SETTINGS or the alert.
-	tconn.SetDeadline(time.Now().Add(min(time.Second, o.dialTimeout())))
-	if _, err := tconn.Write([]byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00")); err != nil {
-		return classifyTLS(ep.raw, err, o)
-	}
-	var buf [9]byte
-	if _, err := tconn.Read(buf[:]); err != nil {
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, io.EOF) {
+	first, err := firstFrame(conn, deadline)
+	var ne net.Error
+	switch {
+	case err == nil:
+	case ep.tls(o.TLSConfigured()):
+		if errors.Is(err, io.EOF) || errors.As(err, &ne) && ne.Timeout() {
 			return nil // no alert: not a rejection
 		}
 		return classifyTLS(ep.raw, err, o)
+	case errors.As(err, &ne) && ne.Timeout():
+		return classifyRPC(ep.raw, context.DeadlineExceeded, o)
+	case speaksTLS(ctx, ep.addr, o.dialTimeout()):
+		// A TLS server hangs up on a plain preface.
+		return tlsExpected(ep)
+	}
+	if first != nil {
+		if ne := identify(ctx, ep, o, tc, first); ne != nil {
+			return ne
+		}
 	}
 	return nil
 }
@@ -236,7 +287,8 @@ func speaksTLS(ctx context.Context, addr string, timeout time.Duration) bool {
 	d := tls.Dialer{Config: &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2"}}} //nolint:gosec // only a probe
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
-		return false
+		// An alert is TLS too: e.g. a server without HTTP/2.
+		return strings.Contains(err.Error(), "remote error: tls:")
 	}
 	conn.Close()
 	return true

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -32,9 +33,9 @@ type Discovery struct {
 // /metrics. Unlike Connect it needs one endpoint to answer, not all (a
 // member that is down is what one watches a cluster for), and no user:
 // /metrics needs none. When the member list cannot be read (etcd's auth is
-// on and no user is given, or the endpoint is not etcd's), the endpoints
-// given are the members. It fails when no endpoint answers, or when a user
-// is given and etcd rejects it.
+// on and no user is given), the endpoints given are the members. It fails
+// when no endpoint answers as etcd, when one is not etcd's client URL (a
+// *NotEtcdError), or when a user is given and etcd rejects it.
 func Discover(ctx context.Context, o ConnOptions) (*Discovery, error) {
 	eps, tc, err := prepare(o)
 	if err != nil {
@@ -43,6 +44,10 @@ func Discover(ctx context.Context, o ConnOptions) (*Discovery, error) {
 	d := &Discovery{}
 	var up []endpoint
 	for i, err := range probeAll(ctx, eps, o, tc) {
+		var ne *NotEtcdError
+		if errors.As(err, &ne) {
+			return nil, err // a wrong endpoint, not a member that is down
+		}
 		if err != nil {
 			d.Unreachable = append(d.Unreachable, err)
 			continue
@@ -68,6 +73,9 @@ func Discover(ctx context.Context, o ConnOptions) (*Discovery, error) {
 	}
 	defer cli.Close()
 	c.Client = cli
+	if up, err = c.answering(ctx, up, d); err != nil {
+		return nil, err
+	}
 
 	// A serializable list is the member's own view: it needs no quorum.
 	lctx, cancel := context.WithTimeout(ctx, o.commandTimeout())
@@ -97,6 +105,49 @@ func Discover(ctx context.Context, o ConnOptions) (*Discovery, error) {
 	}
 	d.status(ctx, c)
 	return d, nil
+}
+
+// answering asks each endpoint for its status, in parallel, each bounded
+// by the dial timeout, and returns those that answer as etcd (etcd's own
+// errors, such as authentication, count as an answer). An endpoint that is
+// not etcd's client URL is an error (*NotEtcdError), as is none answering;
+// the others that do not answer join d.Unreachable.
+func (c *Client) answering(ctx context.Context, eps []endpoint, d *Discovery) ([]endpoint, error) {
+	errs := make([]error, len(eps))
+	var wg sync.WaitGroup
+	for i, ep := range eps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sctx, cancel := context.WithTimeout(ctx, c.opts.dialTimeout())
+			defer cancel()
+			if _, err := c.Status(sctx, ep.raw); err != nil && !errors.As(rpctypes.Error(err), new(rpctypes.EtcdError)) {
+				errs[i] = c.explainRPC(ctx, ep, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	var ok []endpoint
+	var failed []error
+	for i, err := range errs {
+		var ne *NotEtcdError
+		if errors.As(err, &ne) {
+			return nil, err
+		}
+		if err != nil {
+			failed = append(failed, err)
+			continue
+		}
+		ok = append(ok, eps[i])
+	}
+	if len(ok) == 0 {
+		return nil, errors.Join(append(d.Unreachable, failed...)...)
+	}
+	d.Unreachable = append(d.Unreachable, failed...)
+	return ok, nil
 }
 
 // status asks every member for its version and leader, in parallel, each

@@ -45,6 +45,8 @@ type MemberConfig struct {
 	// listenPeerURL is where etcd listens for its peers when that is not
 	// PeerURL (a slow link listens there instead).
 	listenPeerURL string
+	// listenMetricsURL is etcd's --listen-metrics-urls (tests).
+	listenMetricsURL string
 }
 
 // ServerTLS is the client-side TLS of an embedded member (etcd's
@@ -158,6 +160,13 @@ func embedConfig(c MemberConfig) (*embed.Config, error) {
 			return nil, fmt.Errorf("peer URL %q: %w", c.listenPeerURL, err)
 		}
 		ec.ListenPeerUrls = []url.URL{*lu}
+	}
+	if c.listenMetricsURL != "" {
+		mu, err := url.Parse(c.listenMetricsURL)
+		if err != nil {
+			return nil, fmt.Errorf("metrics URL %q: %w", c.listenMetricsURL, err)
+		}
+		ec.ListenMetricsUrls = []url.URL{*mu}
 	}
 	ec.InitialCluster = c.InitialCluster
 	if ec.InitialCluster == "" {
