@@ -16,7 +16,7 @@ import (
 )
 
 // quick are doctor's flags for a short run: the "short durations".
-var quick = []string{"--duration", "3s", "--disk-runtime", "1s"}
+var quick = []string{"--duration", "3s", "--disk-runtime", "1s", "--capacity=false"}
 
 // runIn runs etcdperf with args in dir (where doctor writes its report).
 func runIn(t *testing.T, dir string, timeout time.Duration, args ...string) testutil.Run {

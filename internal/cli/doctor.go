@@ -30,6 +30,8 @@ func newDoctorCmd() *cobra.Command {
 		diskRuntime time.Duration
 		diskSize    = int64(diskprobe.DefaultSize)
 		diskRate    float64
+		capacityOn  bool
+		capStep     time.Duration
 		noiseOn     bool
 		slowDelay   time.Duration
 		limits      []string
@@ -51,7 +53,13 @@ in at most about 45 seconds per location:
     CPU), the device's utilisation and latency (/proc/diskstats) and the CPUs
     (/proc/stat), and etcdperf's own CPU (the client's);
 
-then a verdict per location: is it fast enough, with how much headroom (fsync
+then a capacity sweep (--capacity, on by default): the offered write rate
+raised step by step (check perf's m, l and xl rates and finer steps between,
+--capacity-step each) until a step breaks one of etcd's limits, to say how
+many puts/s the storage carries and what breaks first: the disk's latency,
+the volume's IOPS cap, etcd's CPU or the load generator.
+
+Then a verdict per location: is it fast enough, with how much headroom (fsync
 p99 against 10ms, throughput against the rate, how busy the device was), and
 what limits etcd there: the disk, the CPU, or the load generator itself.
 Findings carry their evidence and what to change.
@@ -139,6 +147,8 @@ Exit codes: 0 pass or warn, 1 a location failed, 2 the run could not be done.`,
 	fl.Var(sizeValue{&diskSize}, "disk-size", "bytes the disk probe writes at most (as fio's --size)")
 	fl.Float64Var(&diskRate, "disk-rate", pipeline.DefaultLiveDiskRate, "beside a live member (--node, --endpoints with --data-dir), the disk probe's fdatasyncs per second at most (0: as fast as the device allows); "+
 		"a directory's storage test is paced only when this is given")
+	fl.BoolVar(&capacityOn, "capacity", true, "after the verdict, raise the offered write rate step by step until a limit breaks: how much this storage carries (on by default for a directory; with --endpoints or --node only when given, since it loads that cluster)")
+	fl.DurationVar(&capStep, "capacity-step", pipeline.DefaultCapacityStep, "how long each step of the capacity sweep loads etcd")
 	fl.BoolVar(&noiseOn, "noise", false, "measure each location again while a background writer writes bulk data on its device")
 	fl.DurationVar(&slowDelay, "simulate-fsync-delay", 0, "run on a slow view of each location whose fsyncs wait this long more (needs root and /dev/fuse)")
 	fl.StringArrayVar(&limits, "limit", nil, "override a limit: NAME=VALUE[,WARN], e.g. wal_fsync_p99=5ms (repeatable)")
@@ -159,6 +169,9 @@ Exit codes: 0 pass or warn, 1 a location failed, 2 the run could not be done.`,
 		}
 		if diskRuntime < 0 {
 			return usageError("--disk-runtime cannot be negative")
+		}
+		if capStep <= 0 {
+			return usageError("--capacity-step must be positive, got %s", capStep)
 		}
 		if diskRate < 0 {
 			return usageError("--disk-rate cannot be negative, got %g", diskRate)
@@ -244,6 +257,7 @@ Exit codes: 0 pass or warn, 1 a location failed, 2 the run could not be done.`,
 
 		o := pipeline.DoctorOptions{
 			DataDirs: dataDirs, Conn: co, Members: target.Members, Faults: target.Faults, Profile: prof, Duration: duration,
+			Capacity: capacityOn && (!(external || nf.on) || cmd.Flags().Changed("capacity")), CapacityStep: capStep,
 			Disk: probe, SkipDisk: diskRuntime == 0, DiskExplicit: diskExplicit, Noise: noiseOn, SimulateFsyncDelay: slowDelay,
 			Criteria: criteria, Progress: &pipeline.DoctorProgress{},
 		}
@@ -280,6 +294,10 @@ func doctorTotal(o pipeline.DoctorOptions) time.Duration {
 	}
 	if o.Noise {
 		per += o.Duration
+	}
+	if o.Capacity {
+		// At most six steps.
+		per += 6 * o.CapacityStep
 	}
 	return per * time.Duration(max(1, len(o.DataDirs)))
 }

@@ -67,6 +67,10 @@ type DoctorOptions struct {
 	// Duration, without load.
 	Node    *discover.Node
 	Observe bool
+	// Capacity sweeps the offered write rate after the load (Capacity),
+	// each step CapacityStep long (default DefaultCapacityStep).
+	Capacity     bool
+	CapacityStep time.Duration
 	// DiskExplicit says the user asked for the disk probe by name
 	// (--disk-runtime or --disk-rate): beside a live member it then runs
 	// even when the member's own WAL fsyncs would judge its disk.
@@ -319,6 +323,26 @@ func doctorTarget(ctx context.Context, o DoctorOptions, dir, runID string) (res 
 	}
 	if cerr != nil {
 		return finish(cerr)
+	}
+
+	if o.Capacity {
+		step := o.CapacityStep
+		if step <= 0 {
+			step = DefaultCapacityStep
+		}
+		target := copts.Target
+		target.RunID = runID + "-capacity"
+		o.Progress.set("starting etcd on %s for the capacity sweep", where)
+		capRes, capErr := Capacity(ctx, CapacityOptions{
+			Target: target, Base: o.Profile, First: r, Step: step, Device: device, Criteria: o.Criteria,
+			Stepping: func(rate float64, clients int) {
+				o.Progress.set("capacity sweep on %s: %.0f puts/s from %d clients", where, rate, clients)
+			},
+		})
+		r.Capacity = capRes
+		if capErr != nil {
+			return finish(capErr)
+		}
 	}
 
 	if o.Noise && dir != "" {

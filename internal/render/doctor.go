@@ -97,6 +97,9 @@ func targetBlock(w io.Writer, r *result.Result, verdict, ended bool) {
 			fmt.Fprintf(w, "  note: %s\n", n)
 		}
 	}
+	if r.Capacity != nil {
+		capacityText(w, r.Capacity, "  ")
+	}
 	if r.Bench == nil && r.Server != nil {
 		// doctor --node without load: what the member did meanwhile.
 		var sb bytes.Buffer

@@ -95,6 +95,8 @@ type Result struct {
 	Perf      *Perf      `json:"perf,omitempty"`
 	Datascale *Datascale `json:"datascale,omitempty"`
 	Doctor    *Doctor    `json:"doctor,omitempty"`
+	// Capacity is the sweep of the offered write rate (doctor).
+	Capacity *Capacity `json:"capacity,omitempty"`
 	// The section of discover.
 	Discover *Discover `json:"discover,omitempty"`
 }

@@ -1,0 +1,99 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/etcdperf/etcdperf/internal/cgroup"
+	"github.com/etcdperf/etcdperf/internal/judge"
+	"github.com/etcdperf/etcdperf/internal/pipeline"
+	"github.com/etcdperf/etcdperf/internal/result"
+)
+
+// capacityRun runs doctor on dir with its capacity sweep (short steps) and
+// returns the location's Result; the text view must hold the sweep's
+// table and its answer, and nothing may be left in dir.
+func capacityRun(t *testing.T, dir string, extra ...string) *result.Result {
+	t.Helper()
+	cwd := t.TempDir()
+	text := filepath.Join(cwd, "out.txt")
+	start := time.Now()
+	r := runIn(t, cwd, 3*time.Minute, append([]string{"doctor", "--data-dir", dir, "--duration", "3s", "--disk-runtime", "1s",
+		"--capacity-step", "2s", "--no-report", "-o", "json", "-o", text}, extra...)...)
+	if r.Code != 0 && r.Code != 1 {
+		t.Fatalf("doctor %v: exit %d, stderr %q", extra, r.Code, r.Stderr)
+	}
+	res := decodeResult(t, r.Stdout)
+	if len(res.Runs) != 1 || res.Runs[0].Capacity == nil || len(res.Runs[0].Capacity.Steps) == 0 {
+		t.Fatalf("doctor %v: no capacity sweep: %+v", extra, res.Runs)
+	}
+	run := &res.Runs[0]
+	c := run.Capacity
+	var steps []string
+	for _, s := range c.Steps {
+		steps = append(steps, fmt.Sprintf("%.0f/s: achieved %.0f, fsync p99 %.2gs (%.0f/s), commit p99 %.2gs, request p99 %.2gs, broke %v (%s), cap %.0f used %.0f, device %.0f IOPS %.0f%%, etcd %.2f cores",
+			s.Offered, s.Achieved, s.WALFsyncP99, s.WALFsyncs, s.BackendCommitP99, s.RequestP99, s.Broke, s.Cause, s.IOPSCap, s.CappedWriteIOPS, s.DeviceIOPS, s.DeviceUtil*100, s.EtcdCPU))
+	}
+	t.Logf("doctor %v in %s:\n  %s\n  => %s (cause %s)", extra, time.Since(start).Round(time.Second), strings.Join(steps, "\n  "), c.Answer, c.Cause)
+	b, err := os.ReadFile(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "Capacity: puts of 1.0 KiB values, offered step by step (2s each") || !strings.Contains(string(b), "=> "+c.Answer) {
+		t.Errorf("the text view lacks the sweep:\n%s", b)
+	}
+	if c.Steps[0].Offered != 150 || c.ValueSize != 1024 || c.StepSeconds != 2 {
+		t.Errorf("sweep %+v: want its first step the verdict's load (150 puts/s of 1 KiB)", c)
+	}
+	assertEmptyDir(t, dir)
+	return run
+}
+
+// The capacity sweep in doctor: on a plain directory it climbs past the
+// verdict's load; a member capped at 1,500 write IOPS (as a gp2 volume
+// caps them) carries less, and the cap is named as such, not as a slow
+// disk; a RAM disk is never limited by the disk; a disk 15ms slower per
+// fsync does not carry even the verdict's load, and the disk is named.
+func TestDoctorCapacity(t *testing.T) {
+	plain := capacityRun(t, t.TempDir()).Capacity
+	if len(plain.Steps) < 2 || plain.PutsPerS < 150 || plain.Cause == judge.CauseIOPSCap {
+		t.Errorf("plain directory: %g puts/s, cause %s, %d steps; want past 150 puts/s and no IOPS cap", plain.PutsPerS, plain.Cause, len(plain.Steps))
+	}
+
+	t.Run("iops cap", func(t *testing.T) {
+		if err := cgroup.Host.CanLimitIO(); err != nil {
+			t.Skipf("skipped: no write IOPS cap here: %v", err)
+		}
+		capped := capacityRun(t, t.TempDir(), "--fault", "1:iops-limit=1500").Capacity
+		if capped.Cause != judge.CauseIOPSCap || capped.PutsPerS >= 1000 || !strings.Contains(capped.Answer, "at its IOPS limit") {
+			t.Errorf("capped at 1,500 IOPS: %g puts/s, cause %s: %s; want under 1,000 puts/s, limited by the IOPS cap", capped.PutsPerS, capped.Cause, capped.Answer)
+		}
+		// The plain directory carries more, unless this host's CPU (or the
+		// load generator) stopped it first: then that is named.
+		if plain.PutsPerS <= capped.PutsPerS && !slices.Contains([]string{"cpu", "client"}, plain.Cause) {
+			t.Errorf("plain %g puts/s (%s) against capped %g: want the plain directory to carry more", plain.PutsPerS, plain.Cause, capped.PutsPerS)
+		}
+	})
+
+	t.Run("tmpfs", func(t *testing.T) {
+		ram := capacityRun(t, tmpfsDir(t))
+		if c := ram.Capacity; slices.Contains([]string{"disk", "disk_or_cpu", judge.CauseIOPSCap}, c.Cause) || c.PutsPerS < 150 {
+			t.Errorf("tmpfs: %g puts/s, cause %s: %s; want past 150 and never the disk", c.PutsPerS, c.Cause, c.Answer)
+		}
+	})
+
+	t.Run("slow disk", func(t *testing.T) {
+		if err := pipeline.CanMountFUSE(); err != nil {
+			t.Skipf("skipped: %v", err)
+		}
+		slow := capacityRun(t, t.TempDir(), "--simulate-fsync-delay", "15ms")
+		if c := slow.Capacity; c.PutsPerS != 0 || c.Cause != "disk" || len(c.Steps) != 1 || !slices.Contains(c.LimitedBy, "wal_fsync_p99") {
+			t.Errorf("15ms slower fsync: %g puts/s, cause %s, limited by %v, %d steps; want 0, the disk, at the first step", c.PutsPerS, c.Cause, c.LimitedBy, len(c.Steps))
+		}
+	})
+}

@@ -1,0 +1,261 @@
+package judge
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/diagnose"
+	"github.com/etcdperf/etcdperf/internal/result"
+	"github.com/etcdperf/etcdperf/internal/units"
+)
+
+// CauseIOPSCap is the cause of a capacity sweep's knee when the volume's
+// IOPS (or throughput) cap, not its latency, is what etcd ran into.
+const CauseIOPSCap = "iops_cap"
+
+// capacityCriteria are the limits a sweep's step must hold: check perf's
+// and etcd's disk limits (leader changes and failed proposals too: a step
+// that loses its leader did not carry its load).
+var capacityCriteria = []string{
+	check.Throughput, check.SlowestRequest, check.LatencyStddev, check.RequestP99,
+	check.WALFsyncP99, check.BackendCommitP99, check.LeaderChanges, check.ProposalsFailed,
+}
+
+// CapacityStep judges one step of a capacity sweep from its judged Result
+// (Judge): its figures, the capacity criteria it failed, and what limited
+// it (as the verdict names it: disk, cpu, client, network, ...).
+func CapacityStep(r *result.Result, offered float64, clients int) result.CapacityStep {
+	st := result.CapacityStep{Offered: offered, Clients: clients}
+	st.WALFsyncP99, st.BackendCommitP99, st.RequestP99 = loadP99s(r)
+	if b := r.Bench; b != nil {
+		st.Achieved, st.Seconds = b.Throughput, b.Seconds
+		st.ClientCPU = b.ClientCPU
+	}
+	if s := r.Server; s != nil {
+		st.WALFsyncBound, st.BackendCommitBound = s.WALFsync.AtFloor(), s.BackendCommit.AtFloor()
+		if s.WALFsync != nil && st.Seconds > 0 {
+			st.WALFsyncs = float64(s.WALFsync.Count) / st.Seconds
+		}
+	}
+	if pf := r.Perf; pf != nil {
+		st.EtcdCPU, st.ClientCPU = pf.ServerCPU, pf.ClientCPU
+	}
+	if h := r.Host; h != nil {
+		st.HostCPUBusy = h.Summary.CPUBusy
+		if h.Device != "" {
+			st.DeviceIOPS, st.DeviceUtil, st.DeviceAwait = h.Summary.WriteIOPS, h.Summary.Util, h.Summary.WriteAwait
+		}
+	}
+	for _, c := range r.Checks {
+		if c.Status == result.StatusFail && contains(capacityCriteria, c.Name) {
+			st.Broke = append(st.Broke, c.Name)
+		}
+	}
+	if len(st.Broke) > 0 {
+		st.Cause = diagnose.DoctorLimitedBy(r)
+	}
+	return st
+}
+
+// Capacity concludes a sweep from its steps (in the order they ran, the
+// offered rate rising but for a last step between the highest that held
+// and the lowest that broke): the highest offered rate that held every
+// limit, what broke next, and why. walLimit is the WAL fsync p99 limit
+// (seconds). The volume's IOPS cap is told from a slow disk by its sign: a
+// fast fsync at a low rate, then etcd's fsyncs per second flat across a
+// rising offered rate while the fsync p99 climbs; or, on this host, the
+// member's own cgroup cap, used to at least 60% during the step that broke.
+func Capacity(c *result.Capacity, walLimit float64) {
+	c.PutsPerS, c.LimitedBy, c.Cause, c.Evidence = 0, nil, diagnose.LimitNone, ""
+	var broke *result.CapacityStep
+	for i := range c.Steps {
+		st := &c.Steps[i]
+		if len(st.Broke) == 0 {
+			c.PutsPerS = max(c.PutsPerS, st.Offered)
+		} else if broke == nil || st.Offered < broke.Offered {
+			broke = st
+		}
+	}
+	size := units.Bytes(float64(c.ValueSize))
+	if broke == nil {
+		last := c.Steps[len(c.Steps)-1]
+		c.Answer = fmt.Sprintf("carries etcd up to %s puts/s of %s within its limits, the most this sweep offered (%s achieved)",
+			rate(c.PutsPerS), size, rate(last.Achieved))
+		return
+	}
+	c.LimitedBy = broke.Broke
+	c.Cause = broke.Cause
+	if cause, ev := iopsCap(c.Steps, broke, walLimit); cause {
+		c.Cause, c.Evidence = CauseIOPSCap, ev
+	} else {
+		c.Cause = hostCause(broke, walLimit)
+		c.Evidence = stepEvidence(broke)
+	}
+	what := brokeWords(broke)
+	if c.PutsPerS == 0 {
+		c.Answer = fmt.Sprintf("does not carry etcd at %s puts/s of %s: %s; %s", rate(broke.Offered), size, what, causeWords(c.Cause, c.Evidence))
+		return
+	}
+	c.Answer = fmt.Sprintf("carries etcd up to %s puts/s of %s within its limits; at %s %s: %s",
+		rate(c.PutsPerS), size, rate(broke.Offered), what, causeWords(c.Cause, c.Evidence))
+}
+
+// capUsed is how much of a seen cap a step must use for the cap to be
+// what it ran into: the cgroup counts the operations it throttles, and a
+// step near its knee spends part of its time below the cap.
+const capUsed = 0.6
+
+// fastDeviceAwait is a device write latency that explains no etcd limit
+// (its WAL fsync limit is 10ms).
+const fastDeviceAwait = 0.002
+
+// iopsCap reports whether the steps up to broke show a volume's IOPS cap:
+// the first step's WAL fsync p99 well under the limit (a fast device at a
+// low rate), and from the step before the break to the break the offered
+// rate grew by at least half while etcd's WAL fsyncs per second grew by
+// under 15% (a flat ceiling) and the fsync p99 rose past half the limit.
+func iopsCap(steps []result.CapacityStep, broke *result.CapacityStep, walLimit float64) (bool, string) {
+	if broke.Cause == diagnose.LimitCPU || broke.Cause == diagnose.LimitClient || broke.Cause == diagnose.LimitNetwork {
+		return false, ""
+	}
+	// The cap is seen, on this host: the member's cgroup. It is what etcd
+	// ran into when the step used most of it, or when etcd waited for its
+	// disk while the device itself answered fast (the wait was above it).
+	deviceFast := broke.DeviceIOPS > 0 && broke.DeviceAwait <= fastDeviceAwait && broke.DeviceUtil < 0.5
+	if broke.IOPSCap > 0 && (broke.CappedWriteIOPS >= capUsed*broke.IOPSCap || deviceFast) {
+		ev := fmt.Sprintf("the member's cgroup caps its writes on %s at %s IOPS, and it wrote %s/s during the step",
+			broke.CapDevice, rate(broke.IOPSCap), rate(broke.CappedWriteIOPS))
+		if deviceFast {
+			ev += fmt.Sprintf(", while the device answered each write in %s on average, %.0f%% busy", units.Seconds(broke.DeviceAwait), broke.DeviceUtil*100)
+		}
+		return true, ev
+	}
+	if len(steps) < 2 {
+		return false, ""
+	}
+	first := steps[0]
+	var prev *result.CapacityStep
+	for i := range steps {
+		if s := &steps[i]; s.Offered < broke.Offered && (prev == nil || s.Offered > prev.Offered) {
+			prev = s
+		}
+	}
+	if prev == nil || first.WALFsyncP99 > walLimit/2 || prev.WALFsyncs <= 0 {
+		return false, ""
+	}
+	flat := broke.WALFsyncs < prev.WALFsyncs*1.15 && broke.Offered >= prev.Offered*1.5
+	if !flat || broke.WALFsyncP99 < walLimit/2 {
+		return false, ""
+	}
+	ev := fmt.Sprintf("etcd's WAL fsyncs stayed at ~%s/s (%s/s at %s puts/s offered, %s/s at %s) while its fsync p99 rose from %s to %s; at %s puts/s it was %s",
+		rate(broke.WALFsyncs), rate(prev.WALFsyncs), rate(prev.Offered), rate(broke.WALFsyncs), rate(broke.Offered),
+		p99Words(first.WALFsyncP99, first.WALFsyncBound), p99Words(broke.WALFsyncP99, broke.WALFsyncBound),
+		rate(first.Offered), p99Words(first.WALFsyncP99, first.WALFsyncBound))
+	if broke.DeviceIOPS > 0 {
+		ev += fmt.Sprintf("; the device wrote %s IOPS, %.0f%% busy", rate(broke.DeviceIOPS), broke.DeviceUtil*100)
+	}
+	return true, ev
+}
+
+// busyHost is how busy the host's CPUs must be for them to explain a
+// step that broke with nothing else seen at its limit.
+const busyHost = 0.9
+
+// hostCause refines what the verdict's rules named at the knee with what
+// a sweep sees that one load does not: a "disk" whose device answered fast
+// while etcd's WAL fsyncs held their limit (the wait was etcd's backend
+// commit, its CPU as much as its disk: both are said), and nothing named
+// while the host's CPUs, shared by etcd and the load generator, were
+// saturated.
+func hostCause(st *result.CapacityStep, walLimit float64) string {
+	deviceFast := st.DeviceIOPS > 0 && st.DeviceAwait <= fastDeviceAwait && st.DeviceUtil < 0.5
+	switch {
+	case st.Cause == diagnose.LimitDisk && deviceFast && st.WALFsyncP99 < walLimit:
+		return diagnose.LimitDiskOrCPU
+	case (st.Cause == diagnose.LimitNone || st.Cause == diagnose.LimitEtcd || st.Cause == "") && st.HostCPUBusy >= busyHost:
+		return diagnose.LimitCPU
+	}
+	return st.Cause
+}
+
+// stepEvidence says what the step that broke measured.
+func stepEvidence(st *result.CapacityStep) string {
+	parts := []string{fmt.Sprintf("WAL fsync p99 %s, %s fsyncs/s", p99Words(st.WALFsyncP99, st.WALFsyncBound), rate(st.WALFsyncs))}
+	if st.DeviceIOPS > 0 || st.DeviceUtil > 0 {
+		parts = append(parts, fmt.Sprintf("device %s IOPS, %.0f%% busy, writes %s", rate(st.DeviceIOPS), st.DeviceUtil*100, units.Seconds(st.DeviceAwait)))
+	}
+	if st.EtcdCPU > 0 {
+		parts = append(parts, fmt.Sprintf("etcd %.2f cores", st.EtcdCPU))
+	}
+	parts = append(parts, fmt.Sprintf("load generator %.2f cores", st.ClientCPU))
+	if st.HostCPUBusy > 0 {
+		parts = append(parts, fmt.Sprintf("this host's CPUs %.0f%% busy", st.HostCPUBusy*100))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// brokeWords says which limits a step broke, with their values.
+func brokeWords(st *result.CapacityStep) string {
+	var ws []string
+	for _, id := range st.Broke {
+		switch id {
+		case check.WALFsyncP99:
+			ws = append(ws, "the WAL fsync p99 broke ("+p99Words(st.WALFsyncP99, st.WALFsyncBound)+")")
+		case check.BackendCommitP99:
+			ws = append(ws, "the backend commit p99 broke ("+p99Words(st.BackendCommitP99, st.BackendCommitBound)+")")
+		case check.Throughput:
+			ws = append(ws, fmt.Sprintf("the throughput broke (%s of %s puts/s)", rate(st.Achieved), rate(st.Offered)))
+		case check.RequestP99:
+			ws = append(ws, "the request p99 broke ("+units.Seconds(st.RequestP99)+")")
+		default:
+			ws = append(ws, strings.ReplaceAll(id, "_", " ")+" broke")
+		}
+	}
+	return strings.Join(ws, ", ")
+}
+
+// causeWords says what limited etcd at the knee, with the evidence.
+func causeWords(cause, ev string) string {
+	w := map[string]string{
+		CauseIOPSCap:            "the volume was at its IOPS limit, not slow per write (raise its provisioned IOPS or move to a tier with more: gp3/io2, a higher Premium SSD tier)",
+		diagnose.LimitDisk:      "the disk's latency limits etcd there",
+		diagnose.LimitCPU:       "etcd's CPU limits it there",
+		diagnose.LimitDiskOrCPU: "its disk or its CPU limits it there: etcd waited for its commits while the device answered fast; compare etcd's CPU with its cores, and measure the disk alone with etcdperf disk",
+		diagnose.LimitNetwork:   "the network between the members limits it there",
+		diagnose.LimitClient:    "the load generator could not send that fast on this host (not etcd's limit)",
+		diagnose.LimitEtcd:      "etcd itself limits it there (every client waited for it; neither the disk nor the CPU was seen at its limit)",
+	}[cause]
+	if w == "" {
+		w = "nothing observed explains it"
+	}
+	if ev != "" {
+		w += " (" + ev + ")"
+	}
+	return w
+}
+
+func p99Words(v float64, bound bool) string {
+	if bound {
+		return "<= 1ms"
+	}
+	return units.Seconds(v)
+}
+
+// rate formats a rate with thousands separators: 4,000.
+func rate(v float64) string {
+	s := fmt.Sprintf("%.0f", v)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+func contains(list []string, s string) bool {
+	for _, e := range list {
+		if e == s {
+			return true
+		}
+	}
+	return false
+}

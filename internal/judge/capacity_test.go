@@ -1,0 +1,88 @@
+package judge
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/result"
+)
+
+// The cause at a sweep's knee, from recorded steps: the volume's IOPS cap
+// (seen in the member's cgroup, or as a flat fsync ceiling with a fast
+// fsync at a low rate) is told from a slow disk, from the CPU, and from no
+// limit reached.
+func TestCapacityCause(t *testing.T) {
+	held := func(offered, wal, fsyncs float64) result.CapacityStep {
+		return result.CapacityStep{Offered: offered, Achieved: offered, WALFsyncP99: wal, WALFsyncs: fsyncs}
+	}
+	broke := func(offered, wal, fsyncs float64, cause string, ids ...string) result.CapacityStep {
+		st := held(offered, wal, fsyncs)
+		st.Broke, st.Cause = ids, cause
+		return st
+	}
+	// A member capped at 2,500 write IOPS (blkio), as measured: its
+	// backend commits broke first, the device itself was fast.
+	capped := []result.CapacityStep{held(150, 0.001, 150), held(1000, 0.0016, 976), broke(2000, 0.0077, 1344, "disk", check.BackendCommitP99), broke(1400, 0.0045, 1127, "disk", check.BackendCommitP99)}
+	for i := 1; i < len(capped); i++ {
+		capped[i].IOPSCap, capped[i].CappedWriteIOPS, capped[i].CapDevice = 2500, 2290, "vda"
+		capped[i].DeviceIOPS, capped[i].DeviceAwait, capped[i].DeviceUtil = 2100, 0.0003, 0.3
+	}
+	capped[2].BackendCommitP99, capped[3].BackendCommitP99 = 0.116, 0.0573
+	// The same cap that the step barely used, over a fast device: still
+	// the cap (etcd waited above the device).
+	cappedIdle := slices.Clone(capped)
+	cappedIdle[3].CappedWriteIOPS = 500
+	// A cloud volume's cap, not seen from the host: etcd's fsyncs flat at
+	// ~700/s from 1,000 to 2,000 puts/s offered while its p99 climbed,
+	// after a fast fsync at 150/s.
+	cloud := []result.CapacityStep{held(150, 0.0008, 150), held(1000, 0.002, 700), broke(2000, 0.014, 720, "disk", check.WALFsyncP99)}
+	// A slow disk: slow from the first step.
+	slow := []result.CapacityStep{broke(150, 0.016, 150, "disk", check.WALFsyncP99)}
+	// The CPU: flat fsyncs too (etcd batches them), but the step names the CPU.
+	cpu := []result.CapacityStep{held(150, 0.0008, 150), held(1000, 0.002, 700), broke(2000, 0.03, 710, "cpu", check.WALFsyncP99, check.RequestP99)}
+	// A slow device that climbs with the rate: fsyncs grow with it, no cap.
+	disk := []result.CapacityStep{held(150, 0.002, 150), held(1000, 0.004, 900), broke(2000, 0.012, 1700, "disk", check.WALFsyncP99)}
+	// The backend commit broke while the device answered in 108µs and the
+	// WAL fsyncs held: the disk or the CPU, both said.
+	commit := []result.CapacityStep{held(150, 0.001, 150), broke(2800, 0.0027, 1728, "disk", check.BackendCommitP99)}
+	commit[1].DeviceIOPS, commit[1].DeviceAwait, commit[1].DeviceUtil = 3781, 0.000108, 0.37
+	// Nothing named while the host's CPUs were saturated: the CPU.
+	busy := []result.CapacityStep{held(150, 0.001, 150), broke(5700, 0.001, 2542, "none", check.RequestP99)}
+	busy[1].HostCPUBusy = 0.97
+	none := []result.CapacityStep{held(150, 0.0008, 150), held(1000, 0.002, 900), held(15000, 0.004, 3000)}
+	for _, c := range []struct {
+		name   string
+		steps  []result.CapacityStep
+		puts   float64
+		cause  string
+		broke  []string
+		answer string
+	}{
+		{"cgroup cap", capped, 1000, CauseIOPSCap, []string{check.BackendCommitP99}, "carries etcd up to 1,000 puts/s of 1.0 KiB within its limits; at 1,400 the backend commit p99 broke (57.3ms): the volume was at its IOPS limit"},
+		{"cgroup cap, device fast", cappedIdle, 1000, CauseIOPSCap, []string{check.BackendCommitP99}, "the device answered each write in 300µs on average"},
+		{"cloud cap", cloud, 1000, CauseIOPSCap, []string{check.WALFsyncP99}, "etcd's WAL fsyncs stayed at ~720/s"},
+		{"slow disk", slow, 0, "disk", []string{check.WALFsyncP99}, "does not carry etcd at 150 puts/s of 1.0 KiB: the WAL fsync p99 broke (16ms); the disk's latency limits etcd there"},
+		{"cpu", cpu, 1000, "cpu", []string{check.WALFsyncP99, check.RequestP99}, "etcd's CPU limits it there"},
+		{"disk climbing", disk, 1000, "disk", []string{check.WALFsyncP99}, "the disk's latency limits etcd there"},
+		{"commit, device fast", commit, 150, "disk_or_cpu", []string{check.BackendCommitP99}, "its disk or its CPU limits it there"},
+		{"host CPU saturated", busy, 150, "cpu", []string{check.RequestP99}, "this host's CPUs 97% busy"},
+		{"no knee", none, 15000, "none", nil, "carries etcd up to 15,000 puts/s of 1.0 KiB within its limits, the most this sweep offered"},
+	} {
+		cap := &result.Capacity{ValueSize: 1024, Steps: c.steps}
+		Capacity(cap, 0.010)
+		if cap.PutsPerS != c.puts || cap.Cause != c.cause || !slices.Equal(cap.LimitedBy, c.broke) || !strings.Contains(cap.Answer, c.answer) {
+			t.Errorf("%s: %g puts/s, cause %q, limited by %v, answer %q; want %g, %q, %v, %q", c.name, cap.PutsPerS, cap.Cause, cap.LimitedBy, cap.Answer, c.puts, c.cause, c.broke, c.answer)
+		}
+	}
+}
+
+// Rates are written with thousands separators.
+func TestRateFormat(t *testing.T) {
+	for v, want := range map[float64]string{150: "150", 1000: "1,000", 15000: "15,000", 1234567: "1,234,567"} {
+		if got := rate(v); got != want {
+			t.Errorf("rate(%g) = %q, want %q", v, got, want)
+		}
+	}
+}

@@ -1,0 +1,212 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/etcdperf/etcdperf/internal/cgroup"
+	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/judge"
+	"github.com/etcdperf/etcdperf/internal/result"
+)
+
+// DefaultCapacityStep is how long each step of doctor's capacity sweep
+// loads etcd: at 1,000 puts/s its p99s rest on ~2,000 requests and as many
+// WAL fsyncs (fewer when etcd batches them), and the whole sweep stays
+// under ~20s.
+const DefaultCapacityStep = 2 * time.Second
+
+// capacityRates are the offered rates of a sweep after the verdict's own
+// load (check perf's s, 150 puts/s): check perf's m, l and xl, with finer
+// steps between m and l where most disks' knees lie.
+var capacityRates = []float64{1000, 2000, 4000, 8000, 15000}
+
+// clientsFor is how many clients check perf's profiles use at a rate
+// (s 50 at 150/s, m 200 at 1,000, l 500 at 8,000, xl 1,000 at 15,000),
+// interpolated on the log of the rate between them.
+func clientsFor(r float64) int {
+	pts := check.Profiles
+	if r <= pts[0].Rate {
+		return pts[0].Clients
+	}
+	for i := 1; i < len(pts); i++ {
+		a, b := pts[i-1], pts[i]
+		if r <= b.Rate {
+			f := math.Log(r/a.Rate) / math.Log(b.Rate/a.Rate)
+			return int(math.Round(float64(a.Clients) + f*float64(b.Clients-a.Clients)))
+		}
+	}
+	return pts[len(pts)-1].Clients
+}
+
+// CapacityOptions configure a capacity sweep.
+type CapacityOptions struct {
+	// Target is where the sweep runs: an embedded etcd (DataDir, Members,
+	// Faults) started once for all steps, or a cluster's endpoints.
+	Target cluster.TargetOptions
+	// Base is check perf's profile whose key and value sizes the steps
+	// use; First, when set, is the verdict's own load at Base's rate, the
+	// sweep's first step.
+	Base  check.Profile
+	First *result.Result
+	Step  time.Duration
+	// Device is the block device under the data (for /proc/diskstats).
+	Device   string
+	Criteria []check.Criterion
+	// Stepping, when set, is told each step before it starts.
+	Stepping func(rate float64, clients int)
+}
+
+// Capacity sweeps the offered put rate step by step (open loop, check
+// perf's key and value sizes, clients growing with the rate as check
+// perf's profiles do) until a step breaks one of etcd's limits, then one
+// step between the highest rate that held and the one that broke. The
+// steps share one etcd. It returns the sweep judged (judge.Capacity),
+// with what it measured when ctx ends or a step fails.
+func Capacity(ctx context.Context, o CapacityOptions) (*result.Capacity, error) {
+	c := &result.Capacity{ValueSize: o.Base.ValSize, KeySize: o.Base.KeySize, StepSeconds: o.Step.Seconds()}
+	walLimit := 0.010
+	if cr, ok := check.Lookup(o.Criteria, check.WALFsyncP99); ok {
+		walLimit = cr.Limit
+	}
+	if o.First != nil && o.First.Bench != nil {
+		// The verdict's load, judged as a check is (doctor judges its
+		// target later, as a whole).
+		first := *o.First
+		first.Kind, first.Checks, first.Findings, first.Doctor, first.Runs = result.KindCheck, nil, nil, nil, nil
+		judge.Judge(&first, o.Criteria)
+		st := judge.CapacityStep(&first, o.Base.Rate, o.Base.Clients)
+		c.Steps = append(c.Steps, st)
+		if len(st.Broke) > 0 {
+			judge.Capacity(c, walLimit)
+			return c, nil
+		}
+	}
+	to := o.Target
+	to.Separate = len(to.Conn.Endpoints) == 0
+	t, err := cluster.Open(ctx, to)
+	if err != nil {
+		return nil, fmt.Errorf("capacity sweep: %w", err)
+	}
+	defer t.Close()
+	conn := to.Conn
+	if len(conn.Endpoints) == 0 {
+		// The steps reach the sweep's own etcd as a cluster on this host.
+		for _, m := range t.Members() {
+			conn.Endpoints = append(conn.Endpoints, m.ClientURL)
+		}
+	}
+	caps := memberIOCaps(t.Members())
+	step := func(i int, r float64) (bool, error) {
+		clients := clientsFor(r)
+		if o.Stepping != nil {
+			o.Stepping(r, clients)
+		}
+		prof := o.Base
+		prof.Name, prof.Rate, prof.Clients = fmt.Sprintf("%.0f/s", r), r, clients
+		before := caps.stat()
+		res, err := runCheck(ctx, CheckOptions{
+			Target:  cluster.TargetOptions{Conn: conn, RunID: fmt.Sprintf("%s-cap%d", to.RunID, i)},
+			Profile: prof, Duration: o.Step, Criteria: o.Criteria, Device: o.Device,
+		})
+		if res == nil {
+			return false, err
+		}
+		res.Kind = result.KindCheck
+		judge.Judge(res, o.Criteria)
+		st := judge.CapacityStep(res, r, clients)
+		caps.fill(&st, before, caps.stat())
+		c.Steps = append(c.Steps, st)
+		return len(st.Broke) == 0, err
+	}
+	held, bad := 0.0, 0.0
+	if len(c.Steps) > 0 {
+		held = c.Steps[0].Offered
+	}
+	for i, r := range capacityRates {
+		ok, err := step(i, r)
+		if err != nil {
+			judge.Capacity(c, walLimit)
+			return c, err
+		}
+		if !ok {
+			bad = r
+			break
+		}
+		held = r
+	}
+	if bad > 0 && held > 0 {
+		// One step at the geometric middle of the knee, on two
+		// significant digits.
+		mid := math.Sqrt(held * bad)
+		p := math.Pow(10, math.Floor(math.Log10(mid))-1)
+		if mid = math.Round(mid/p) * p; mid > held && mid < bad {
+			if _, err := step(len(capacityRates), mid); err != nil {
+				judge.Capacity(c, walLimit)
+				return c, err
+			}
+		}
+	}
+	judge.Capacity(c, walLimit)
+	return c, nil
+}
+
+// ioCap is a member's cgroup that caps its writes on a device.
+type ioCap struct {
+	g   cgroup.Group
+	dev cgroup.Device
+	lim cgroup.IOLimit
+}
+
+type ioCaps []ioCap
+
+// memberIOCaps finds the write IOPS caps on this host's etcd members (the
+// sweep's own child processes): their cgroup's cap on the disk of their
+// data dir. A host without an I/O controller has none.
+func memberIOCaps(members []cluster.Member) ioCaps {
+	var caps ioCaps
+	for _, m := range members {
+		if m.PID == 0 || m.DataDir == "" {
+			continue
+		}
+		dev, err := cgroup.Host.DeviceOf(m.DataDir)
+		if err != nil {
+			continue
+		}
+		if g, lim, ok, err := cgroup.Host.IOLimiting(m.PID, dev); err == nil && ok && lim.WriteIOPS > 0 {
+			caps = append(caps, ioCap{g: g, dev: dev, lim: lim})
+		}
+	}
+	return caps
+}
+
+// stat reads each capped group's I/O counters (nil where unreadable).
+func (cs ioCaps) stat() []*cgroup.IOStat {
+	out := make([]*cgroup.IOStat, len(cs))
+	for i, c := range cs {
+		if s, err := c.g.IOStat(c.dev); err == nil {
+			out[i] = &s
+		}
+	}
+	return out
+}
+
+// fill records in st the tightest cap and what its group wrote per second
+// between before and after.
+func (cs ioCaps) fill(st *result.CapacityStep, before, after []*cgroup.IOStat) {
+	for i, c := range cs {
+		if st.IOPSCap > 0 && float64(c.lim.WriteIOPS) >= st.IOPSCap {
+			continue
+		}
+		st.IOPSCap, st.CapDevice = float64(c.lim.WriteIOPS), c.dev.Name
+		if st.CapDevice == "" {
+			st.CapDevice = c.dev.String()
+		}
+		if before[i] != nil && after[i] != nil {
+			st.CappedWriteIOPS = cgroup.IOBetween(*before[i], *after[i]).WriteIOPS
+		}
+	}
+}

@@ -1,0 +1,48 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/etcdperf/etcdperf/internal/result"
+	"github.com/etcdperf/etcdperf/internal/units"
+)
+
+// capacityText prints a capacity sweep: one line per step, then the
+// one-line answer.
+func capacityText(w io.Writer, c *result.Capacity, indent string) {
+	if c == nil || len(c.Steps) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "%sCapacity: puts of %s values, offered step by step (%s each, open loop):\n", indent, units.Bytes(float64(c.ValueSize)), units.Seconds(c.StepSeconds))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "%s  offered/s\tachieved/s\tclients\tWAL fsync p99\tcommit p99\trequest p99\tfsyncs/s\tdevice IOPS\tutil\tetcd CPU\tclient CPU\tbroke\n", indent)
+	for _, st := range c.Steps {
+		dev, util := "-", "-"
+		if st.DeviceIOPS > 0 || st.DeviceUtil > 0 {
+			dev, util = fmt.Sprintf("%.0f", st.DeviceIOPS), fmt.Sprintf("%.0f%%", st.DeviceUtil*100)
+		}
+		broke := "-"
+		if len(st.Broke) > 0 {
+			broke = fmt.Sprint(st.Broke)
+			if st.Cause != "" {
+				broke += " (" + st.Cause + ")"
+			}
+		}
+		fmt.Fprintf(tw, "%s  %.0f\t%.0f\t%d\t%s\t%s\t%s\t%.0f\t%s\t%s\t%.2f\t%.2f\t%s\n", indent, st.Offered, st.Achieved, st.Clients,
+			bounded(st.WALFsyncP99, st.WALFsyncBound), bounded(st.BackendCommitP99, st.BackendCommitBound), units.Seconds(st.RequestP99),
+			st.WALFsyncs, dev, util, st.EtcdCPU, st.ClientCPU, broke)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "%s  => %s\n", indent, c.Answer)
+}
+
+// bounded is a p99 from etcd's histogram: "<= 1ms" when it fell in the
+// lowest bucket.
+func bounded(v float64, bound bool) string {
+	if bound {
+		return "<= 1ms"
+	}
+	return units.Seconds(v)
+}

@@ -1,0 +1,69 @@
+package result
+
+// Capacity is how much write load a storage location (or a cluster)
+// carried within etcd's limits: a sweep of the offered put rate, step by
+// step, until a step broke a limit.
+type Capacity struct {
+	// PutsPerS is the highest offered rate (puts/s) whose step held every
+	// limit; 0 when even the first step broke one.
+	PutsPerS float64 `json:"puts_per_s"`
+	// ValueSize and KeySize are the bytes of each put (check perf's).
+	ValueSize int `json:"value_size"`
+	KeySize   int `json:"key_size"`
+	// LimitedBy are the criteria that broke at the first step that broke
+	// one (the next after PutsPerS); empty when every step held.
+	LimitedBy []string `json:"limited_by,omitempty"`
+	// Cause is what limits etcd there: "disk" (the disk's latency),
+	// "iops_cap" (the volume's IOPS or throughput cap), "cpu", "client"
+	// (the load generator), "network", "disk_or_cpu", "etcd" (etcd itself,
+	// none of the others observed), or "none" when no step broke.
+	Cause string `json:"cause"`
+	// Evidence says in words what shows the cause, with its numbers.
+	Evidence string `json:"evidence,omitempty"`
+	// StepSeconds is how long each step of the sweep lasted.
+	StepSeconds float64        `json:"step_seconds"`
+	Steps       []CapacityStep `json:"steps"`
+	// Answer is the one-line answer: what the storage carries, what broke
+	// next and why.
+	Answer string `json:"answer"`
+}
+
+// CapacityStep is one offered rate of a capacity sweep.
+type CapacityStep struct {
+	Offered  float64 `json:"offered"`
+	Achieved float64 `json:"achieved"`
+	Clients  int     `json:"clients"`
+	Seconds  float64 `json:"seconds"`
+	// WALFsyncP99 and BackendCommitP99 are etcd's own (seconds); a *Bound
+	// is true when the p99 fell in etcd's lowest bucket (<= 1ms).
+	WALFsyncP99        float64 `json:"wal_fsync_p99"`
+	WALFsyncBound      bool    `json:"wal_fsync_bound,omitempty"`
+	BackendCommitP99   float64 `json:"backend_commit_p99"`
+	BackendCommitBound bool    `json:"backend_commit_bound,omitempty"`
+	// WALFsyncs is etcd's WAL fsyncs per second (summed over members).
+	WALFsyncs  float64 `json:"wal_fsyncs_per_s"`
+	RequestP99 float64 `json:"request_p99"`
+	// DeviceIOPS, DeviceUtil and DeviceAwait are the device's writes per
+	// second, utilisation (0-1) and mean write latency (seconds) from
+	// /proc/diskstats, when the device is known.
+	DeviceIOPS  float64 `json:"device_iops,omitempty"`
+	DeviceUtil  float64 `json:"device_util,omitempty"`
+	DeviceAwait float64 `json:"device_await,omitempty"`
+	// IOPSCap is the tightest write IOPS cap of an etcd member's cgroup on
+	// the device of its data dir (cgroup v1 blkio, v2 io.max), when this
+	// host sets one; CappedWriteIOPS is what that cgroup wrote per second
+	// during the step, and CapDevice that device.
+	IOPSCap         float64 `json:"iops_cap,omitempty"`
+	CappedWriteIOPS float64 `json:"capped_write_iops,omitempty"`
+	CapDevice       string  `json:"cap_device,omitempty"`
+	// HostCPUBusy is how busy this host's CPUs were (0-1), where etcd and
+	// the load generator ran side by side.
+	HostCPUBusy float64 `json:"host_cpu_busy,omitempty"`
+	// EtcdCPU and ClientCPU are cores (CPU-seconds per second) of etcd's
+	// processes on this host and of the load generator.
+	EtcdCPU   float64 `json:"etcd_cpu,omitempty"`
+	ClientCPU float64 `json:"client_cpu,omitempty"`
+	// Broke are the criteria this step failed; Cause what limited it.
+	Broke []string `json:"broke,omitempty"`
+	Cause string   `json:"cause,omitempty"`
+}
