@@ -501,7 +501,11 @@ watch:
 		t.Errorf("doctor --node's process wrote %s bytes to storage; want 0", written)
 	}
 	if run.Server == nil || run.Server.WALFsync == nil || run.Server.WALFsync.Count < 300 {
-		t.Errorf("the member's own fsyncs were not read: %+v", run.Server)
+		t.Fatalf("the member's own fsyncs were not read: %+v", run.Server)
+	}
+	// Its write demand over the window is the load's rate.
+	if d := run.Server.Demand; d == nil || d.Puts < 180 || d.Puts > 220 || d.ProposalsCommitted < d.Puts {
+		t.Errorf("write demand %+v: want ~200 puts/s (the load's rate, within 10%%), as many proposals or more", d)
 	}
 }
 

@@ -32,6 +32,7 @@ const (
 	PerSec   Unit = "ops/s"
 	Count    Unit = "count"
 	Fraction Unit = "ratio"
+	Times    Unit = "x"
 )
 
 // Criterion is one limit with its source. Warn, when set, is where a
@@ -69,6 +70,7 @@ const (
 	APIGetP99        = "api_get_p99"
 	APIListP99       = "api_list_p99"
 	APIErrors        = "api_errors"
+	CapacityHeadroom = "capacity_headroom"
 )
 
 // sloSource is where the Kubernetes API call latency SLO is defined.
@@ -113,6 +115,8 @@ var Table = []Criterion{
 		Source: sloSource + ": non-streaming read-only calls of scope resource p99 <= 1s; warn at 500ms"},
 	{ID: APIListP99, Title: "list of a namespace p99", Unit: Seconds, Op: AtMost, Limit: 5, Warn: f(2.5),
 		Source: sloSource + ": non-streaming read-only calls of scope namespace p99 <= 5s; warn at 2.5s"},
+	{ID: CapacityHeadroom, Title: "capacity over the cluster's peak write demand", Unit: Times, Op: AtLeast, Limit: 1, Warn: f(2),
+		Source: "a storage must carry the cluster's peak writes (etcd's hardware guide sizes disks in writes/s); warn with under 2x headroom, as for a peak that grows"},
 	{ID: APIErrors, Title: "failed API calls", Unit: Count, Op: AtMost, Limit: 0,
 		Source: "a call that failed (e.g. etcdserver: request timed out) failed its user"},
 }

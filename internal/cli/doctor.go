@@ -32,6 +32,7 @@ func newDoctorCmd() *cobra.Command {
 		diskRate    float64
 		capacityOn  bool
 		capStep     time.Duration
+		demand      float64
 		noiseOn     bool
 		slowDelay   time.Duration
 		limits      []string
@@ -120,6 +121,10 @@ Exit codes: 0 pass or warn, 1 a location failed, 2 the run could not be done.`,
   # What a disk 15ms slower per fsync does to etcd (root, /dev/fuse)
   etcdperf doctor --simulate-fsync-delay 15ms
 
+  # How much write load does this volume carry, against a cluster whose
+  # peak is 1,200 writes/s (a warning under 2x headroom)?
+  etcdperf doctor --data-dir /var/lib/etcd-test --demand 1200
+
   # Rehearse a slow link: 3 members, the second behind 200ms more per round trip
   etcdperf doctor --members 3 --fault 2:peer-latency=200ms --duration 20s
 
@@ -149,6 +154,7 @@ Exit codes: 0 pass or warn, 1 a location failed, 2 the run could not be done.`,
 		"a directory's storage test is paced only when this is given")
 	fl.BoolVar(&capacityOn, "capacity", true, "after the verdict, raise the offered write rate step by step until a limit breaks: how much this storage carries (on by default for a directory; with --endpoints or --node only when given, since it loads that cluster)")
 	fl.DurationVar(&capStep, "capacity-step", pipeline.DefaultCapacityStep, "how long each step of the capacity sweep loads etcd")
+	fl.Float64Var(&demand, "demand", 0, "the cluster's peak write demand in writes/s (e.g. etcd_server_proposals_committed_total's peak rate, as doctor --node or etcdperf metrics report it): the capacity is judged against it (headroom under 2x warns, under 1x fails)")
 	fl.BoolVar(&noiseOn, "noise", false, "measure each location again while a background writer writes bulk data on its device")
 	fl.DurationVar(&slowDelay, "simulate-fsync-delay", 0, "run on a slow view of each location whose fsyncs wait this long more (needs root and /dev/fuse)")
 	fl.StringArrayVar(&limits, "limit", nil, "override a limit: NAME=VALUE[,WARN], e.g. wal_fsync_p99=5ms (repeatable)")
@@ -169,6 +175,12 @@ Exit codes: 0 pass or warn, 1 a location failed, 2 the run could not be done.`,
 		}
 		if diskRuntime < 0 {
 			return usageError("--disk-runtime cannot be negative")
+		}
+		if demand < 0 {
+			return usageError("--demand must be a positive rate of writes per second, got %g", demand)
+		}
+		if demand > 0 && !capacityOn {
+			return usageError("--demand judges the capacity sweep: drop --capacity=false")
 		}
 		if capStep <= 0 {
 			return usageError("--capacity-step must be positive, got %s", capStep)
@@ -258,6 +270,7 @@ Exit codes: 0 pass or warn, 1 a location failed, 2 the run could not be done.`,
 		o := pipeline.DoctorOptions{
 			DataDirs: dataDirs, Conn: co, Members: target.Members, Faults: target.Faults, Profile: prof, Duration: duration,
 			Capacity: capacityOn && (!(external || nf.on) || cmd.Flags().Changed("capacity")), CapacityStep: capStep,
+			Demand: demand, DemandFrom: "--demand",
 			Disk: probe, SkipDisk: diskRuntime == 0, DiskExplicit: diskExplicit, Noise: noiseOn, SimulateFsyncDelay: slowDelay,
 			Criteria: criteria, Progress: &pipeline.DoctorProgress{},
 		}

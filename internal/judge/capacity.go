@@ -68,6 +68,7 @@ func CapacityStep(r *result.Result, offered float64, clients int) result.Capacit
 // member's own cgroup cap, used to at least 60% during the step that broke.
 func Capacity(c *result.Capacity, walLimit float64) {
 	c.PutsPerS, c.LimitedBy, c.Cause, c.Evidence = 0, nil, diagnose.LimitNone, ""
+	defer headroom(c)
 	var broke *result.CapacityStep
 	for i := range c.Steps {
 		st := &c.Steps[i]
@@ -109,6 +110,25 @@ const capUsed = 0.6
 // fastDeviceAwait is a device write latency that explains no etcd limit
 // (its WAL fsync limit is 10ms).
 const fastDeviceAwait = 0.002
+
+// headroom judges the capacity against the cluster's peak demand, when
+// one is given, and says so in the answer.
+func headroom(c *result.Capacity) {
+	c.Headroom = 0
+	if c.Demand <= 0 {
+		return
+	}
+	c.Headroom = c.PutsPerS / c.Demand
+	c.Answer += fmt.Sprintf("; against a peak demand of %s writes/s (%s): %s headroom", rate(c.Demand), c.DemandFrom, units.Ratio(c.Headroom))
+}
+
+// capacityChecks adds the headroom check of a sweep judged against a
+// demand.
+func capacityChecks(r *result.Result, criteria []check.Criterion) {
+	if c := r.Capacity; c != nil && c.Demand > 0 {
+		check.Apply(&r.Checks, criteria, check.CapacityHeadroom, c.Headroom, false)
+	}
+}
 
 // iopsCap reports whether the steps up to broke show a volume's IOPS cap:
 // the first step's WAL fsync p99 well under the limit (a fast device at a

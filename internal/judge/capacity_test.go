@@ -86,3 +86,17 @@ func TestRateFormat(t *testing.T) {
 		}
 	}
 }
+
+// A sweep judged against the cluster's peak demand: its headroom in the
+// answer and as a check, failing under 1x and warning under 2x.
+func TestCapacityHeadroom(t *testing.T) {
+	steps := []result.CapacityStep{{Offered: 150, Achieved: 150}, {Offered: 1000, Achieved: 1000}, {Offered: 2000, Achieved: 1500, Broke: []string{check.Throughput}, Cause: "disk"}}
+	for demand, want := range map[float64]result.Status{400: result.StatusPass, 700: result.StatusWarn, 1500: result.StatusFail} {
+		r := &result.Result{Capacity: &result.Capacity{ValueSize: 1024, Steps: steps, Demand: demand, DemandFrom: "--demand"}}
+		Capacity(r.Capacity, 0.010)
+		capacityChecks(r, check.Table)
+		if r.Capacity.Headroom != 1000/demand || len(r.Checks) != 1 || r.Checks[0].Status != want || !strings.Contains(r.Capacity.Answer, "(--demand):") {
+			t.Errorf("demand %g: headroom %g, checks %+v, answer %q; want %g and %s", demand, r.Capacity.Headroom, r.Checks, r.Capacity.Answer, 1000/demand, want)
+		}
+	}
+}

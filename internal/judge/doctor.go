@@ -70,6 +70,7 @@ func target(r *result.Result, criteria []check.Criterion) {
 	diskChecks(r, criteria)
 	perfChecks(r, criteria)
 	serverChecks(r, criteria)
+	capacityChecks(r, criteria)
 	fillRow(&row, r)
 	r.Doctor = &result.Doctor{Targets: []result.DoctorTarget{row}}
 	conclude(r)

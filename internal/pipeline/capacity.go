@@ -56,6 +56,10 @@ type CapacityOptions struct {
 	// Device is the block device under the data (for /proc/diskstats).
 	Device   string
 	Criteria []check.Criterion
+	// Demand, when positive, is the cluster's peak write demand (puts/s)
+	// to judge the capacity against, DemandFrom where it came from.
+	Demand     float64
+	DemandFrom string
 	// Stepping, when set, is told each step before it starts.
 	Stepping func(rate float64, clients int)
 }
@@ -67,7 +71,7 @@ type CapacityOptions struct {
 // steps share one etcd. It returns the sweep judged (judge.Capacity),
 // with what it measured when ctx ends or a step fails.
 func Capacity(ctx context.Context, o CapacityOptions) (*result.Capacity, error) {
-	c := &result.Capacity{ValueSize: o.Base.ValSize, KeySize: o.Base.KeySize, StepSeconds: o.Step.Seconds()}
+	c := &result.Capacity{ValueSize: o.Base.ValSize, KeySize: o.Base.KeySize, StepSeconds: o.Step.Seconds(), Demand: o.Demand, DemandFrom: o.DemandFrom}
 	walLimit := 0.010
 	if cr, ok := check.Lookup(o.Criteria, check.WALFsyncP99); ok {
 		walLimit = cr.Limit

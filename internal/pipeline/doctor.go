@@ -71,6 +71,10 @@ type DoctorOptions struct {
 	// each step CapacityStep long (default DefaultCapacityStep).
 	Capacity     bool
 	CapacityStep time.Duration
+	// Demand is the peak write demand (puts/s) the capacity is judged
+	// against, DemandFrom where it came from ("--demand").
+	Demand     float64
+	DemandFrom string
 	// DiskExplicit says the user asked for the disk probe by name
 	// (--disk-runtime or --disk-rate): beside a live member it then runs
 	// even when the member's own WAL fsyncs would judge its disk.
@@ -334,7 +338,7 @@ func doctorTarget(ctx context.Context, o DoctorOptions, dir, runID string) (res 
 		target.RunID = runID + "-capacity"
 		o.Progress.set("starting etcd on %s for the capacity sweep", where)
 		capRes, capErr := Capacity(ctx, CapacityOptions{
-			Target: target, Base: o.Profile, First: r, Step: step, Device: device, Criteria: o.Criteria,
+			Target: target, Base: o.Profile, First: r, Step: step, Device: device, Criteria: o.Criteria, Demand: o.Demand, DemandFrom: o.DemandFrom,
 			Stepping: func(rate float64, clients int) {
 				o.Progress.set("capacity sweep on %s: %.0f puts/s from %d clients", where, rate, clients)
 			},
@@ -430,6 +434,12 @@ func doctorParams(o DoctorOptions) map[string]any {
 	}
 	if o.SimulateFsyncDelay > 0 {
 		p["simulate_fsync_delay"] = o.SimulateFsyncDelay.Seconds()
+	}
+	if o.Capacity {
+		p["capacity_step"] = o.CapacityStep.Seconds()
+	}
+	if o.Demand > 0 {
+		p["demand"], p["demand_from"] = o.Demand, o.DemandFrom
 	}
 	if n := o.Node; n != nil {
 		p["node"] = n.Found.Source + " " + n.Found.File

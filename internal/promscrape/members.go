@@ -28,6 +28,8 @@ type MemberScrape struct {
 	Member cluster.Member
 	Snap   Snapshot
 	Err    error
+	// At is when the scrape was asked for.
+	At time.Time
 }
 
 // ScrapeMembers fetches every member's metrics in parallel.
@@ -35,7 +37,7 @@ func ScrapeMembers(ctx context.Context, client *http.Client, members []cluster.M
 	out := make([]MemberScrape, len(members))
 	var wg sync.WaitGroup
 	for i, m := range members {
-		out[i].Member = m
+		out[i].Member, out[i].At = m, time.Now()
 		if m.MetricsURL == "" {
 			out[i].Err = fmt.Errorf("member %s advertises no client URL", m.Name)
 			continue
@@ -85,6 +87,8 @@ func ServerSection(before, after []MemberScrape) (*result.Server, []string) {
 			ms.BackendCommit = &l
 			commit = AddHist(commit, h)
 		}
+		ms.Demand = demandBetween(b, a)
+		srv.Demand = maxDemand(srv.Demand, ms.Demand)
 		ms.LeaderChanges = CounterDelta(b.Snap, a.Snap, MetricLeaderChanges)
 		ms.ProposalsFailed = CounterDelta(b.Snap, a.Snap, MetricProposalsFailed)
 		srv.LeaderChanges = max(srv.LeaderChanges, ms.LeaderChanges)
@@ -113,6 +117,54 @@ func ServerSection(before, after []MemberScrape) (*result.Server, []string) {
 		srv.Members = nil
 	}
 	return srv, notes
+}
+
+// etcd's write counters (3.5 on; 3.4 has them as etcd_debugging_mvcc_*).
+var (
+	metricProposalsCommitted = []string{"etcd_server_proposals_committed_total"}
+	metricPuts               = []string{"etcd_mvcc_put_total", "etcd_debugging_mvcc_put_total"}
+	metricDeletes            = []string{"etcd_mvcc_delete_total", "etcd_debugging_mvcc_delete_total"}
+	metricTxns               = []string{"etcd_mvcc_txn_total", "etcd_debugging_mvcc_txn_total"}
+)
+
+// demandBetween is a member's write demand between two scrapes: its
+// counters' rates; nil when the scrapes have no time between them.
+func demandBetween(b, a MemberScrape) *result.Demand {
+	secs := a.At.Sub(b.At).Seconds()
+	if secs <= 0 || b.At.IsZero() {
+		return nil
+	}
+	rate := func(names []string) float64 {
+		for _, n := range names {
+			if _, ok := a.Snap[n]; ok {
+				return CounterDelta(b.Snap, a.Snap, n) / secs
+			}
+		}
+		return 0
+	}
+	d := &result.Demand{Seconds: secs, ProposalsCommitted: rate(metricProposalsCommitted), Puts: rate(metricPuts),
+		Deletes: rate(metricDeletes), Txns: rate(metricTxns)}
+	if h, ok := HistDelta(b.Snap, a.Snap, MetricWALFsync); ok {
+		d.WALFsyncs = h.Count / secs
+	}
+	return d
+}
+
+// maxDemand is the cluster's demand: each figure the most any member saw
+// (every member commits and applies the same writes).
+func maxDemand(sum, d *result.Demand) *result.Demand {
+	if d == nil {
+		return sum
+	}
+	if sum == nil {
+		c := *d
+		return &c
+	}
+	sum.Seconds = max(sum.Seconds, d.Seconds)
+	sum.ProposalsCommitted = max(sum.ProposalsCommitted, d.ProposalsCommitted)
+	sum.Puts, sum.Deletes, sum.Txns = max(sum.Puts, d.Puts), max(sum.Deletes, d.Deletes), max(sum.Txns, d.Txns)
+	sum.WALFsyncs = max(sum.WALFsyncs, d.WALFsyncs)
+	return sum
 }
 
 // HistDelta is the histogram name in after less the one in before.

@@ -2,12 +2,17 @@ package promscrape
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/result"
 )
 
 // testdata/etcd-3.7.3.metrics is the real /metrics of an embedded etcd
@@ -212,5 +217,43 @@ req{resource="pods"} 11
 		if v, ok := s.Value("req", Labels{"resource": "pods", "subresource": sel}); !ok || v != want {
 			t.Errorf("subresource=%q: %v %v, want %v", sel, v, ok, want)
 		}
+	}
+}
+
+// The write demand between two scrapes: each counter's rate over the time
+// between them, per member, and for the cluster the most any member saw
+// (every member commits the same proposals).
+func TestServerSectionDemand(t *testing.T) {
+	snap := func(committed, puts, deletes, txns, fsyncs float64) Snapshot {
+		s, err := Parse(strings.NewReader(fmt.Sprintf(`# TYPE etcd_server_proposals_committed_total gauge
+etcd_server_proposals_committed_total %g
+# TYPE etcd_mvcc_put_total counter
+etcd_mvcc_put_total %g
+# TYPE etcd_debugging_mvcc_delete_total counter
+etcd_debugging_mvcc_delete_total %g
+# TYPE etcd_mvcc_txn_total counter
+etcd_mvcc_txn_total %g
+# TYPE etcd_disk_wal_fsync_duration_seconds histogram
+etcd_disk_wal_fsync_duration_seconds_bucket{le="0.001"} %g
+etcd_disk_wal_fsync_duration_seconds_bucket{le="+Inf"} %g
+etcd_disk_wal_fsync_duration_seconds_sum 0.1
+etcd_disk_wal_fsync_duration_seconds_count %g
+`, committed, puts, deletes, txns, fsyncs, fsyncs, fsyncs)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	t0 := time.Now()
+	a, b := cluster.Member{Name: "a"}, cluster.Member{Name: "b"}
+	before := []MemberScrape{{Member: a, Snap: snap(100, 80, 5, 10, 100), At: t0}, {Member: b, Snap: snap(100, 80, 5, 10, 90), At: t0}}
+	after := []MemberScrape{{Member: a, Snap: snap(1100, 880, 105, 110, 1100), At: t0.Add(10 * time.Second)}, {Member: b, Snap: snap(1000, 780, 105, 110, 490), At: t0.Add(10 * time.Second)}}
+	srv, _ := ServerSection(before, after)
+	want := result.Demand{Seconds: 10, ProposalsCommitted: 100, Puts: 80, Deletes: 10, Txns: 10, WALFsyncs: 100}
+	if srv == nil || srv.Demand == nil || *srv.Demand != want {
+		t.Fatalf("cluster demand %+v, want %+v", srv.Demand, want)
+	}
+	if m := srv.Members[1].Demand; m == nil || m.ProposalsCommitted != 90 || m.WALFsyncs != 40 {
+		t.Errorf("member b's demand %+v: want 90 proposals/s and 40 fsyncs/s", m)
 	}
 }

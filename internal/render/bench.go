@@ -237,6 +237,9 @@ func serverText(w io.Writer, s *result.Server) {
 	serverLatency(w, "  WAL fsync:     ", s.WALFsync)
 	serverLatency(w, "  backend commit:", s.BackendCommit)
 	fmt.Fprintf(w, "  leader changes: %.0f, failed proposals: %.0f\n", s.LeaderChanges, s.ProposalsFailed)
+	if d := s.Demand; d != nil {
+		fmt.Fprintf(w, "  write demand: %s\n", DemandText(d))
+	}
 	for _, m := range s.Members {
 		fmt.Fprintf(w, "  member %s:", m.Name)
 		if m.WALFsync != nil && m.WALFsync.Count > 0 {
@@ -249,6 +252,12 @@ func serverText(w io.Writer, s *result.Server) {
 	}
 	processesText(w, s.Processes)
 	peerRTTsText(w, s.PeerRTTs)
+}
+
+// DemandText says a write demand in one line.
+func DemandText(d *result.Demand) string {
+	return fmt.Sprintf("%.0f proposals committed/s (%.0f puts, %.0f deletes, %.0f txns), %.0f WAL fsyncs/s over %s",
+		d.ProposalsCommitted, d.Puts, d.Deletes, d.Txns, d.WALFsyncs, units.Seconds(d.Seconds))
 }
 
 func serverLatency(w io.Writer, name string, l *result.Latency) {

@@ -23,6 +23,12 @@ type Capacity struct {
 	// StepSeconds is how long each step of the sweep lasted.
 	StepSeconds float64        `json:"step_seconds"`
 	Steps       []CapacityStep `json:"steps"`
+	// Demand is the cluster's peak write demand the storage is judged
+	// against (puts/s, from --demand or Prometheus), DemandFrom where it
+	// came from, and Headroom PutsPerS over Demand.
+	Demand     float64 `json:"demand,omitempty"`
+	DemandFrom string  `json:"demand_from,omitempty"`
+	Headroom   float64 `json:"headroom,omitempty"`
 	// Answer is the one-line answer: what the storage carries, what broke
 	// next and why.
 	Answer string `json:"answer"`

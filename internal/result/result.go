@@ -318,6 +318,24 @@ type Server struct {
 	Processes []MemberProcess `json:"processes,omitempty"`
 	// PeerRTTs are the members' round trips to each other.
 	PeerRTTs []PeerRTT `json:"peer_rtts,omitempty"`
+	// Demand is the cluster's write demand over the window: the most any
+	// member committed and applied (every member commits the same
+	// proposals), as rates per second.
+	Demand *Demand `json:"demand,omitempty"`
+}
+
+// Demand is the write load a cluster (or a member) carried over a window,
+// from etcd's counters, per second.
+type Demand struct {
+	Seconds float64 `json:"seconds"`
+	// ProposalsCommitted is etcd_server_proposals_committed_total's rate:
+	// every write (put, delete, txn, lease, compaction) is one proposal.
+	ProposalsCommitted float64 `json:"proposals_committed"`
+	Puts               float64 `json:"puts"`
+	Deletes            float64 `json:"deletes"`
+	Txns               float64 `json:"txns"`
+	// WALFsyncs is the member's WAL fsyncs per second.
+	WALFsyncs float64 `json:"wal_fsyncs"`
 }
 
 // MemberServer is the server section of one member.
@@ -328,6 +346,7 @@ type MemberServer struct {
 	BackendCommit   *Latency `json:"backend_commit,omitempty"`
 	LeaderChanges   float64  `json:"leader_changes"`
 	ProposalsFailed float64  `json:"proposals_failed"`
+	Demand          *Demand  `json:"demand,omitempty"`
 }
 
 // Status is the outcome of one check.

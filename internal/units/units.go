@@ -115,7 +115,7 @@ func Duration(d time.Duration) string { return Seconds(d.Seconds()) }
 func Cores(c float64) string { return strconv.FormatFloat(c, 'g', 3, 64) }
 
 // Value prints a value in its unit as every text of etcdperf does: "s",
-// "ops/s", "ratio" (a percentage), "bytes", "count".
+// "ops/s", "ratio" (a percentage), "bytes", "count", "x" (a multiple).
 func Value(v float64, unit string) string {
 	switch unit {
 	case "s":
@@ -128,6 +128,8 @@ func Value(v float64, unit string) string {
 		return Bytes(v)
 	case "count":
 		return fmt.Sprintf("%.0f", v)
+	case "x":
+		return Ratio(v)
 	}
 	return fmt.Sprintf("%g %s", v, unit)
 }
