@@ -326,3 +326,57 @@ func TestPromAgainstEmbeddedEtcd(t *testing.T) {
 		}
 	})
 }
+
+// The write demand of a cluster from a real Prometheus that scrapes it:
+// prom check's peak of the members' rates is the load's steady rate
+// (300 puts/s, within 10%), and doctor --demand-from judges a storage's
+// capacity against the p99 of the cluster's 1-minute rates.
+func TestPromDemand(t *testing.T) {
+	testutil.Binary(t)
+	member := startEtcd(t)
+	prom := testutil.StartPrometheus(t, testutil.PrometheusOptions{Jobs: map[string][]string{"etcd": {member}}})
+	prom.WaitFor(t, 30*time.Second, `sum(count_over_time(etcd_server_has_leader[1m]))`, func(m map[string]float64) bool { return m[""] >= 2 })
+	start := time.Now().Truncate(time.Second)
+	if r := testutil.RunBinary(t, time.Minute, "bench", "put", "--endpoints", member, "--rate", "300", "--duration", "10s", "--clients", "8", "-q"); r.Code != 0 && r.Code != 1 {
+		t.Fatalf("the load: exit %d, stderr %s", r.Code, r.Stderr)
+	}
+	time.Sleep(3 * time.Second)
+	end := time.Now().Truncate(time.Second)
+	r := testutil.RunBinary(t, time.Minute, "prom", "check", "--url", prom.URL, "--start", start.Format(time.RFC3339), "--end", end.Format(time.RFC3339),
+		"--step", "1s", "--window", "3s", "-o", "json")
+	if r.Code != 0 && r.Code != 1 {
+		t.Fatalf("prom check: exit %d, stderr %s", r.Code, r.Stderr)
+	}
+	res := decodeResult(t, r.Stdout)
+	d := res.Prom.Demand
+	if d == nil || d.PutsMax < 270 || d.PutsMax > 330 || d.ProposalsMax < 0.9*d.PutsMax || d.Window != 3 {
+		t.Fatalf("demand %+v: want a peak of ~300 puts/s (within 10%%), as many proposals", d)
+	}
+	t.Logf("demand from Prometheus: %+v", d)
+
+	dir := t.TempDir()
+	r = testutil.RunBinary(t, 2*time.Minute, "doctor", "--data-dir", dir, "--duration", "2s", "--disk-runtime", "0", "--capacity-step", "1s",
+		"--demand-from", prom.URL, "--demand-since", "2m", "--no-report", "-o", "json")
+	if r.Code != 0 && r.Code != 1 {
+		t.Fatalf("doctor --demand-from: exit %d, stderr %s", r.Code, r.Stderr)
+	}
+	run := decodeResult(t, r.Stdout).Runs[0]
+	c := run.Capacity
+	if c == nil || c.Demand <= 0 || c.Demand > 330 || !strings.Contains(c.DemandFrom, prom.URL) || c.Headroom != c.PutsPerS/c.Demand || !strings.Contains(c.Answer, "headroom") {
+		t.Fatalf("capacity %+v: want it judged against the cluster's peak from %s", c, prom.URL)
+	}
+	found := false
+	for _, ch := range run.Checks {
+		found = found || ch.Name == "capacity_headroom"
+	}
+	if !found {
+		t.Errorf("no capacity_headroom check: %+v", run.Checks)
+	}
+	assertEmptyDir(t, dir)
+	// Unreachable: one line, exit 2, before anything is measured.
+	r = testutil.RunBinary(t, time.Minute, "doctor", "--data-dir", dir, "--demand-from", "http://127.0.0.1:1", "--no-report")
+	if r.Code != 2 || strings.Count(r.Stderr, "\n") != 1 || !strings.Contains(r.Stderr, "--demand-from http://127.0.0.1:1") {
+		t.Errorf("unreachable Prometheus: exit %d, stderr %q", r.Code, r.Stderr)
+	}
+	assertEmptyDir(t, dir)
+}

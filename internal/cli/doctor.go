@@ -14,6 +14,7 @@ import (
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/diskprobe"
 	"github.com/etcdperf/etcdperf/internal/pipeline"
+	"github.com/etcdperf/etcdperf/internal/promexport"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/slowfs"
 	"github.com/etcdperf/etcdperf/internal/units"
@@ -33,6 +34,8 @@ func newDoctorCmd() *cobra.Command {
 		capacityOn  bool
 		capStep     time.Duration
 		demand      float64
+		demandFrom  string
+		demandSince string
 		noiseOn     bool
 		slowDelay   time.Duration
 		limits      []string
@@ -155,6 +158,8 @@ Exit codes: 0 pass or warn, 1 a location failed, 2 the run could not be done.`,
 	fl.BoolVar(&capacityOn, "capacity", true, "after the verdict, raise the offered write rate step by step until a limit breaks: how much this storage carries (on by default for a directory; with --endpoints or --node only when given, since it loads that cluster)")
 	fl.DurationVar(&capStep, "capacity-step", pipeline.DefaultCapacityStep, "how long each step of the capacity sweep loads etcd")
 	fl.Float64Var(&demand, "demand", 0, "the cluster's peak write demand in writes/s (e.g. etcd_server_proposals_committed_total's peak rate, as doctor --node or etcdperf metrics report it): the capacity is judged against it (headroom under 2x warns, under 1x fails)")
+	fl.StringVar(&demandFrom, "demand-from", "", "read the peak write demand from the Prometheus at this URL that scrapes the cluster (the p99 of its 1-minute rates of etcd_server_proposals_committed_total over --demand-since), instead of --demand")
+	fl.StringVar(&demandSince, "demand-since", "7d", "with --demand-from, the period to read the peak over, e.g. 24h, 7d")
 	fl.BoolVar(&noiseOn, "noise", false, "measure each location again while a background writer writes bulk data on its device")
 	fl.DurationVar(&slowDelay, "simulate-fsync-delay", 0, "run on a slow view of each location whose fsyncs wait this long more (needs root and /dev/fuse)")
 	fl.StringArrayVar(&limits, "limit", nil, "override a limit: NAME=VALUE[,WARN], e.g. wal_fsync_p99=5ms (repeatable)")
@@ -179,7 +184,13 @@ Exit codes: 0 pass or warn, 1 a location failed, 2 the run could not be done.`,
 		if demand < 0 {
 			return usageError("--demand must be a positive rate of writes per second, got %g", demand)
 		}
-		if demand > 0 && !capacityOn {
+		if demandFrom != "" && cmd.Flags().Changed("demand") {
+			return usageError("give --demand or --demand-from, not both")
+		}
+		if cmd.Flags().Changed("demand-since") && demandFrom == "" {
+			return usageError("--demand-since is for --demand-from URL")
+		}
+		if (demand > 0 || demandFrom != "") && !capacityOn {
 			return usageError("--demand judges the capacity sweep: drop --capacity=false")
 		}
 		if capStep <= 0 {
@@ -267,10 +278,26 @@ Exit codes: 0 pass or warn, 1 a location failed, 2 the run could not be done.`,
 			}
 		}
 
+		demandWords := "--demand"
+		if demandFrom != "" {
+			if _, err := promexport.CheckURL(demandFrom); err != nil {
+				return usageError("--demand-from: %v", err)
+			}
+			// Read before anything is measured: a Prometheus that cannot
+			// say is one line and exit 2.
+			d, words, err := pipeline.PeakDemand(cmd.Context(), promexport.Options{URL: demandFrom, Timeout: 30 * time.Second}, demandSince)
+			if err != nil {
+				return usageError("--demand-from %s: %v", demandFrom, err)
+			}
+			if d <= 0 {
+				return usageError("--demand-from %s: the cluster committed no writes over %s: nothing to judge the capacity against", demandFrom, demandSince)
+			}
+			demand, demandWords = d, words
+		}
 		o := pipeline.DoctorOptions{
 			DataDirs: dataDirs, Conn: co, Members: target.Members, Faults: target.Faults, Profile: prof, Duration: duration,
 			Capacity: capacityOn && (!(external || nf.on) || cmd.Flags().Changed("capacity")), CapacityStep: capStep,
-			Demand: demand, DemandFrom: "--demand",
+			Demand: demand, DemandFrom: demandWords,
 			Disk: probe, SkipDisk: diskRuntime == 0, DiskExplicit: diskExplicit, Noise: noiseOn, SimulateFsyncDelay: slowDelay,
 			Criteria: criteria, Progress: &pipeline.DoctorProgress{},
 		}

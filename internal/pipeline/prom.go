@@ -159,6 +159,9 @@ func PromCheck(ctx context.Context, o PromCheckOptions) (*result.Result, error) 
 	if p.PeerRTTs, err = c.PeerRTTs(ctx, o.Range, o.Selector); err != nil {
 		return nil, err
 	}
+	if p.Demand, err = c.Demand(ctx, o.Range, o.Selector, o.Window); err != nil {
+		return nil, err
+	}
 	if o.Window < o.Range.Step {
 		p.Notes = append(p.Notes, fmt.Sprintf("the --window %s is shorter than the --step %s: each point judges only the last %s of its step, and breaches in between can be missed",
 			o.Window, o.Range.Step, o.Window))
@@ -172,4 +175,25 @@ func PromCheck(ctx context.Context, o PromCheckOptions) (*result.Result, error) 
 	}
 	res.Finish()
 	return res, nil
+}
+
+// PeakDemand is the peak write demand of the cluster that the Prometheus
+// at url scrapes, over since before now: the p99 of its 1-minute rates of
+// committed proposals (a peak that recurs), with words saying where it
+// came from, for doctor --demand-from.
+func PeakDemand(ctx context.Context, conn promexport.Options, since string) (float64, string, error) {
+	tr := promexport.TimeRange{End: "now", Since: since, DefaultPoints: 1000}
+	r, err := tr.Resolve(time.Now())
+	if err != nil {
+		return 0, "", err
+	}
+	c, err := promexport.New(conn)
+	if err != nil {
+		return 0, "", err
+	}
+	d, err := c.Demand(ctx, r, "", time.Minute)
+	if err != nil {
+		return 0, "", err
+	}
+	return d.ProposalsP99, fmt.Sprintf("p99 of the 1-minute rates of committed proposals over %s at %s, max %.0f/s", since, conn.URL, d.ProposalsMax), nil
 }

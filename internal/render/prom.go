@@ -171,6 +171,10 @@ func promCheckText(w io.Writer, r *result.Result) error {
 		fmt.Fprintf(w, "    %s: %s\n", m.Instance, strings.Join(parts, " "))
 	}
 	peerRTTsText(w, p.PeerRTTs)
+	if d := p.Demand; d != nil {
+		fmt.Fprintf(w, "  write demand (the most any member committed per second over %s, at %d points): p99 %.0f proposals/s, max %.0f; puts p99 %.0f/s, max %.0f\n",
+			units.Seconds(d.Window), d.Points, d.ProposalsP99, d.ProposalsMax, d.PutsP99, d.PutsMax)
+	}
 	if len(p.Breaches) == 0 {
 		fmt.Fprintf(w, "  no limit passed at any evaluation point\n")
 	} else {

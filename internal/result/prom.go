@@ -30,6 +30,9 @@ type Prom struct {
 	// Members holds, for a check, each member's values over the whole
 	// period by criterion (e.g. its WAL fsync p99 over the period).
 	Members []PromMember `json:"members,omitempty"`
+	// Demand is the cluster's peak write demand over the range (prom
+	// check).
+	Demand *PromDemand `json:"demand,omitempty"`
 	// PeerRTTs are the members' round trips to each other (instances).
 	PeerRTTs []PeerRTT `json:"peer_rtts,omitempty"`
 	// Breaches holds, for a check, every member and criterion whose limit
@@ -226,4 +229,16 @@ type PromLine struct {
 	Name    string       `json:"name"`
 	XColumn string       `json:"x_column,omitempty"`
 	Points  [][2]float64 `json:"points"`
+}
+
+// PromDemand is a cluster's write demand over a Prometheus range: the p99
+// and the maximum, over the range's steps, of the most any member
+// committed (proposals) and applied (puts) per second over Window seconds.
+type PromDemand struct {
+	Window       float64 `json:"window"`
+	Points       int     `json:"points"`
+	ProposalsP99 float64 `json:"proposals_p99"`
+	ProposalsMax float64 `json:"proposals_max"`
+	PutsP99      float64 `json:"puts_p99"`
+	PutsMax      float64 `json:"puts_max"`
 }
