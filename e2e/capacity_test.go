@@ -13,6 +13,7 @@ import (
 	"github.com/etcdperf/etcdperf/internal/judge"
 	"github.com/etcdperf/etcdperf/internal/pipeline"
 	"github.com/etcdperf/etcdperf/internal/result"
+	"github.com/etcdperf/etcdperf/internal/testutil"
 )
 
 // capacityRun runs doctor on dir with its capacity sweep (short steps) and
@@ -96,4 +97,31 @@ func TestDoctorCapacity(t *testing.T) {
 			t.Errorf("15ms slower fsync: %g puts/s, cause %s, limited by %v, %d steps; want 0, the disk, at the first step", c.PutsPerS, c.Cause, c.LimitedBy, len(c.Steps))
 		}
 	})
+}
+
+// check --capacity against a running cluster: the sweep runs on that
+// cluster after the profile's load, each step's keys deleted after it;
+// without --capacity, check sweeps nothing.
+func TestCheckCapacityEndpoints(t *testing.T) {
+	ep, cli := startServer(t)
+	r := testutil.RunBinary(t, 3*time.Minute, "check", "--endpoints", ep, "--duration", "2s", "--capacity", "--capacity-step", "1s", "-o", "json")
+	if r.Code != 0 && r.Code != 1 {
+		t.Fatalf("exit %d, stderr %q", r.Code, r.Stderr)
+	}
+	res := decodeResult(t, r.Stdout)
+	c := res.Capacity
+	if c == nil || len(c.Steps) == 0 || c.Steps[0].Offered != 150 || c.Answer == "" || c.StepSeconds != 1 {
+		t.Fatalf("capacity %+v", c)
+	}
+	t.Logf("%s", c.Answer)
+	if len(c.Steps) > 1 && c.Steps[1].Offered != 1000 {
+		t.Errorf("second step at %g puts/s, want 1,000", c.Steps[1].Offered)
+	}
+	if n := keysUnder(t, cli, "/etcdperf/"); n != 0 {
+		t.Errorf("%d keys left in the member", n)
+	}
+	r = testutil.RunBinary(t, time.Minute, "check", "--endpoints", ep, "--duration", "1s", "-o", "json")
+	if res := decodeResult(t, r.Stdout); res.Capacity != nil {
+		t.Errorf("check without --capacity swept: %+v", res.Capacity)
+	}
 }

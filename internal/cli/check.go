@@ -108,6 +108,9 @@ also on Ctrl-C.`,
   # A running cluster, profile m, as JSON
   etcdperf check --endpoints=10.0.0.1:2379,10.0.0.2:2379 --load m -o json
 
+  # How many puts/s does this cluster carry, and what breaks first?
+  etcdperf check --endpoints=10.0.0.1:2379 --capacity
+
   # A quick look: 10 seconds, and a stricter WAL fsync limit
   etcdperf check --duration 10s --limit wal_fsync_p99=5ms
 
@@ -129,6 +132,12 @@ also on Ctrl-C.`,
 	}
 	cf := addCheckFlags(cmd)
 	cmd.Flags().DurationVar(&duration, "duration", time.Minute, "how long to send (etcdctl: 60s)")
+	var (
+		capacityOn bool
+		capStep    time.Duration
+	)
+	cmd.Flags().BoolVar(&capacityOn, "capacity", false, "after the profile's load, raise the offered write rate step by step until a limit breaks: how many puts/s the cluster carries, and what breaks first (it loads the cluster up to 15,000 puts/s)")
+	cmd.Flags().DurationVar(&capStep, "capacity-step", pipeline.DefaultCapacityStep, "with --capacity, how long each step loads etcd")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		sinks, err := cf.out.sinks()
 		if err != nil {
@@ -145,8 +154,14 @@ also on Ctrl-C.`,
 		if err != nil {
 			return err
 		}
+		if capStep <= 0 {
+			return usageError("--capacity-step must be positive, got %s", capStep)
+		}
+		if capacityOn && cf.prefix != "" {
+			return usageError("--capacity writes each step under a prefix of its own: drop --prefix")
+		}
 		o := pipeline.CheckOptions{Target: target, Profile: prof, Duration: duration, Prefix: cf.prefix,
-			AutoCompact: cf.autoCompact, AutoDefrag: cf.autoDefrag, Criteria: criteria}
+			AutoCompact: cf.autoCompact, AutoDefrag: cf.autoDefrag, Criteria: criteria, Capacity: capacityOn, CapacityStep: capStep}
 		cf.conn.announceLoad(cmd, fmt.Sprintf("check perf's profile %s: %.0f puts/s of %d-byte values from %d clients for %s",
 			prof.Name, prof.Rate, prof.ValSize, prof.Clients, duration))
 		var stop func()

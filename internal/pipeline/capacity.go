@@ -131,6 +131,9 @@ func Capacity(ctx context.Context, o CapacityOptions) (*result.Capacity, error) 
 		held = c.Steps[0].Offered
 	}
 	for i, r := range capacityRates {
+		if r <= held {
+			continue // the first step's load was at least this
+		}
 		ok, err := step(i, r)
 		if err != nil {
 			judge.Capacity(c, walLimit)

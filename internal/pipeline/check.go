@@ -19,6 +19,10 @@ import (
 // against an external cluster or an embedded etcd on the storage under
 // test, judged by etcdctl's criteria and etcd's own metrics.
 type CheckOptions struct {
+	// Capacity sweeps the offered put rate after the load (Capacity),
+	// each step CapacityStep long.
+	Capacity     bool
+	CapacityStep time.Duration
 	// Target is the etcd to check. An embedded member always runs in a
 	// process of its own, so that its CPU and memory are told apart from
 	// the client's.
@@ -60,6 +64,18 @@ const checkKeySpace = math.MaxInt64
 // error.
 func Check(ctx context.Context, o CheckOptions) (*result.Result, error) {
 	res, err := runCheck(ctx, o)
+	if res != nil && err == nil && o.Capacity {
+		target := o.Target
+		target.RunID = cluster.NewRunID() + "-capacity"
+		step := o.CapacityStep
+		if step <= 0 {
+			step = DefaultCapacityStep
+		}
+		res.Capacity, err = Capacity(ctx, CapacityOptions{Target: target, Base: o.Profile, First: res, Step: step, Device: o.Device, Criteria: o.Criteria})
+		if err != nil {
+			res.Error = errorText(err)
+		}
+	}
 	if res != nil {
 		res.Kind = result.KindCheck
 		judge.Judge(res, o.Criteria)

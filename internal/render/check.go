@@ -35,6 +35,10 @@ func checkText(w io.Writer, r *result.Result) error {
 	for _, n := range append(append([]string{}, b.Notes...), pf.Notes...) {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
+	if r.Capacity != nil {
+		fmt.Fprintln(w)
+		capacityText(w, r.Capacity, "")
+	}
 	return nil
 }
 
