@@ -1,0 +1,150 @@
+// Command capacity measures how often etcdperf doctor's capacity sweep
+// agrees with itself and with a slow reference sweep, and how long doctor
+// takes with it, on three locations: a directory of the disk, a tmpfs,
+// and the disk with the member's writes capped at --iops-limit IOPS
+// (cgroup blkio or io.max; root):
+//
+//	go run ./bench/capacity --runs 5 --ref-step 60s --disk /var/tmp --tmpfs /dev/shm
+//
+// It prints each run's wall time, capacity and cause, then per location
+// how many runs agree with the most frequent capacity and cause, the
+// median time, and the reference run's capacity and cause (one run per
+// location with --capacity-step --ref-step; --ref-step 0 skips it).
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"time"
+)
+
+type location struct {
+	name string
+	args []string
+}
+
+// outcome is one doctor run's capacity.
+type outcome struct {
+	puts    float64
+	cause   string
+	seconds float64
+}
+
+func (o outcome) String() string { return fmt.Sprintf("%.0f puts/s, %s", o.puts, o.cause) }
+
+func main() {
+	runs := flag.Int("runs", 5, "doctor runs at the defaults per location")
+	refStep := flag.Duration("ref-step", time.Minute, "the reference run's --capacity-step (0: no reference run)")
+	disk := flag.String("disk", "/var/tmp", "a directory on a disk")
+	tmpfs := flag.String("tmpfs", "/dev/shm", "a directory on tmpfs")
+	iops := flag.Int("iops-limit", 1500, "the capped location's write IOPS cap (0: no capped location)")
+	flag.Parse()
+	if err := run(*runs, *refStep, *disk, *tmpfs, *iops); err != nil {
+		fmt.Fprintln(os.Stderr, "capacity:", err)
+		os.Exit(2)
+	}
+}
+
+func run(runs int, refStep time.Duration, disk, tmpfs string, iops int) error {
+	tmp, err := os.MkdirTemp("", "capacity-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	bin := filepath.Join(tmp, "etcdperf")
+	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/etcdperf").CombinedOutput(); err != nil {
+		return fmt.Errorf("build etcdperf (run from the repository root): %v\n%s", err, out)
+	}
+	var dirs []string
+	for _, parent := range []string{disk, tmpfs} {
+		d, err := os.MkdirTemp(parent, "capacity-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(d)
+		dirs = append(dirs, d)
+	}
+	locs := []location{{"disk", []string{"--data-dir", dirs[0]}}, {"tmpfs", []string{"--data-dir", dirs[1]}}}
+	if iops > 0 {
+		locs = append(locs, location{fmt.Sprintf("disk, %d IOPS cap", iops), []string{"--data-dir", dirs[0], "--fault", "1:iops-limit=" + strconv.Itoa(iops)}})
+	}
+	fmt.Printf("%-22s %4s %8s  %s\n", "location", "run", "seconds", "capacity, cause")
+	for _, l := range locs {
+		var got []outcome
+		for r := 1; r <= runs; r++ {
+			o, err := doctor(bin, l.args)
+			if err != nil {
+				return fmt.Errorf("%s: %w", l.name, err)
+			}
+			fmt.Printf("%-22s %4d %8.1f  %s\n", l.name, r, o.seconds, o)
+			got = append(got, o)
+		}
+		ref := "-"
+		if refStep > 0 {
+			o, err := doctor(bin, append(l.args, "--capacity-step", refStep.String()))
+			if err != nil {
+				return fmt.Errorf("%s, reference: %w", l.name, err)
+			}
+			ref = fmt.Sprintf("%s (%s per step, %.0fs)", o, refStep, o.seconds)
+		}
+		mode, n := mostFrequent(got)
+		secs := make([]float64, len(got))
+		for i, o := range got {
+			secs[i] = o.seconds
+		}
+		sort.Float64s(secs)
+		fmt.Printf("=> %s: %d of %d runs at %s; median %.1fs, slowest %.1fs; reference: %s\n\n", l.name, n, len(got), mode, secs[len(secs)/2], secs[len(secs)-1], ref)
+	}
+	return nil
+}
+
+// mostFrequent is the most frequent capacity and cause, and how many runs
+// gave it.
+func mostFrequent(os []outcome) (string, int) {
+	count := map[string]int{}
+	best, n := "", 0
+	for _, o := range os {
+		k := o.String()
+		count[k]++
+		if count[k] > n {
+			best, n = k, count[k]
+		}
+	}
+	return best, n
+}
+
+// doctor runs doctor at its defaults with args and returns the location's
+// capacity, its cause and the wall time.
+func doctor(bin string, args []string) (outcome, error) {
+	start := time.Now()
+	cmd := exec.Command(bin, append([]string{"doctor", "--no-report", "-q", "-o", "json"}, args...)...)
+	out, err := cmd.Output()
+	secs := time.Since(start).Seconds()
+	var ee *exec.ExitError
+	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {
+		return outcome{}, fmt.Errorf("doctor %v: %v", args, err)
+	}
+	var res struct {
+		Runs []struct {
+			Capacity *struct {
+				PutsPerS float64 `json:"puts_per_s"`
+				Cause    string  `json:"cause"`
+			} `json:"capacity"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		return outcome{}, fmt.Errorf("doctor %v: %v", args, err)
+	}
+	if len(res.Runs) != 1 || res.Runs[0].Capacity == nil {
+		return outcome{}, fmt.Errorf("doctor %v: no capacity sweep in the Result", args)
+	}
+	c := res.Runs[0].Capacity
+	return outcome{puts: c.PutsPerS, cause: c.Cause, seconds: secs}, nil
+}
