@@ -1,7 +1,9 @@
 package version
 
 import (
+	"debug/elf"
 	"runtime/debug"
+	"strings"
 	"testing"
 )
 
@@ -34,5 +36,33 @@ func TestDescribe(t *testing.T) {
 	defer func() { Version = "" }()
 	if got := describe(build("(devel)"), true); got != "v9.9.9" {
 		t.Errorf("linker-set version: %q", got)
+	}
+}
+
+// A dynamically linked program (the system's shell) is said to be one,
+// with the loader and libraries it needs; a file that is not ELF is an
+// error, so that Linking falls back on the build's settings. The static
+// case is e2e's TestStaticBinary, on the binary built as a node needs it.
+func TestLinkingOf(t *testing.T) {
+	const sh = "/bin/sh"
+	f, err := elf.Open(sh)
+	if err != nil {
+		t.Skipf("skipped: %s is not an ELF file to read: %v", sh, err)
+	}
+	var interp bool
+	for _, p := range f.Progs {
+		interp = interp || p.Type == elf.PT_INTERP
+	}
+	f.Close()
+	if !interp {
+		t.Skipf("skipped: %s is linked statically here, no dynamic program to look at", sh)
+	}
+	got, err := linkingOf(sh)
+	if err != nil || !strings.HasPrefix(got, "dynamically linked, needs ") || !strings.Contains(got, "libc") ||
+		!strings.Contains(got, "/ld-") || !strings.HasSuffix(got, ": CGO_ENABLED=0 go build makes a static one") {
+		t.Errorf("%s: %q, %v", sh, got, err)
+	}
+	if got, err := linkingOf("version_test.go"); err == nil {
+		t.Errorf("a Go source file read as ELF: %q", got)
 	}
 }
