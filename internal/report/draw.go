@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
@@ -41,8 +42,37 @@ func (c Chart) draw(cv vg.CanvasSizer) (err error) {
 		}
 	}()
 	// A margin keeps the title and the last tick labels off the edges.
-	c.Plot.Draw(draw.Crop(draw.New(cv), 4, -8, 4, -6))
+	dc := draw.Crop(draw.New(cv), 4, -8, 4, -6)
+	if c.Lower == nil {
+		c.Plot.Draw(dc)
+		return nil
+	}
+	upper, lower := stacked(dc, c.Plot, c.Lower, c.LowerShare)
+	c.Plot.Draw(upper)
+	c.Lower.Draw(lower)
 	return nil
+}
+
+// stacked splits a canvas into two, one above the other (the lower taking
+// share of the height), so that the two plots' data areas span the same
+// x: a shared x axis.
+func stacked(dc draw.Canvas, up, low *plot.Plot, share float64) (draw.Canvas, draw.Canvas) {
+	if !(share > 0 && share < 1) {
+		share = 0.4
+	}
+	h := dc.Max.Y - dc.Min.Y
+	lh := vg.Length(float64(h) * share)
+	upper := draw.Crop(dc, 0, 0, lh, 0)
+	lower := draw.Crop(dc, 0, 0, 0, lh-h)
+	// Each plot's axis takes the width its tick labels need; twice,
+	// because the padding for glyphs at the edges scales with the width.
+	for range 2 {
+		du, dl := up.DataCanvas(upper), low.DataCanvas(lower)
+		lo, hi := max(du.Min.X, dl.Min.X), min(du.Max.X, dl.Max.X)
+		upper = draw.Crop(upper, lo-du.Min.X, hi-du.Max.X, 0, 0)
+		lower = draw.Crop(lower, lo-dl.Min.X, hi-dl.Max.X, 0, 0)
+	}
+	return upper, lower
 }
 
 // SVG returns the chart as an <svg> element to inline in HTML: no XML

@@ -91,10 +91,11 @@ type pageCell struct {
 }
 
 type pageSection struct {
-	ID, Title string
-	Notes     []string
-	Tables    []Table
-	Charts    []pageChart
+	ID, Title   string
+	Notes       []string
+	Tables      []Table
+	Charts      []pageChart
+	ChartsFirst bool
 }
 
 type pageChart struct {
@@ -142,7 +143,7 @@ func (rep *Report) page() page {
 	p.Noise = NoiseText()
 	for _, b := range rep.blocks() {
 		// Sections print what the Results hold: no secret may pass.
-		ps := pageSection{ID: b.Section.ID, Title: b.Section.Title}
+		ps := pageSection{ID: b.Section.ID, Title: b.Section.Title, ChartsFirst: b.ChartsFirst}
 		for _, n := range b.Notes {
 			ps.Notes = append(ps.Notes, scrubText(n))
 		}

@@ -48,6 +48,9 @@ type Block struct {
 	Notes  []string
 	Tables []Table
 	Charts []Chart
+	// ChartsFirst puts the charts above the tables (the page shows tables
+	// first otherwise).
+	ChartsFirst bool
 }
 
 // Table is a small table of text: a header row and rows of cells.
@@ -65,6 +68,10 @@ type Chart struct {
 	// Caption tells in one sentence how to read it.
 	Caption string
 	Plot    *plot.Plot
+	// Lower, when set, is a second plot drawn under Plot on the same x
+	// axis (their data areas line up), taking LowerShare of the height.
+	Lower      *plot.Plot
+	LowerShare float64
 	// Width and Height default to the page's chart size.
 	Width, Height vg.Length
 }
