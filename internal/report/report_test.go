@@ -289,6 +289,7 @@ func FuzzReport(f *testing.F) {
 		`{"schema":"etcdperf/v1","kind":"disk","params":{"password":"p","x":[1,{"token":"t"}]},"disk":{"ops":1,"iops":1e-320}}`))
 	f.Add([]byte(`{"schema":"etcdperf/v1","kind":"prom","prom":{"url":"u","step":1,"table":{"columns":[{"name":"a","query":"a"}],"time":[1,2],"rows":[[1],[null]]}}}`))
 	f.Add([]byte(`{"schema":"etcdperf/v1","kind":"metrics","metrics":{"interval":1,"intervals":3,"members":[{"name":"m","series":[{"t":1,"error":"x"}]}]}}`))
+	f.Add([]byte(`{"schema":"etcdperf/v1","kind":"doctor","runs":[{"schema":"etcdperf/v1","name":"a","capacity":{"puts_per_s":0,"steps":[{"offered":150,"achieved":0,"wal_fsync_p99":0,"wal_fsync_bound":true,"broke":["x"]},{"offered":-1,"achieved":1e308,"backend_commit_p99":-2}]}},{"schema":"etcdperf/v1","capacity":{"steps":[{"offered":1e-300,"achieved":1e-300,"wal_fsync_p99":1e300}]}}]}`))
 	f.Add([]byte(`{"schema":"etcdperf/v1","kind":"logs","logs":{"lines":1,"timeline":{"bucket":-1,"buckets":2,"series":[{"class":"x","counts":[1]}]}}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		rs, err := result.Extract(b)
