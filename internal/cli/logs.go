@@ -47,8 +47,10 @@ hold etcd log lines are read) or - for standard input. Lines may carry the
 prefixes of kubectl logs --timestamps or --prefix, the container runtime's
 log files, docker's json-file driver, journalctl -o short, short-iso or json,
 docker compose or goreman, or the times of exported and pasted logs (an
-RFC 3339 time, seconds since 1970, Jenkins' time of day, go test's
-"logger.go:146: "). Other lines are counted as not etcd lines.
+RFC 3339 time, with or without a zone such as "UTC" after it, then etcd's
+line or only its message; seconds since 1970, or since a test began before
+etcd's line; Jenkins' time of day; go test's "logger.go:146: "). Other lines
+are counted as not etcd lines.
 
 The verdict is FAIL (exit 1) when the logs show etcd failing: request
 timeouts, the space quota exhausted, WAL fdatasyncs over 1s, or 4 leader

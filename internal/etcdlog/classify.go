@@ -55,7 +55,8 @@ func (cl *Classifier) Classify(e *Entry, ev *Event) bool {
 		return false
 	}
 	c := ClassNone
-	if e.Format == FormatZapJSON || e.Format == FormatZapConsole {
+	if e.Format == FormatZapJSON || e.Format == FormatZapConsole || e.Format == FormatBare {
+		// A bare message may be zap's, exported without its header.
 		c = zapClass(e)
 	}
 	if c == ClassNone {

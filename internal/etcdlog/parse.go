@@ -2,7 +2,9 @@ package etcdlog
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -131,6 +133,19 @@ func (p *Parser) Parse(line []byte, e *Entry) bool {
 				}
 				if len(rest) > 1 && rest[0] == ' ' {
 					rest = rest[1:]
+					// A zone after the time ("2024-05-01 10:00:00 UTC",
+					// Go's "+0000 UTC") belongs to the time: it is
+					// neither a host nor a member.
+					if k, off, known, ok := zoneAfterTime(rest); ok {
+						if !zone && known {
+							var utc timeParser
+							t, _, _, _ = utc.parseISO(line)
+							t = t.Add(-time.Duration(off) * time.Second)
+						}
+						if rest = rest[k:]; len(rest) == 0 {
+							return false
+						}
+					}
 					if s, ok := criStream(rest); ok {
 						wrapTime, line = t, s
 						continue
@@ -157,6 +172,13 @@ func (p *Parser) Parse(line []byte, e *Entry) bool {
 			}
 			if t, n, ok := epochPrefix(line); ok { // "1700000000.123 "
 				wrapTime, line, wordsOK = t, line[n:], true
+				continue
+			}
+			if n, ok := elapsedPrefix(line); ok { // "39.826 ", seconds since a test began
+				// A number alone says too little: only a line of
+				// etcd's own format (zap, capnslog) follows it, or a
+				// time that starts a wrapper of its own.
+				line = line[n:]
 				continue
 			}
 		default:
@@ -188,16 +210,143 @@ func (p *Parser) Parse(line []byte, e *Entry) bool {
 			return true
 		}
 		if wordsOK {
-			if comp, msg := splitComponent(line); len(msg) > 0 && textClass(msg) != ClassNone {
-				e.Format = FormatBare
-				e.Time = wrapTime
-				e.Component, e.Msg = comp, msg
-				return true
+			if comp, msg := splitComponent(line); len(msg) > 0 {
+				if textClass(msg) != ClassNone {
+					e.Format, e.Time, e.Component, e.Msg = FormatBare, wrapTime, comp, msg
+					return true
+				}
+				if bareZap(msg, e) { // sets the message and its fields
+					e.Format, e.Time, e.Component = FormatBare, wrapTime, comp
+					return true
+				}
 			}
 		}
 		return false
 	}
 	return false
+}
+
+// zapMessagesLongestFirst are zapMessages' keys, longest first, so that a
+// message is matched whole before any shorter message it starts with.
+var zapMessagesLongestFirst = func() []string {
+	ks := make([]string, 0, len(zapMessages))
+	for k := range zapMessages {
+		ks = append(ks, k)
+	}
+	slices.SortFunc(ks, func(a, b string) int {
+		if d := len(b) - len(a); d != 0 {
+			return d
+		}
+		return strings.Compare(a, b)
+	})
+	return ks
+}()
+
+// bareZap reads one of zap's constant messages written without zap's
+// header, as an export of the message field writes it after a time
+// ("2024-05-01T10:00:00Z apply request took too long"), maybe followed by
+// the fields as JSON ({"took": "150ms", ...}) or, for a message of three
+// words or more, by other text. It sets e's
+// message and fields, and holds only when the message is one of etcd's
+// events as zap's lines are (an "alarm raised" must name NOSPACE).
+func bareZap(line []byte, e *Entry) bool {
+	for _, m := range zapMessagesLongestFirst {
+		if !hasPrefix(line, m) || len(line) > len(m) && line[len(m)] != ' ' && line[len(m)] != '\t' {
+			continue
+		}
+		rest := trimSpace(line[len(m):])
+		if len(rest) > 0 && rest[0] != '{' && strings.Count(m, " ") < 2 {
+			// "defragmented the disk", "slow fdatasyncs are bad": a
+			// word or two of zap's are someone else's words unless
+			// the line ends with them or with their fields.
+			return false
+		}
+		e.Msg = line[:len(m)]
+		e.Fields = Fields{}
+		if len(rest) > 0 && rest[0] == '{' {
+			f := &e.Fields
+			if !scanObject(rest, func(k []byte, v jval) { setField(f, k, v) }) {
+				e.Fields = Fields{}
+			}
+		}
+		if zapClass(e) != ClassNone {
+			return true
+		}
+		e.Msg, e.Fields = nil, Fields{}
+		return false
+	}
+	return false
+}
+
+// zoneAfterTime reads a time zone written after a time and a space:
+// a numeric offset ("+0000", "-07:00"), a zone's abbreviation ("UTC",
+// "CEST"), or both ("+0000 UTC", as Go prints a time), and the space
+// after it. It returns the bytes to skip and the offset east of UTC in
+// seconds; known says whether the text gave the offset (a number, or
+// UTC, GMT or Z): other abbreviations leave the time in the parser's
+// location.
+func zoneAfterTime(b []byte) (n, offset int, known, ok bool) {
+	if len(b) > 5 && (b[0] == '+' || b[0] == '-') {
+		h, okh := digits(b[1:], 2)
+		m := 3
+		if b[m] == ':' {
+			m++
+		}
+		mi, okm := digits(b[m:], 2)
+		if okh && okm && h <= 14 && mi <= 59 && m+2 < len(b) && b[m+2] == ' ' {
+			offset = h*3600 + mi*60
+			if b[0] == '-' {
+				offset = -offset
+			}
+			n, known, ok = m+3, true, true
+		}
+	}
+	w := n
+	for w < len(b) && b[w] >= 'A' && b[w] <= 'Z' {
+		w++
+	}
+	if w > n && w < len(b) && (b[w] == ' ' || b[w] == '\t') {
+		if name := string(b[n:w]); zoneNames[name] {
+			if name == "UTC" || name == "GMT" || name == "Z" {
+				known = true
+			}
+			n, ok = w+1, true
+		}
+	}
+	return n, offset, known, ok
+}
+
+// zoneNames are the zone abbreviations read after a time: UTC and the
+// common civil zones'. A level ("INFO", "WARN") is not one of them.
+var zoneNames = map[string]bool{
+	"UTC": true, "GMT": true, "Z": true,
+	"WET": true, "WEST": true, "CET": true, "CEST": true, "EET": true, "EEST": true, "BST": true, "IST": true, "MSK": true,
+	"EST": true, "EDT": true, "CST": true, "CDT": true, "MST": true, "MDT": true, "PST": true, "PDT": true,
+	"AKST": true, "AKDT": true, "HST": true, "JST": true, "KST": true, "SGT": true, "HKT": true,
+	"AEST": true, "AEDT": true, "ACST": true, "ACDT": true, "AWST": true, "NZST": true, "NZDT": true,
+}
+
+// elapsedPrefix reads "SECONDS.FRACTION " that starts a line with fewer
+// digits than a time since 1970: the seconds since a test began, before
+// each line of etcd's robustness test's exports ("39.826 {...}"). It
+// returns the bytes to skip.
+func elapsedPrefix(b []byte) (int, bool) {
+	n := 0
+	for n < len(b) && b[n] >= '0' && b[n] <= '9' {
+		n++
+	}
+	if n == 0 || n > 8 || n >= len(b) || b[n] != '.' {
+		return 0, false
+	}
+	n++
+	start := n
+	for n < len(b) && b[n] >= '0' && b[n] <= '9' {
+		n++
+	}
+	if n == start || n-start > 9 || n >= len(b) || (b[n] != ' ' && b[n] != '\t') {
+		return 0, false
+	}
+	return n + 1, true
 }
 
 func trimSpace(b []byte) []byte {
@@ -565,6 +714,9 @@ func criStream(b []byte) ([]byte, bool) {
 // syslogTail reads journald's and syslog's "HOST PROG[PID]: message" (the
 // part after the time).
 func syslogTail(b []byte) (host, prog, msg []byte, ok bool) {
+	if k, _, _, ok := zoneAfterTime(b); ok { // "Aug 12 09:27:04 UTC host ...": the zone is not a host
+		b = b[k:]
+	}
 	sp := bytes.IndexByte(b, ' ')
 	if sp <= 0 || sp > 255 {
 		return nil, nil, nil, false
