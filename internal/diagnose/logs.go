@@ -277,8 +277,8 @@ func logsSlowRequests(r *result.Result) []result.Finding {
 	}
 	if len(l.TopPrefixes) > 0 {
 		p := l.TopPrefixes[0]
-		ev = append(ev, result.Evidence{What: fmt.Sprintf("most frequent key prefix in slow requests: %s (%d requests, longest %s)",
-			p.Prefix, p.Count, units.Seconds(p.Max)), Source: logsSource})
+		ev = append(ev, result.Evidence{What: fmt.Sprintf("most frequent key prefix in slow requests: %s (%s, longest %s)",
+			p.Prefix, nOf(p.Count, "request", "requests"), units.Seconds(p.Max)), Source: logsSource})
 	}
 	title := fmt.Sprintf("%s longer than etcd's warning threshold without slow-disk or late-heartbeat warnings: CPU, a disk slower than 10ms but faster than 1s per fdatasync (etcd logs only slower ones), large requests, or a member's slow link to its leader",
 		nOf(slow, "request took", "requests took"))
@@ -329,6 +329,19 @@ func logsMaintenanceFailed(r *result.Result) []result.Finding {
 	}}
 }
 
+// unparsedTitle says how many lines were skipped: "1 of 2 lines was not
+// an etcd log line and was skipped".
+func unparsedTitle(unparsed, lines int64) string {
+	of := fmt.Sprintf("%d of %d lines", unparsed, lines)
+	if lines == 1 {
+		of = "The only line"
+	}
+	if unparsed == 1 {
+		return of + " was not an etcd log line and was skipped"
+	}
+	return of + " were not etcd log lines and were skipped"
+}
+
 func logsUnparsed(r *result.Result) []result.Finding {
 	l := r.Logs
 	if l == nil || l.Unparsed == 0 {
@@ -337,7 +350,7 @@ func logsUnparsed(r *result.Result) []result.Finding {
 	return []result.Finding{{
 		ID:       "logs_unparsed",
 		Severity: result.Info,
-		Title:    fmt.Sprintf("%d of %d lines were not etcd log lines and were skipped", l.Unparsed, l.Lines),
+		Title:    unparsedTitle(l.Unparsed, l.Lines),
 		Evidence: []result.Evidence{{What: "lines not read as etcd log lines", Observed: float64(l.Unparsed), Unit: "count", Source: logsSource}},
 		Recommendation: "Other programs' output, stack traces and cut lines are expected; if most lines are skipped, check that the files are etcd's logs " +
 			"(capnslog, zap JSON or console; raw, or from kubectl logs --timestamps, journalctl, container log files).",

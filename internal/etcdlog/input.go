@@ -161,7 +161,11 @@ func walkDir(root string) ([]Input, error) {
 		out = append(out, in)
 	}
 	if read == 0 {
-		return nil, &InputError{Path: root, Err: fmt.Errorf("none of its %d log files holds etcd log lines (%s: %s)", len(out), out[0].Name, out[0].Skipped)}
+		what := fmt.Sprintf("none of its %d log files holds", len(out))
+		if len(out) == 1 {
+			what = "its one log file holds no"
+		}
+		return nil, &InputError{Path: root, Err: fmt.Errorf("%s etcd log lines (%s: %s)", what, out[0].Name, out[0].Skipped)}
 	}
 	return out, nil
 }
@@ -190,7 +194,14 @@ func sniff(path string) (bool, string) {
 		}
 	}
 	if parsed == 0 || parsed*2 < lines {
-		return false, fmt.Sprintf("not an etcd log (%d of its first %d lines are etcd log lines)", parsed, lines)
+		if lines == 1 {
+			return false, "not an etcd log (its one line is not an etcd log line)"
+		}
+		are := "are etcd log lines"
+		if parsed == 1 {
+			are = "is an etcd log line"
+		}
+		return false, fmt.Sprintf("not an etcd log (%d of its first %d lines %s)", parsed, lines, are)
 	}
 	return true, ""
 }

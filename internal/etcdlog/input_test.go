@@ -56,7 +56,7 @@ func TestInputsErrors(t *testing.T) {
 		{filepath.Join(dir, "missing.log"), "no such file or directory"},
 		{filepath.Join(dir, "*.log.gz"), "no file matches this pattern"},
 		{filepath.Join(dir, "empty"), "no log files in this directory"},
-		{filepath.Join(dir, "klog"), "none of its 1 log files holds etcd log lines"},
+		{filepath.Join(dir, "klog"), "its one log file holds no etcd log lines (" + filepath.Join(dir, "klog", "kubelet.log") + ": not an etcd log (its one line is not an etcd log line)"},
 	} {
 		_, err := Inputs([]string{c.arg}, nil)
 		var ie *InputError
@@ -95,7 +95,7 @@ func TestInputsMustGather(t *testing.T) {
 		"openshift-etcd/pods/etcd-master-0/etcd/etcd/logs/previous.log":                               "etcd-master-0",
 		"openshift-etcd/pods/etcd-master-1/etcd/etcd/logs/current.log":                                "etcd-master-1",
 		"openshift-etcd/pods/etcd-master-1/etcd-metrics/etcd-metrics/logs/current.log":                "etcd-master-1/etcd-metrics",
-		"openshift-etcd-operator/pods/etcd-operator-7d9/etcd-operator/etcd-operator/logs/current.log": "skipped: not an etcd log (0 of its first 1 lines are etcd log lines)",
+		"openshift-etcd-operator/pods/etcd-operator-7d9/etcd-operator/etcd-operator/logs/current.log": "skipped: not an etcd log (its one line is not an etcd log line)",
 	}
 	if len(got) != len(want) {
 		t.Errorf("inputs %v", got)

@@ -42,7 +42,11 @@ func logsText(w io.Writer, r *result.Result) error {
 	}
 	fmt.Fprintf(w, "etcdperf logs: %s, %s", plural(int64(read), "source"), plural(int64(l.Lines), "line"))
 	if l.Unparsed > 0 {
-		fmt.Fprintf(w, " (%d not etcd log lines)", l.Unparsed)
+		if l.Unparsed == 1 {
+			fmt.Fprint(w, " (1 not an etcd log line)")
+		} else {
+			fmt.Fprintf(w, " (%d not etcd log lines)", l.Unparsed)
+		}
 	}
 	if l.OutsideWindow > 0 {
 		fmt.Fprintf(w, " (%d outside --since/--until, left out)", l.OutsideWindow)
@@ -62,7 +66,6 @@ func logsText(w io.Writer, r *result.Result) error {
 	if len(l.Members) > 0 {
 		fmt.Fprintln(w, "\nmembers:")
 		for _, m := range l.Members {
-			fmt.Fprintf(w, "  %-24s %9d lines", m.Name, m.Lines)
 			var facts []string
 			if m.EtcdName != "" && m.EtcdName != m.Name {
 				facts = append(facts, "name "+m.EtcdName)
@@ -74,9 +77,10 @@ func logsText(w io.Writer, r *result.Result) error {
 				facts = append(facts, "etcd "+m.Version)
 			}
 			if len(facts) > 0 {
-				fmt.Fprintf(w, "  (%s)", strings.Join(facts, ", "))
+				fmt.Fprintf(w, "  %-24s %9d %-5s  (%s)\n", m.Name, m.Lines, pluralWord(m.Lines, "line"), strings.Join(facts, ", "))
+			} else {
+				fmt.Fprintf(w, "  %-24s %9d %s\n", m.Name, m.Lines, pluralWord(m.Lines, "line"))
 			}
-			fmt.Fprintln(w)
 		}
 	}
 	if len(l.Stats) == 0 {
@@ -133,16 +137,25 @@ func logsText(w io.Writer, r *result.Result) error {
 		}
 	}
 	if l.EventsOmitted > 0 {
-		fmt.Fprintf(w, "\n%d events are counted but not listed in the Result (raise --max-events to list them)\n", l.EventsOmitted)
+		if l.EventsOmitted == 1 {
+			fmt.Fprintln(w, "\n1 event is counted but not listed in the Result (raise --max-events to list it)")
+		} else {
+			fmt.Fprintf(w, "\n%d events are counted but not listed in the Result (raise --max-events to list them)\n", l.EventsOmitted)
+		}
 	}
 	return nil
 }
 
 func plural(n int64, what string) string {
+	return fmt.Sprintf("%d %s", n, pluralWord(n, what))
+}
+
+// pluralWord is what, with an s unless n is 1.
+func pluralWord(n int64, what string) string {
 	if n == 1 {
-		return "1 " + what
+		return what
 	}
-	return fmt.Sprintf("%d %ss", n, what)
+	return what + "s"
 }
 
 // span prints a time span in the largest units that keep it short:
