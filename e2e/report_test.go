@@ -53,21 +53,22 @@ func TestReportAndCompare(t *testing.T) {
 		t.Errorf("compare: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 
-	// Shards printed by pods among their log lines merge exactly.
-	shards := filepath.Join(dir, "shards.log")
+	// Results printed by pods among their log lines (the logs of a Job's
+	// pods, one after the other) are runs of their own.
+	pods := filepath.Join(dir, "pods.log")
 	var log strings.Builder
 	for _, f := range []string{"bench-nvme.json", "bench-gp2.json"} {
 		b, err := os.ReadFile(filepath.Join(reportdata, f))
 		if err != nil {
 			t.Fatal(err)
 		}
-		log.WriteString("I1122 09:00:00 shard starting\n" + string(b) + "I1122 09:00:21 done\n")
+		log.WriteString("I1122 09:00:00 pod starting\n" + string(b) + "I1122 09:00:21 done\n")
 	}
-	os.WriteFile(shards, []byte(log.String()), 0o644)
-	r = testutil.RunBinary(t, time.Minute, "report", "--merge", shards, "-o", "json")
-	var merged result.Result
-	if r.Code != 0 || json.Unmarshal([]byte(r.Stdout), &merged) != nil || merged.Bench == nil || merged.Bench.Latency.Count != 20498+20469 {
-		t.Errorf("report --merge: exit %d\n%.300s\n%s", r.Code, r.Stdout, r.Stderr)
+	os.WriteFile(pods, []byte(log.String()), 0o644)
+	r = testutil.RunBinary(t, time.Minute, "report", pods, "-o", "json")
+	var both result.Result
+	if r.Code != 0 || json.Unmarshal([]byte(r.Stdout), &both) != nil || both.Kind != result.KindCompare || len(both.Runs) != 2 {
+		t.Errorf("report of a log with two Results: exit %d\n%.300s\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 
 	// Without -o the page goes to report.html in the current directory.
@@ -89,7 +90,6 @@ func TestReportAndCompare(t *testing.T) {
 		{[]string{"compare", disk}, "at least two runs"},
 		{[]string{"report", filepath.Join(dir, "missing.json")}, "missing.json"},
 		{[]string{"report"}, "needs a RESULT.json argument"},
-		{[]string{"report", "--merge", disk, tmpfs}, "bench"},
 		{[]string{"report", disk, "-o", filepath.Join(dir, "r.pdf")}, "not a format"},
 	} {
 		r := testutil.RunBinary(t, time.Minute, bad.args...)

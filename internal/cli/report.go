@@ -14,7 +14,6 @@ const defaultReportPage = "report.html"
 
 func newReportCmd() *cobra.Command {
 	var (
-		merge  bool
 		force  bool
 		pngDir string
 	)
@@ -36,9 +35,9 @@ never over an existing one (exit 2; name another with -o, or replace it with
 there are several runs).
 
 A file may also be a log in which the Result was printed among other lines
-(kubectl logs of a pod that ran etcdperf -o json), or hold several Results;
-"-" reads standard input. --merge combines the Results of the shards of one
-load (the pods of an indexed Job) exactly, through their HDR histograms.`,
+(kubectl logs of a pod that ran etcdperf -o json), or hold several Results
+(the logs of every pod of an 'etcdperf k8s manifest' Job: one run per node);
+"-" reads standard input.`,
 		Example: `  # The report of one run
   etcdperf disk --dir /var/lib/etcd -o disk.json
   etcdperf report disk.json -o disk.html
@@ -46,9 +45,9 @@ load (the pods of an indexed Job) exactly, through their HDR histograms.`,
   # Two volumes side by side, with ratios to the first
   etcdperf report gp2.json gp3.json -o gp2-vs-gp3.html
 
-  # The shards of one load, each printed by a pod of an indexed Job
-  kubectl logs -l job-name=etcdperf --tail=-1 > shards.log
-  etcdperf report --merge shards.log -o load.html -o load.json
+  # The Results of every pod of a Job from 'etcdperf k8s manifest', one run each
+  kubectl -n kube-system logs -l app.kubernetes.io/instance=etcdperf-disk --tail=-1 |
+    etcdperf report - -o disks.html
 
   # The charts as PNG files, to paste into a ticket
   etcdperf report gp2.json gp3.json --png charts/`,
@@ -56,7 +55,6 @@ load (the pods of an indexed Job) exactly, through their HDR histograms.`,
 	}
 	out := addOutputFlag(cmd)
 	fl := cmd.Flags()
-	fl.BoolVar(&merge, "merge", false, "merge the Results (shards of one load) into one, exactly through their HDR histograms")
 	fl.StringVar(&pngDir, "png", "", "also write each chart as a PNG file into this directory (created if missing)")
 	fl.BoolVar(&force, "force", false, "without -o, replace an existing "+defaultReportPage)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
@@ -70,16 +68,6 @@ load (the pods of an indexed Job) exactly, through their HDR histograms.`,
 		sinks, inputs, err := readInputs(cmd, out, args)
 		if err != nil {
 			return err
-		}
-		if merge {
-			if len(inputs) < 2 {
-				return usageError("--merge needs at least two Results, and %v hold %d", args, len(inputs))
-			}
-			m, err := report.Merge(inputs)
-			if err != nil {
-				return usageError("%v", err)
-			}
-			inputs = []report.Input{m}
 		}
 		res := report.Combine(inputs)
 		if pngDir != "" {

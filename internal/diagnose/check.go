@@ -131,8 +131,8 @@ func clientSaturated(r *result.Result) []result.Finding {
 		Title: fmt.Sprintf("The load generator's machine, not etcd, kept the throughput at %.0f of %.0f puts/s: it could not send the requests on time, so this run says nothing against etcd",
 			b.Throughput, pf.TargetRate),
 		Evidence: clientReasons(r),
-		Recommendation: "Run the check from a machine with free CPUs (etcdperf check --endpoints ... from another host than etcd's), " +
-			"or split the load over several machines (etcdperf k8s manifest, then etcdperf report --merge); a smaller --load fits one client machine.",
+		Recommendation: "Run the check from a machine with free CPUs (etcdperf check --endpoints ... from another host than etcd's); " +
+			"a smaller --load fits one client machine.",
 	}}
 }
 
