@@ -20,7 +20,7 @@ import (
 func newK8sCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "k8s",
-		Short: "Run etcdperf inside Kubernetes: the manifest of a Job on a node's etcd disk or a StorageClass",
+		Short: "Run etcdperf in Kubernetes: a Job on a node's etcd disk, a StorageClass or control-plane etcd (--mode node-doctor)",
 		Long: `Run etcdperf inside a Kubernetes cluster. 'etcdperf k8s manifest' prints a Job
 that probes a node's etcd disk or a fresh volume of a StorageClass, or that
 runs 'etcdperf doctor --node' on control-plane nodes (--mode node-doctor);
@@ -50,7 +50,7 @@ func newK8sManifestCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "manifest (--node NAME... | --storage-class SC --size 10Gi | --mode node-doctor [--node NAME...]) [flags] [-- ETCDPERF ARGS...]",
-		Short: "Print the YAML of a Job that runs etcdperf on a node's etcd disk or on a StorageClass",
+		Short: "Print the YAML of a Job that runs etcdperf on a node's etcd disk, a StorageClass or control-plane etcd (--mode node-doctor)",
 		Long: `Print the YAML of a Kubernetes Job that runs etcdperf in the cluster, for
 'kubectl apply -f -'. Each pod prints its Result JSON (-o json) to its log, and
 'etcdperf report -' reads those logs as they are (one run per node, named after
@@ -97,12 +97,14 @@ On the control-plane nodes' own etcd (--mode node-doctor):
   The pod uses the node's network (hostNetwork: the member listens on
   127.0.0.1:2379) and PID namespace (hostPID: doctor reads the member's process
   in /proc), runs as root (the keys under /etc/kubernetes/pki are root's) with
-  every capability dropped, and is not privileged. It mounts the node's /etc,
-  /var/log/pods and /var/lib read-only under /host, and --data-dir-parent
-  (/var/lib by default, the parent of /var/lib/etcd and /var/lib/rancher)
-  writable: doctor creates its probe directory beside etcd's data dir there and
-  removes it. Pass --data-dir-parent when the data dir is elsewhere (e.g.
-  /data for /data/etcd). It needs a privileged namespace, e.g. kube-system.
+  every capability dropped, and is not privileged. It mounts the node's /etc
+  and /var/log/pods read-only under /host, and --data-dir-parent (/var/lib by
+  default, the parent of /var/lib/etcd and /var/lib/rancher) writable at
+  /host/var/lib: doctor creates its probe directory beside etcd's data dir
+  there and removes it. Pass --data-dir-parent when the data dir is elsewhere
+  (e.g. /data for /data/etcd, then mounted writable at /host/data); /var/lib
+  is then mounted read-only as well, for k3s's and RKE2's files under
+  /var/lib/rancher. It needs a privileged namespace, e.g. kube-system.
 
 Modes: --mode disk (default) runs 'etcdperf disk --dir DIR -o json'; --mode
 doctor runs 'etcdperf doctor --data-dir DIR -o json'; --mode node-doctor runs
@@ -115,7 +117,8 @@ sample; with several pods each index fails on its own), ends after --deadline,
 and is deleted with its pods --ttl after it finishes. Its pods carry the label
 app.kubernetes.io/instance=<job name>. Resource requests and limits default to
 what the mode needs; the CPU limit of 2 for disk keeps the probe on its fast
-path (Go sizes GOMAXPROCS by the CPU limit).
+path (Go runs on as many CPUs at once as the CPU limit, its GOMAXPROCS, and
+the probe's direct system calls need one to spare).
 
 The manifest only prints: nothing is sent to a cluster. To run a Job again,
 delete it first (kubectl delete job NAME) or give the new one another --name.`,

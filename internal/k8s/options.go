@@ -232,7 +232,7 @@ func (o *Options) Validate() error {
 	case o.OnNodes() && o.StorageClass != "":
 		return errors.New("--node and --storage-class exclude each other: --node probes a node's etcd disk, --storage-class a fresh volume")
 	case !o.OnNodes() && o.StorageClass == "":
-		return errors.New("say where to run: --node NAME (that node's etcd disk) or --storage-class SC --size 10Gi (a fresh volume of that class)")
+		return errors.New("say where to run: --node NAME (that node's etcd disk), --storage-class SC --size 10Gi (a fresh volume of that class) or --mode node-doctor (the etcd member of each control-plane node)")
 	}
 	if o.Mode == ModeNodeDoctor {
 		// checked above
