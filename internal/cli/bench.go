@@ -34,9 +34,12 @@ member. etcd's logs go to a file in that folder, never to the terminal.
 All keys live under --prefix (default /etcdperf/<run id>/): the run refuses a
 prefix that holds keys and deletes its keys at the end, also on Ctrl-C.
 
-Latencies are kept in HDR histograms (constant memory whatever --total). With
---rate the load is open-loop: latency runs from each request's intended send
-time, and the service time from the actual send is reported beside it.`,
+Latencies are kept in HDR (high dynamic range) histograms: every latency from
+a nanosecond to an hour to 3 significant digits, in constant memory whatever
+--total. With --rate the load is open loop: requests go out on a fixed
+schedule, not each when the one before it returned, and latency runs from
+each request's intended send time, so a stalled etcd cannot hide the requests
+it held back; the service time from the actual send is reported beside it.`,
 		Example: `  # The write benchmark of etcd's performance guide, against an embedded etcd
   # on the current directory
   etcdperf bench put --key-size=8 --sequential-keys --val-size=256 \
@@ -107,7 +110,7 @@ func newWorkloadCmd(name, short string) *cobra.Command {
 		fl.Float64Var(&lo.Rate, "put-rate", 100, "puts per second")
 	} else {
 		fl.Int64Var(&bf.total, "total", 10000, "requests to send (0 with --duration)")
-		fl.Float64Var(&lo.Rate, "rate", 0, "intended requests per second over all clients, open loop (0: as fast as possible)")
+		fl.Float64Var(&lo.Rate, "rate", 0, "intended requests per second over all clients, sent on that schedule whatever etcd's latency (0: as fast as possible)")
 	}
 	fl.DurationVar(&lo.Duration, "duration", 0, "send for this long (instead of --total, unless both are given: whichever ends first)")
 	fl.BoolVar(&bf.o.TargetLeader, "target-leader", false, "send every request to the leader")
@@ -117,7 +120,7 @@ func newWorkloadCmd(name, short string) *cobra.Command {
 	fl.StringVar(&bf.o.Target.DataDir, "data-dir", ".", "embedded etcd: directory on the storage under test that receives its data")
 	fl.BoolVar(&bf.o.Target.KeepData, "keep-data", false, "embedded etcd: keep its data dir and logs")
 	fl.StringVar(&bf.sampleCSV, "sample-csv", "", "write the per-second series (t, ops, p50, p99, max, errors) to this CSV file")
-	fl.BoolVar(&lo.ClientOnly, "etcd-client", false, "send put, range and txn through etcd's gRPC client instead of etcdperf's lean HTTP/2 path (more client CPU per request; to rule the lean path out)")
+	fl.BoolVar(&lo.ClientOnly, "etcd-client", false, "send put, range and txn through etcd's gRPC client instead of etcdperf's own lighter sender of the same gRPC requests (more client CPU per request; to rule that sender out)")
 	addWorkloadFlags(fl, name, bf)
 	// --limit overrides a check's limit, as in every other command, except
 	// where etcd's benchmark has its own --limit (keys per range): there a

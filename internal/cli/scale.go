@@ -112,7 +112,7 @@ The run's user needs to create those objects in a new namespace, and get on
 	fl.StringArrayVar(&sizes, "value-size", nil, "value size distribution for every kind (DIST) or one (KIND=DIST): 4KiB, uniform:1KiB:8KiB, normal:4KiB:1KiB, lognormal:3KiB:0.5 (repeatable)")
 	fl.IntVar(&o.Clients, "clients", scale.DefaultClients, "concurrent writers of the objects (through the API server: 8 unless given)")
 	fl.IntVar(&o.Conns, "conns", 1, "gRPC connections the writers share")
-	fl.Float64Var(&o.Rate, "rate", 0, "objects written per second, open loop (0: as fast as the writers go)")
+	fl.Float64Var(&o.Rate, "rate", 0, "objects written per second, on that schedule whatever etcd's latency (0: as fast as the writers go)")
 	fl.Float64Var(&o.UpdateRate, "update-rate", 100, "status updates per second of existing objects during each step (0: none; through the API server: pod status PATCHes, 10 unless given)")
 	fl.Int64Var(&o.PageLimit, "page-limit", scale.DefaultPageLimit, "keys per page of a list (the API server's limit)")
 	fl.IntVar(&o.Lists, "lists", scale.DefaultLists, "lists of every resource, whole, after each step's writes")

@@ -38,8 +38,8 @@ etcdperf bench --members N runs N of these as child processes, each with
 slow disk does to etcd and to the controllers that use it: etcd's files live
 in DATA-DIR/real, and etcd's data dir is DATA-DIR/slow, a view of them mounted
 by 'etcdperf slowdisk' (a child process: FUSE served from inside etcd's process
-can deadlock on bbolt's memory map) in which every fsync and fdatasync takes
-that much longer. The view is unmounted when the member stops, also when it is
+can deadlock on the memory map of etcd's database file, bbolt) in which
+every fsync and fdatasync takes that much longer. The view is unmounted when the member stops, also when it is
 killed. It needs root and /dev/fuse. About 15ms fails etcd's WAL fsync limit
 (10ms); about 100ms and more with 3 members gives "apply request took too
 long" and "failed to send out heartbeat on time".

@@ -29,10 +29,9 @@ time" with 3 members, "etcdserver: request timed out" with enough delay.
 
 It runs in the foreground until Ctrl-C or SIGTERM, then unmounts (retrying
 while files are open, and detaching lazily as a last resort); further signals
-do not interrupt the unmount. It needs root
-and /dev/fuse. The files live in SRC; nothing is left in MNT. Keep the FUSE
+do not interrupt the unmount. It needs root and /dev/fuse. The files live in SRC; nothing is left in MNT. Keep the FUSE
 server in its own process, as this command does: serving it from inside the
-etcd process can deadlock on bbolt's memory map.
+etcd process can deadlock on the memory map of etcd's database file (bbolt).
 
 etcd logs "slow fdatasync" only above 1s, so a 15ms delay shows up in its
 metrics (etcd_disk_wal_fsync_duration_seconds) and in apply warnings, not in
