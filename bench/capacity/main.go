@@ -78,8 +78,14 @@ func run(runs int, refStep time.Duration, disk, tmpfs string, iops int) error {
 	fmt.Printf("%-22s %4s %8s  %s\n", "location", "run", "seconds", "capacity, cause")
 	for _, l := range locs {
 		var got []outcome
+		text := filepath.Join(tmp, fmt.Sprintf("%d.txt", len(l.name)))
 		for r := 1; r <= runs; r++ {
-			o, err := doctor(bin, l.args)
+			args := l.args
+			if r == 1 {
+				// The first run's text, to show.
+				args = append(append([]string{}, l.args...), "-o", text)
+			}
+			o, err := doctor(bin, args)
 			if err != nil {
 				return fmt.Errorf("%s: %w", l.name, err)
 			}
@@ -101,6 +107,9 @@ func run(runs int, refStep time.Duration, disk, tmpfs string, iops int) error {
 		}
 		sort.Float64s(secs)
 		fmt.Printf("=> %s: %d of %d runs at %s; median %.1fs, slowest %.1fs; reference: %s\n\n", l.name, n, len(got), mode, secs[len(secs)/2], secs[len(secs)-1], ref)
+		if b, err := os.ReadFile(text); err == nil {
+			fmt.Printf("the first run's text:\n%s\n", b)
+		}
 	}
 	return nil
 }
@@ -125,6 +134,7 @@ func mostFrequent(os []outcome) (string, int) {
 func doctor(bin string, args []string) (outcome, error) {
 	start := time.Now()
 	cmd := exec.Command(bin, append([]string{"doctor", "--no-report", "-q", "-o", "json"}, args...)...)
+	cmd.Dir = os.TempDir()
 	out, err := cmd.Output()
 	secs := time.Since(start).Seconds()
 	var ee *exec.ExitError

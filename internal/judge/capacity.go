@@ -136,22 +136,26 @@ func capacityChecks(r *result.Result, criteria []check.Criterion) {
 // rate grew by at least half while etcd's WAL fsyncs per second grew by
 // under 15% (a flat ceiling) and the fsync p99 rose past half the limit.
 func iopsCap(steps []result.CapacityStep, broke *result.CapacityStep, walLimit float64) (bool, string) {
-	if broke.Cause == diagnose.LimitCPU || broke.Cause == diagnose.LimitClient || broke.Cause == diagnose.LimitNetwork {
-		return false, ""
-	}
 	// The cap is seen, on this host: the member's cgroup. It is what etcd
-	// ran into when the step used most of it, or when etcd waited for its
-	// disk while the device itself answered fast (the wait was above it).
+	// ran into when the step used most of it, whatever else was busy (a
+	// cap is a hard ceiling; a busy host's CPU is said beside it), or when
+	// etcd waited for its disk while the device itself answered fast (the
+	// wait was above it) and nothing else was named.
 	deviceFast := broke.DeviceIOPS > 0 && broke.DeviceAwait <= fastDeviceAwait && broke.DeviceUtil < 0.5
-	if broke.IOPSCap > 0 && (broke.CappedWriteIOPS >= capUsed*broke.IOPSCap || deviceFast) {
+	otherNamed := broke.Cause == diagnose.LimitCPU || broke.Cause == diagnose.LimitClient || broke.Cause == diagnose.LimitNetwork
+	used := broke.IOPSCap > 0 && broke.CappedWriteIOPS >= capUsed*broke.IOPSCap
+	if used || (broke.IOPSCap > 0 && deviceFast && !otherNamed) {
 		ev := fmt.Sprintf("the member's cgroup caps its writes on %s at %s IOPS, and it wrote %s/s during the step",
 			broke.CapDevice, rate(broke.IOPSCap), rate(broke.CappedWriteIOPS))
 		if deviceFast {
 			ev += fmt.Sprintf(", while the device answered each write in %s on average, %.0f%% busy", units.Seconds(broke.DeviceAwait), broke.DeviceUtil*100)
 		}
+		if broke.HostCPUBusy >= busyHost {
+			ev += fmt.Sprintf("; this host's CPUs were also %.0f%% busy", broke.HostCPUBusy*100)
+		}
 		return true, ev
 	}
-	if len(steps) < 2 {
+	if otherNamed || len(steps) < 2 {
 		return false, ""
 	}
 	first := steps[0]

@@ -34,6 +34,16 @@ func TestCapacityCause(t *testing.T) {
 	// the cap (etcd waited above the device).
 	cappedIdle := slices.Clone(capped)
 	cappedIdle[3].CappedWriteIOPS = 500
+	// The cap used (1,231 of 1,500) while a busy host's CPU was named for
+	// the step (measured so on a loaded machine): still the cap, the CPU
+	// said beside it.
+	cappedBusy := []result.CapacityStep{held(150, 0.0064, 150), broke(1000, 0.0258, 477, "cpu", check.RequestP99, check.WALFsyncP99, check.BackendCommitP99), held(390, 0.0038, 382)}
+	cappedBusy[1].IOPSCap, cappedBusy[1].CappedWriteIOPS, cappedBusy[1].CapDevice, cappedBusy[1].HostCPUBusy = 1500, 1231, "vda", 0.93
+	cappedBusy[1].DeviceIOPS, cappedBusy[1].DeviceAwait, cappedBusy[1].DeviceUtil = 1136, 0.000203, 0.19
+	// A cap barely used, over a fast device, while the CPU was named: the
+	// CPU.
+	cpuUnderCap := slices.Clone(cappedBusy)
+	cpuUnderCap[1].CappedWriteIOPS = 300
 	// A cloud volume's cap, not seen from the host: etcd's fsyncs flat at
 	// ~700/s from 1,000 to 2,000 puts/s offered while its p99 climbed,
 	// after a fast fsync at 150/s.
@@ -62,6 +72,8 @@ func TestCapacityCause(t *testing.T) {
 	}{
 		{"cgroup cap", capped, 1000, CauseIOPSCap, []string{check.BackendCommitP99}, "carries etcd up to 1,000 puts/s of 1.0 KiB within its limits; at 1,400 the backend commit p99 broke (57.3ms): the volume was at its IOPS limit"},
 		{"cgroup cap, device fast", cappedIdle, 1000, CauseIOPSCap, []string{check.BackendCommitP99}, "the device answered each write in 300µs on average"},
+		{"cgroup cap, host busy", cappedBusy, 390, CauseIOPSCap, []string{check.RequestP99, check.WALFsyncP99, check.BackendCommitP99}, "this host's CPUs were also 93% busy"},
+		{"CPU under a cap barely used", cpuUnderCap, 390, "cpu", []string{check.RequestP99, check.WALFsyncP99, check.BackendCommitP99}, "etcd's CPU limits it there"},
 		{"cloud cap", cloud, 1000, CauseIOPSCap, []string{check.WALFsyncP99}, "etcd's WAL fsyncs stayed at ~720/s"},
 		{"slow disk", slow, 0, "disk", []string{check.WALFsyncP99}, "does not carry etcd at 150 puts/s of 1.0 KiB: the WAL fsync p99 broke (16ms); the disk's latency limits etcd there"},
 		{"cpu", cpu, 1000, "cpu", []string{check.WALFsyncP99, check.RequestP99}, "etcd's CPU limits it there"},
