@@ -224,7 +224,7 @@ func TestLogsDirJournaldJSONL(t *testing.T) {
 	}
 	js := filepath.Join(dir, "run.json")
 	r := testutil.RunBinary(t, time.Minute, "logs", dir, "-o", js, "-o", "text")
-	if r.Code != 1 || !strings.Contains(r.Stdout, "from 17 member(s)") {
+	if r.Code != 1 || !strings.Contains(r.Stdout, "from 17 members") {
 		t.Fatalf("exit %d, want 1 (the slow fdatasync) and 17 members\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 	res, err := result.ReadFile(js)

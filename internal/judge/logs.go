@@ -32,7 +32,15 @@ func logsSummary(r *result.Result) string {
 	for _, n := range l.Classes {
 		events += n
 	}
-	head := fmt.Sprintf("%d etcd log lines from %d member(s)%s", l.Lines-l.Unparsed-l.OutsideWindow, len(l.Members), span)
+	n := l.Lines - l.Unparsed - l.OutsideWindow
+	lines, members := "lines", "members"
+	if n == 1 {
+		lines = "line"
+	}
+	if len(l.Members) == 1 {
+		members = "member"
+	}
+	head := fmt.Sprintf("%d etcd log %s from %d %s%s", n, lines, len(l.Members), members, span)
 	for _, f := range r.Findings {
 		if f.Severity == result.Critical || f.Severity == result.Warning {
 			return head + ": " + f.Title + "."

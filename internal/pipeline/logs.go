@@ -32,6 +32,9 @@ func (e *NoEtcdLinesError) Error() string {
 	if e.Lines == 0 {
 		return fmt.Sprintf("no log lines in %s", what)
 	}
+	if e.Lines == 1 {
+		return fmt.Sprintf("the one line in %s is not an etcd log line (capnslog, zap JSON or zap console, maybe behind kubectl, journald or CRI prefixes); check that these are etcd's logs", what)
+	}
 	return fmt.Sprintf("none of the %d lines in %s is an etcd log line (capnslog, zap JSON or zap console, maybe behind kubectl, journald or CRI prefixes); check that these are etcd's logs", e.Lines, what)
 }
 

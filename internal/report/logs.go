@@ -70,7 +70,11 @@ func logsBlock(runs []Run) Block {
 			t.Rows = append(t.Rows, row)
 		}
 		if l.Unparsed > 0 {
-			b.Notes = append(b.Notes, fmt.Sprintf("%s: %d of %d lines were not etcd log lines.", r.Label, l.Unparsed, l.Lines))
+			were := "lines were not etcd log lines"
+			if l.Unparsed == 1 {
+				were = "lines was not an etcd log line"
+			}
+			b.Notes = append(b.Notes, fmt.Sprintf("%s: %d of %d %s.", r.Label, l.Unparsed, l.Lines, were))
 		}
 	}
 	if len(t.Rows) > 0 {

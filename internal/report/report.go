@@ -9,14 +9,12 @@
 package report
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/etcdperf/etcdperf/internal/merge"
 	"github.com/etcdperf/etcdperf/internal/result"
 )
 
@@ -76,24 +74,6 @@ func Load(paths []string, stdin io.Reader) ([]Input, error) {
 		}
 	}
 	return out, nil
-}
-
-// Merge combines the inputs, the shards of one load, into one Result
-// exactly through their HDR histograms (see package merge).
-func Merge(inputs []Input) (Input, error) {
-	rs := make([]*result.Result, len(inputs))
-	for i, in := range inputs {
-		rs[i] = in.Result
-	}
-	m, err := merge.Results(rs)
-	var ie *merge.InputError
-	if errors.As(err, &ie) {
-		return Input{}, fmt.Errorf("cannot merge %s: %w", name(inputs[ie.Index].Source), ie.Err)
-	}
-	if err != nil {
-		return Input{}, fmt.Errorf("cannot merge: %w", err)
-	}
-	return Input{Result: m}, nil
 }
 
 func name(source string) string {

@@ -253,7 +253,7 @@ func TestPNGCharts(t *testing.T) {
 	}
 }
 
-func TestLoadAndMergeName(t *testing.T) {
+func TestLoadNames(t *testing.T) {
 	dir := t.TempDir()
 	disk, err := os.ReadFile(filepath.Join("testdata", "disk-ext4.json"))
 	if err != nil {
@@ -267,13 +267,6 @@ func TestLoadAndMergeName(t *testing.T) {
 	}
 	if rep := New(Combine(in)); rep.Runs[0].Label != "pod" || rep.Runs[1].Label != "disk-tmpfs" {
 		t.Errorf("labels %q %q", rep.Runs[0].Label, rep.Runs[1].Label)
-	}
-	if _, err := Merge(in); err == nil || !strings.Contains(err.Error(), log) {
-		t.Errorf("merging disk Results: %v (the error must name the file)", err)
-	}
-	m, err := Merge(load(t, "bench-nvme.json", "bench-gp2.json"))
-	if err != nil || m.Result.Bench.Ops != 20498+20469 {
-		t.Fatalf("merge: %v", err)
 	}
 	if _, err := Load([]string{filepath.Join(dir, "missing.json")}, nil); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
