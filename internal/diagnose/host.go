@@ -13,6 +13,10 @@ const (
 	stealHigh   = 0.10 // a tenth of the CPU taken by the hypervisor
 )
 
+// HostCPUBusyHigh is how busy a host's CPUs are when they shape the
+// latencies measured on it (host_cpu_saturated's level).
+const HostCPUBusyHigh = cpuBusyHigh
+
 func init() {
 	Register(
 		Rule{ID: "host_cpu_saturated", Apply: hostCPUSaturated},
