@@ -160,6 +160,9 @@ func fillRow(row *result.DoctorTarget, r *result.Result) {
 		row.DeviceUtil = r.Host.Summary.Util
 	}
 	row.FsyncHeadroom = fsyncHeadroom(r, *row)
+	if c := r.Capacity; c != nil {
+		row.Capacity, row.CapacityCause = c.PutsPerS, c.Cause
+	}
 }
 
 // fsyncHeadroom is the WAL fsync limit over the fsync p99 etcd would see:

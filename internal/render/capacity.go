@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/etcdperf/etcdperf/internal/result"
@@ -23,12 +24,11 @@ func capacityText(w io.Writer, c *result.Capacity, indent string) {
 		if st.DeviceIOPS > 0 || st.DeviceUtil > 0 {
 			dev, util = fmt.Sprintf("%.0f", st.DeviceIOPS), fmt.Sprintf("%.0f%%", st.DeviceUtil*100)
 		}
+		// What broke; why is the answer's (a step's own cause is the
+		// verdict's rules' alone, before the sweep's).
 		broke := "-"
 		if len(st.Broke) > 0 {
-			broke = fmt.Sprint(st.Broke)
-			if st.Cause != "" {
-				broke += " (" + st.Cause + ")"
-			}
+			broke = strings.Join(st.Broke, ", ")
 		}
 		fmt.Fprintf(tw, "%s  %.0f\t%.0f\t%d\t%s\t%s\t%s\t%.0f\t%s\t%s\t%.2f\t%.2f\t%s\n", indent, st.Offered, st.Achieved, st.Clients,
 			bounded(st.WALFsyncP99, st.WALFsyncBound), bounded(st.BackendCommitP99, st.BackendCommitBound), units.Seconds(st.RequestP99),

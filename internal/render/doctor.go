@@ -207,6 +207,8 @@ var doctorRows = []row{
 		return Ratio(t.FsyncHeadroom)
 	}},
 	{name: "request p99", unit: "s", value: func(t result.DoctorTarget) (float64, bool) { return t.RequestP99, t.RequestP99 > 0 }},
+	{name: "capacity (puts/s)", unit: "ops/s", value: func(t result.DoctorTarget) (float64, bool) { return t.Capacity, t.CapacityCause != "" }},
+	{name: "capacity limited by", text: func(t result.DoctorTarget) string { return t.CapacityCause }},
 	{name: "throughput", unit: "ops/s", value: func(t result.DoctorTarget) (float64, bool) { return t.Throughput, t.TargetRate > 0 }},
 	{name: "device busy", unit: "ratio", value: func(t result.DoctorTarget) (float64, bool) { return t.DeviceUtil, t.Device != "" && t.TargetRate > 0 }},
 	{name: "etcd CPU (cores)", unit: "cores", value: func(t result.DoctorTarget) (float64, bool) { return t.ServerCPU, t.ServerCPU > 0 }},
@@ -235,8 +237,13 @@ func sideBySide(w io.Writer, r *result.Result) {
 		any := false
 		for i, t := range ts {
 			if rw.text != nil {
-				line = append(line, rw.text(t))
-				any = true
+				// An empty text is a line no target has (no sweep).
+				txt := rw.text(t)
+				any = any || txt != ""
+				if txt == "" {
+					txt = "-"
+				}
+				line = append(line, txt)
 				continue
 			}
 			v, ok := rw.value(t)

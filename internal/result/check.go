@@ -112,6 +112,10 @@ type DoctorTarget struct {
 	// member's own WAL fsyncs during the window were enough to judge its
 	// disk; paced and guarded otherwise.
 	DiskProbe string `json:"disk_probe,omitempty"`
+	// Capacity is the capacity sweep's puts/s (capacity.puts_per_s) and
+	// CapacityCause what limits etcd at its knee, when doctor swept.
+	Capacity      float64 `json:"capacity,omitempty"`
+	CapacityCause string  `json:"capacity_cause,omitempty"`
 	// SimulatedFsyncDelay is the delay added to every fsync by a slow view
 	// of the directory (--simulate-fsync-delay), in seconds.
 	SimulatedFsyncDelay float64 `json:"simulated_fsync_delay,omitempty"`
