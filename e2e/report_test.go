@@ -3,12 +3,10 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -99,53 +97,17 @@ func TestReportAndCompare(t *testing.T) {
 	}
 }
 
-// chromium returns the headless browser to use, or "" when none is
-// installed.
-func chromium() string {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	return ""
-}
-
 // The report opens in a real browser, with no network, and shows its
 // charts: a headless Chromium takes a screenshot, which must hold the runs'
 // colours over many pixels (the chart lines), not a blank page.
 func TestReportInChromium(t *testing.T) {
-	browser := chromium()
-	if browser == "" {
-		t.Skip("chromium is not installed (Debian: apt-get install chromium); this test opens the HTML report in it")
-	}
 	dir := t.TempDir()
 	page := filepath.Join(dir, "report.html")
 	r := testutil.RunBinary(t, time.Minute, "report", filepath.Join(reportdata, "disk-ext4.json"), filepath.Join(reportdata, "disk-tmpfs.json"), "-o", page)
 	if r.Code != 0 {
 		t.Fatalf("report: exit %d\n%s", r.Code, r.Stderr)
 	}
-	shot := filepath.Join(dir, "shot.png")
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
-		"--user-data-dir="+filepath.Join(dir, "profile"), "--hide-scrollbars",
-		"--screenshot="+shot, "--window-size=1280,4000", "file://"+page)
-	// Chromium starts helper processes: end its whole process group.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	if run := testutil.Wait(t, cmd, ctx); run.Code != 0 {
-		t.Fatalf("chromium: exit %d\n%s", run.Code, run.Stderr)
-	}
-	f, err := os.Open(shot)
-	if err != nil {
-		t.Fatalf("chromium wrote no screenshot: %v", err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	img := testutil.Screenshot(t, page, 1280, 4000)
 	if b := img.Bounds(); b.Dx() != 1280 || b.Dy() != 4000 {
 		t.Errorf("screenshot is %v", b)
 	}
