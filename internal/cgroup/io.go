@@ -235,19 +235,26 @@ func parseDevNum(s string) (string, bool) {
 	return fmt.Sprintf("%d:%d", ma, mi), true
 }
 
+// devLines are the lines of a cgroup v2 file of per-device KEY=VALUE
+// fields (io.max, io.stat: "MAJ:MIN k=v k=v") that are about dev.
+func devLines(text string, dev Device) []string {
+	var out []string
+	for _, line := range strings.Split(text, "\n") {
+		if f := strings.Fields(line); len(f) > 0 {
+			if d, ok := parseDevNum(f[0]); ok && d == dev.String() {
+				out = append(out, line)
+			}
+		}
+	}
+	return out
+}
+
 // ParseIOMax reads cgroup v2's io.max ("MAJ:MIN rbps=max wbps=N riops=max
 // wiops=N" lines) for dev.
 func ParseIOMax(text string, dev Device) (IOLimit, error) {
 	var l IOLimit
-	for _, line := range strings.Split(text, "\n") {
-		f := strings.Fields(line)
-		if len(f) == 0 {
-			continue
-		}
-		if d, ok := parseDevNum(f[0]); !ok || d != dev.String() {
-			continue
-		}
-		for _, kv := range f[1:] {
+	for _, line := range devLines(text, dev) {
+		for _, kv := range strings.Fields(line)[1:] {
 			k, v, ok := strings.Cut(kv, "=")
 			if !ok {
 				return l, fmt.Errorf("io.max %q: %q is not KEY=VALUE", strings.TrimSpace(line), kv)
@@ -379,15 +386,8 @@ func ParseBlkioStat(text string, dev Device) (read, write uint64, err error) {
 // rios=N wios=N dbytes=N dios=N" lines) for dev.
 func ParseIOStat(text string, dev Device) (IOStat, error) {
 	st := IOStat{At: time.Now(), Device: dev}
-	for _, line := range strings.Split(text, "\n") {
-		f := strings.Fields(line)
-		if len(f) == 0 {
-			continue
-		}
-		if d, ok := parseDevNum(f[0]); !ok || d != dev.String() {
-			continue
-		}
-		for _, kv := range f[1:] {
+	for _, line := range devLines(text, dev) {
+		for _, kv := range strings.Fields(line)[1:] {
 			k, v, ok := strings.Cut(kv, "=")
 			if !ok {
 				continue // io.stat's other sections (cost., latency) are KEY=VALUE too; anything else is not ours

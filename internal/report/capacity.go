@@ -399,23 +399,7 @@ func rateLogTicks(min, max float64) []plot.Tick {
 	if !(min > 0 && max > min) {
 		return nil
 	}
-	decades := math.Log10(max / min)
-	var ticks []plot.Tick
-	for e := math.Floor(math.Log10(min)); e <= math.Ceil(math.Log10(max)); e++ {
-		d := math.Pow(10, e)
-		for m := 1.0; m < 10; m++ {
-			v := m * d
-			if v < min*(1-1e-9) || v > max*(1+1e-9) {
-				continue
-			}
-			label := ""
-			if m == 1 || (decades <= 2.5 && (m == 2 || m == 5)) {
-				label = shortRate(v)
-			}
-			ticks = append(ticks, plot.Tick{Value: v, Label: label})
-		}
-	}
-	return ticks
+	return logTicks(min, max, shortRate)
 }
 
 // unlabelled keeps a ticker's marks without their labels (an x axis that

@@ -303,6 +303,13 @@ func durationLogTicks(min, max float64) []plot.Tick {
 	if min <= 0 || max <= 0 {
 		return nil
 	}
+	return logTicks(min, max, units.Seconds)
+}
+
+// logTicks marks a log axis from min to max (both positive) at 1 to 9
+// times each power of ten, labelling with label each power, and 2 and 5
+// times it when the axis spans at most 2.5 decades.
+func logTicks(min, max float64, label func(float64) string) []plot.Tick {
 	decades := math.Log10(max / min)
 	var ticks []plot.Tick
 	for e := math.Floor(math.Log10(min)); e <= math.Ceil(math.Log10(max)); e++ {
@@ -312,11 +319,11 @@ func durationLogTicks(min, max float64) []plot.Tick {
 			if v < min*(1-1e-9) || v > max*(1+1e-9) {
 				continue
 			}
-			label := ""
+			text := ""
 			if m == 1 || (decades <= 2.5 && (m == 2 || m == 5)) {
-				label = units.Seconds(v)
+				text = label(v)
 			}
-			ticks = append(ticks, plot.Tick{Value: v, Label: label})
+			ticks = append(ticks, plot.Tick{Value: v, Label: text})
 		}
 	}
 	return ticks
