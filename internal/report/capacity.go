@@ -51,7 +51,7 @@ const (
 	// capacityHeight is a figure's height: the p99s above, the achieved
 	// rate below (capacityLowerShare of it).
 	capacityHeight     vg.Length = 440
-	capacityLowerShare           = 0.4
+	capacityLowerShare float64   = 0.4
 	// etcdFloor is the upper bound of etcd's lowest histogram bucket: a p99
 	// that fell in it (a *_bound flag) is drawn there and reads "<= 1ms".
 	etcdFloor = 0.001
@@ -62,7 +62,6 @@ var (
 	brokeColor  = limitColor
 	idealColor  = color.Gray{0x88}
 	faintLimit  = color.RGBA{0xE0, 0x8A, 0x8A, 0xFF}
-	commitDash  = []vg.Length{vg.Points(5), vg.Points(3)}
 	limitDashes = map[string][]vg.Length{
 		check.WALFsyncP99:      {vg.Points(2), vg.Points(2)},
 		check.BackendCommitP99: {vg.Points(6), vg.Points(2), vg.Points(1), vg.Points(2)},
