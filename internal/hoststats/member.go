@@ -21,6 +21,10 @@ type Member struct {
 	group   cgroup.Group
 	limited bool
 	device  string
+	// ioGroup caps the process's writes on ioDev, when one does.
+	ioGroup  cgroup.Group
+	ioDev    cgroup.Device
+	ioCapped bool
 }
 
 // MemberSnapshot is a member process's counters at one instant.
@@ -30,6 +34,7 @@ type MemberSnapshot struct {
 	Disk    DiskCounters
 	HasDev  bool
 	HostCPU CPUCounters
+	IO      *cgroup.IOStat
 	err     error
 }
 
@@ -61,6 +66,17 @@ func OpenMember(name string, pid int, found string) (*Member, error) {
 	} else if err != nil && !errors.Is(err, cgroup.ErrNoCPUController) {
 		problems = append(problems, err)
 	}
+	// A cap on its writes (cgroup v1 blkio, v2 io.max) on the disk under
+	// its data: evidence like its CPU throttling.
+	if dev, err := cgroup.Host.DeviceOf(where); err == nil {
+		if g, lim, ok, err := cgroup.Host.IOLimiting(pid, dev); err == nil && ok && lim.WriteIOPS > 0 {
+			m.ioGroup, m.ioDev, m.ioCapped = g, dev, true
+			m.proc.IOPSCap, m.proc.CapDevice = float64(lim.WriteIOPS), dev.Name
+			if m.proc.CapDevice == "" {
+				m.proc.CapDevice = dev.String()
+			}
+		}
+	}
 	if len(problems) > 0 {
 		m.proc.Error = errors.Join(problems...).Error()
 	}
@@ -77,6 +93,11 @@ func (m *Member) Take() MemberSnapshot {
 		s.CPU, _ = m.group.Stat()
 	}
 	s.HostCPU, _ = ReadCPU()
+	if m.ioCapped {
+		if st, err := m.ioGroup.IOStat(m.ioDev); err == nil {
+			s.IO = &st
+		}
+	}
 	if m.device != "" {
 		if d, err := ReadDisk(m.device); err == nil {
 			s.Disk, s.HasDev = d, true
@@ -100,6 +121,9 @@ func (m *Member) Between(a, b MemberSnapshot) result.MemberProcess {
 	}
 	hs := Between(Snapshot{At: a.Sched.At, Disk: a.Disk, HasDev: a.HasDev, CPU: a.HostCPU}, Snapshot{At: b.Sched.At, Disk: b.Disk, HasDev: b.HasDev, CPU: b.HostCPU})
 	p.HostCPUBusy = hs.CPUBusy
+	if a.IO != nil && b.IO != nil {
+		p.CappedWriteIOPS = cgroup.IOBetween(*a.IO, *b.IO).WriteIOPS
+	}
 	if a.HasDev && b.HasDev {
 		p.DeviceFlushAwait, p.DeviceFlushes, p.DeviceWriteAwait, p.DeviceUtil = hs.FlushAwait, hs.FlushIOPS, hs.WriteAwait, hs.Util
 	}

@@ -37,6 +37,12 @@ func CapacityStep(r *result.Result, offered float64, clients int) result.Capacit
 		if s.WALFsync != nil && st.Seconds > 0 {
 			st.WALFsyncs = float64(s.WALFsync.Count) / st.Seconds
 		}
+		// The tightest cap a member's cgroup puts on its writes.
+		for _, p := range s.Processes {
+			if p.IOPSCap > 0 && (st.IOPSCap == 0 || p.IOPSCap < st.IOPSCap) {
+				st.IOPSCap, st.CappedWriteIOPS, st.CapDevice = p.IOPSCap, p.CappedWriteIOPS, p.CapDevice
+			}
+		}
 	}
 	if pf := r.Perf; pf != nil {
 		st.EtcdCPU, st.ClientCPU = pf.ServerCPU, pf.ClientCPU
@@ -141,13 +147,17 @@ func iopsCap(steps []result.CapacityStep, broke *result.CapacityStep, walLimit f
 	// cap is a hard ceiling; a busy host's CPU is said beside it), or when
 	// etcd waited for its disk while the device itself answered fast (the
 	// wait was above it) and nothing else was named.
-	deviceFast := broke.DeviceIOPS > 0 && broke.DeviceAwait <= fastDeviceAwait && broke.DeviceUtil < 0.5
+	// A device neither busy nor slow per write (under half the WAL fsync
+	// limit) cannot explain etcd's waits: with a cap seen, they were above
+	// it (bbolt's commits write in bursts, which a cap delays even when
+	// the mean rate is under it).
+	deviceIdle := broke.DeviceIOPS > 0 && broke.DeviceAwait < walLimit/2 && broke.DeviceUtil < 0.5
 	otherNamed := broke.Cause == diagnose.LimitCPU || broke.Cause == diagnose.LimitClient || broke.Cause == diagnose.LimitNetwork
 	used := broke.IOPSCap > 0 && broke.CappedWriteIOPS >= capUsed*broke.IOPSCap
-	if used || (broke.IOPSCap > 0 && deviceFast && !otherNamed) {
+	if used || (broke.IOPSCap > 0 && deviceIdle && !otherNamed) {
 		ev := fmt.Sprintf("the member's cgroup caps its writes on %s at %s IOPS, and it wrote %s/s during the step",
 			broke.CapDevice, rate(broke.IOPSCap), rate(broke.CappedWriteIOPS))
-		if deviceFast {
+		if deviceIdle {
 			ev += fmt.Sprintf(", while the device answered each write in %s on average, %.0f%% busy", units.Seconds(broke.DeviceAwait), broke.DeviceUtil*100)
 		}
 		if broke.HostCPUBusy >= busyHost {

@@ -44,6 +44,15 @@ func TestCapacityCause(t *testing.T) {
 	// CPU.
 	cpuUnderCap := slices.Clone(cappedBusy)
 	cpuUnderCap[1].CappedWriteIOPS = 300
+	// The verdict's own load broke under the cap (bbolt's bursts), the
+	// cap's mean use a third, the device 12% busy answering in 2.47ms (as
+	// measured in a CI run): the cap, not a slow disk.
+	cappedFirst := []result.CapacityStep{broke(150, 0.0048, 141, "disk", check.RequestP99, check.BackendCommitP99)}
+	cappedFirst[0].IOPSCap, cappedFirst[0].CappedWriteIOPS, cappedFirst[0].CapDevice = 1500, 493, "vda"
+	cappedFirst[0].DeviceIOPS, cappedFirst[0].DeviceAwait, cappedFirst[0].DeviceUtil = 493, 0.00247, 0.12
+	// The same with a device slow per write (12ms): the disk.
+	slowUnderCap := slices.Clone(cappedFirst)
+	slowUnderCap[0].DeviceAwait = 0.012
 	// A cloud volume's cap, not seen from the host: etcd's fsyncs flat at
 	// ~700/s from 1,000 to 2,000 puts/s offered while its p99 climbed,
 	// after a fast fsync at 150/s.
@@ -74,6 +83,8 @@ func TestCapacityCause(t *testing.T) {
 		{"cgroup cap, device fast", cappedIdle, 1000, CauseIOPSCap, []string{check.BackendCommitP99}, "the device answered each write in 300µs on average"},
 		{"cgroup cap, host busy", cappedBusy, 390, CauseIOPSCap, []string{check.RequestP99, check.WALFsyncP99, check.BackendCommitP99}, "this host's CPUs were also 93% busy"},
 		{"CPU under a cap barely used", cpuUnderCap, 390, "cpu", []string{check.RequestP99, check.WALFsyncP99, check.BackendCommitP99}, "etcd's CPU limits it there"},
+		{"cgroup cap, first step", cappedFirst, 0, CauseIOPSCap, []string{check.RequestP99, check.BackendCommitP99}, "does not carry etcd at 150 puts/s"},
+		{"slow device under a cap", slowUnderCap, 0, "disk", []string{check.RequestP99, check.BackendCommitP99}, "the disk's latency limits etcd there"},
 		{"cloud cap", cloud, 1000, CauseIOPSCap, []string{check.WALFsyncP99}, "etcd's WAL fsyncs stayed at ~720/s"},
 		{"slow disk", slow, 0, "disk", []string{check.WALFsyncP99}, "does not carry etcd at 150 puts/s of 1.0 KiB: the WAL fsync p99 broke (16ms); the disk's latency limits etcd there"},
 		{"cpu", cpu, 1000, "cpu", []string{check.WALFsyncP99, check.RequestP99}, "etcd's CPU limits it there"},

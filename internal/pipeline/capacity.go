@@ -6,7 +6,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/etcdperf/etcdperf/internal/cgroup"
 	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/judge"
@@ -103,7 +102,6 @@ func Capacity(ctx context.Context, o CapacityOptions) (*result.Capacity, error) 
 			conn.Endpoints = append(conn.Endpoints, m.ClientURL)
 		}
 	}
-	caps := memberIOCaps(t.Members())
 	step := func(i int, r float64) (bool, error) {
 		clients := clientsFor(r)
 		if o.Stepping != nil {
@@ -111,7 +109,6 @@ func Capacity(ctx context.Context, o CapacityOptions) (*result.Capacity, error) 
 		}
 		prof := o.Base
 		prof.Name, prof.Rate, prof.Clients = fmt.Sprintf("%.0f/s", r), r, clients
-		before := caps.stat()
 		res, err := runCheck(ctx, CheckOptions{
 			Target:  cluster.TargetOptions{Conn: conn, RunID: fmt.Sprintf("%s-cap%d", to.RunID, i)},
 			Profile: prof, Duration: o.Step, Criteria: o.Criteria, Device: o.Device,
@@ -122,7 +119,6 @@ func Capacity(ctx context.Context, o CapacityOptions) (*result.Capacity, error) 
 		res.Kind = result.KindCheck
 		judge.Judge(res, o.Criteria)
 		st := judge.CapacityStep(res, r, clients)
-		caps.fill(&st, before, caps.stat())
 		c.Steps = append(c.Steps, st)
 		return len(st.Broke) == 0, err
 	}
@@ -159,61 +155,4 @@ func Capacity(ctx context.Context, o CapacityOptions) (*result.Capacity, error) 
 	}
 	judge.Capacity(c, walLimit)
 	return c, nil
-}
-
-// ioCap is a member's cgroup that caps its writes on a device.
-type ioCap struct {
-	g   cgroup.Group
-	dev cgroup.Device
-	lim cgroup.IOLimit
-}
-
-type ioCaps []ioCap
-
-// memberIOCaps finds the write IOPS caps on this host's etcd members (the
-// sweep's own child processes): their cgroup's cap on the disk of their
-// data dir. A host without an I/O controller has none.
-func memberIOCaps(members []cluster.Member) ioCaps {
-	var caps ioCaps
-	for _, m := range members {
-		if m.PID == 0 || m.DataDir == "" {
-			continue
-		}
-		dev, err := cgroup.Host.DeviceOf(m.DataDir)
-		if err != nil {
-			continue
-		}
-		if g, lim, ok, err := cgroup.Host.IOLimiting(m.PID, dev); err == nil && ok && lim.WriteIOPS > 0 {
-			caps = append(caps, ioCap{g: g, dev: dev, lim: lim})
-		}
-	}
-	return caps
-}
-
-// stat reads each capped group's I/O counters (nil where unreadable).
-func (cs ioCaps) stat() []*cgroup.IOStat {
-	out := make([]*cgroup.IOStat, len(cs))
-	for i, c := range cs {
-		if s, err := c.g.IOStat(c.dev); err == nil {
-			out[i] = &s
-		}
-	}
-	return out
-}
-
-// fill records in st the tightest cap and what its group wrote per second
-// between before and after.
-func (cs ioCaps) fill(st *result.CapacityStep, before, after []*cgroup.IOStat) {
-	for i, c := range cs {
-		if st.IOPSCap > 0 && float64(c.lim.WriteIOPS) >= st.IOPSCap {
-			continue
-		}
-		st.IOPSCap, st.CapDevice = float64(c.lim.WriteIOPS), c.dev.Name
-		if st.CapDevice == "" {
-			st.CapDevice = c.dev.String()
-		}
-		if before[i] != nil && after[i] != nil {
-			st.CappedWriteIOPS = cgroup.IOBetween(*before[i], *after[i]).WriteIOPS
-		}
-	}
 }

@@ -49,6 +49,9 @@ func ProcessLine(p result.MemberProcess) string {
 		}
 		parts = append(parts, s)
 	}
+	if p.IOPSCap > 0 {
+		parts = append(parts, fmt.Sprintf("its cgroup caps its writes on %s at %.0f IOPS (it wrote %.0f/s)", p.CapDevice, p.IOPSCap, p.CappedWriteIOPS))
+	}
 	if p.Error != "" {
 		parts = append(parts, p.Error)
 	}

@@ -39,6 +39,12 @@ type MemberProcess struct {
 	// second (cgroup cpu.stat).
 	Throttled     float64 `json:"throttled,omitempty"`
 	ThrottledTime float64 `json:"throttled_time,omitempty"`
+	// IOPSCap is the write IOPS its cgroup allows on CapDevice, the disk
+	// under its data (cgroup v1 blkio, v2 io.max; 0: no cap), and
+	// CappedWriteIOPS what that cgroup wrote there per second.
+	IOPSCap         float64 `json:"iops_cap,omitempty"`
+	CapDevice       string  `json:"cap_device,omitempty"`
+	CappedWriteIOPS float64 `json:"capped_write_iops,omitempty"`
 	// RunQueueWait is the time its threads were runnable but waiting for a
 	// CPU per second, and SchedWait the mean of such a wait each time a
 	// thread got a CPU (/proc/PID/task/*/schedstat).
