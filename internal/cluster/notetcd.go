@@ -139,6 +139,14 @@ func notEtcdGRPC(err error) bool {
 	return status.Code(err) == codes.Unimplemented && strings.Contains(status.Convert(err).Message(), "unknown service etcdserverpb.")
 }
 
+// looksHTTP reports whether what a server sent back to HTTP/2's preface
+// is HTTP/1's: a status line, or the bare HTML page an HTTP/1.0 server
+// (Python's http.server) sends to a request line it takes for HTTP/0.9.
+func looksHTTP(first []byte) bool {
+	head := bytes.ToLower(bytes.TrimSpace(first))
+	return bytes.HasPrefix(first, []byte("HTTP/")) || bytes.HasPrefix(head, []byte("<!doctype html")) || bytes.HasPrefix(head, []byte("<html"))
+}
+
 // etcdMetricLine matches an etcd metric in Prometheus' text format.
 var etcdMetricLine = regexp.MustCompile(`(?m)^(# (HELP|TYPE) )?etcd_[a-z_]+`)
 
@@ -151,7 +159,7 @@ var etcdMetricLine = regexp.MustCompile(`(?m)^(# (HELP|TYPE) )?etcd_[a-z_]+`)
 // stays etcd's).
 func identify(ctx context.Context, ep endpoint, o ConnOptions, tc *tls.Config, first []byte) *NotEtcdError {
 	useTLS := ep.tls(o.TLSConfigured())
-	if first != nil && !bytes.HasPrefix(first, []byte("HTTP/")) {
+	if first != nil && !looksHTTP(first) {
 		// It spoke first or answered HTTP/2 in its own tongue: no HTTP server
 		// does (Go's HTTP client would log what it did not ask for).
 		return &NotEtcdError{Endpoint: ep.raw, Kind: OtherServer, TLS: useTLS, Seen: sent(first)}

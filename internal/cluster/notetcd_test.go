@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -69,6 +70,39 @@ var peerOnly = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	fmt.Fprint(w, `{"etcdserver":"3.6.0","etcdcluster":"3.6.0"}`)
 })
+
+// http10Server answers as Python's http.server does: HTTP/2's preface,
+// a request line it takes for HTTP/0.9, gets a bare HTML error page with
+// no status line; a GET gets an HTTP/1.0 404.
+func http10Server(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				r := bufio.NewReader(c)
+				line, _ := r.ReadString('\n')
+				if strings.HasPrefix(line, "PRI ") {
+					c.Write([]byte("<!DOCTYPE HTML>\n<html><head><title>Error response</title></head><body><p>Error code: 400</p></body></html>\n"))
+					return
+				}
+				for l, err := r.ReadString('\n'); err == nil && strings.TrimSpace(l) != ""; l, err = r.ReadString('\n') {
+				}
+				c.Write([]byte("HTTP/1.0 404 Not Found\r\nContent-Length: 0\r\n\r\n"))
+			}()
+		}
+	}()
+	return l.Addr().String()
+}
 
 // bannerServer accepts connections and greets them as an SSH server does.
 func bannerServer(t *testing.T) string {
@@ -156,6 +190,7 @@ func TestNotEtcd(t *testing.T) {
 		{name: "metrics only over TLS", ep: "https://" + quietServer(t, metricsOnly, true, false).Listener.Addr().String(), kind: MetricsListener},
 		{name: "peer", ep: quietServer(t, peerOnly, false, false).Listener.Addr().String(), kind: PeerURL,
 			inMsg: []string{"etcd's peer URL, not its client URL", "3.6.0"}},
+		{name: "HTTP/1.0, HTML to the preface", ep: http10Server(t), kind: HTTPServer, inMsg: []string{"an HTTP server", "404"}},
 		{name: "SSH", ep: bannerServer(t), kind: OtherServer, inMsg: []string{"neither gRPC nor HTTP", "SSH-2.0-OpenSSH_9.6"}},
 		{name: "gRPC", ep: grpcServer(t), kind: GRPCServer, inMsg: []string{"a gRPC server answers there, but not etcd's"}},
 	}
