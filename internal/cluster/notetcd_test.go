@@ -71,10 +71,9 @@ var peerOnly = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprint(w, `{"etcdserver":"3.6.0","etcdcluster":"3.6.0"}`)
 })
 
-// http10Server answers as Python's http.server does: HTTP/2's preface,
-// a request line it takes for HTTP/0.9, gets a bare HTML error page with
-// no status line; a GET gets an HTTP/1.0 404.
-func http10Server(t *testing.T) string {
+// rawServer serves each connection with serve on 127.0.0.1 and closes it
+// after; it returns the address.
+func rawServer(t *testing.T, serve func(c net.Conn)) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -89,43 +88,36 @@ func http10Server(t *testing.T) string {
 			}
 			go func() {
 				defer c.Close()
-				r := bufio.NewReader(c)
-				line, _ := r.ReadString('\n')
-				if strings.HasPrefix(line, "PRI ") {
-					c.Write([]byte("<!DOCTYPE HTML>\n<html><head><title>Error response</title></head><body><p>Error code: 400</p></body></html>\n"))
-					return
-				}
-				for l, err := r.ReadString('\n'); err == nil && strings.TrimSpace(l) != ""; l, err = r.ReadString('\n') {
-				}
-				c.Write([]byte("HTTP/1.0 404 Not Found\r\nContent-Length: 0\r\n\r\n"))
+				serve(c)
 			}()
 		}
 	}()
 	return l.Addr().String()
 }
 
+// http10Server answers as Python's http.server does: HTTP/2's preface,
+// a request line it takes for HTTP/0.9, gets a bare HTML error page with
+// no status line; a GET gets an HTTP/1.0 404.
+func http10Server(t *testing.T) string {
+	return rawServer(t, func(c net.Conn) {
+		r := bufio.NewReader(c)
+		line, _ := r.ReadString('\n')
+		if strings.HasPrefix(line, "PRI ") {
+			c.Write([]byte("<!DOCTYPE HTML>\n<html><head><title>Error response</title></head><body><p>Error code: 400</p></body></html>\n"))
+			return
+		}
+		for l, err := r.ReadString('\n'); err == nil && strings.TrimSpace(l) != ""; l, err = r.ReadString('\n') {
+		}
+		c.Write([]byte("HTTP/1.0 404 Not Found\r\nContent-Length: 0\r\n\r\n"))
+	})
+}
+
 // bannerServer accepts connections and greets them as an SSH server does.
 func bannerServer(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte("SSH-2.0-OpenSSH_9.6\r\n"))
-			go func() {
-				io.Copy(io.Discard, c)
-				c.Close()
-			}()
-		}
-	}()
-	return l.Addr().String()
+	return rawServer(t, func(c net.Conn) {
+		c.Write([]byte("SSH-2.0-OpenSSH_9.6\r\n"))
+		io.Copy(io.Discard, c)
+	})
 }
 
 // grpcServer is a gRPC server with none of etcd's services.
