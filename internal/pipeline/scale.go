@@ -58,7 +58,9 @@ func Scale(ctx context.Context, o ScaleOptions) (res *result.Result, err error) 
 			}
 		}
 	}()
-	sc, srv, runErr := run.Measure(ctx)
+	sc, srv, runErr := run.Measure(ctx, func(st result.ScaleStep, prev *result.ScaleStep, quota float64) string {
+		return judge.StopReason(st, prev, quota, o.Criteria)
+	})
 	res.Scale = sc
 	res.Server = srv
 	if o.Target.KeepData && t.RunDir() != "" {

@@ -19,7 +19,6 @@ import (
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/hist"
 	"github.com/etcdperf/etcdperf/internal/hoststats"
-	"github.com/etcdperf/etcdperf/internal/judge"
 	"github.com/etcdperf/etcdperf/internal/load"
 	"github.com/etcdperf/etcdperf/internal/promscrape"
 	"github.com/etcdperf/etcdperf/internal/result"
@@ -175,9 +174,15 @@ const pendingInterval = 200 * time.Millisecond
 // meanSample bounds the objects whose sizes make a kind's mean value size.
 const meanSample = 10000
 
+// StopFunc says why a run stops after step st ("" to go on); prev is the
+// step before it (nil after the first) and quota etcd's backend quota in
+// bytes (0: not known). It is the judge's reading of the step, passed in
+// so that measuring stays apart from judging.
+type StopFunc func(st result.ScaleStep, prev *result.ScaleStep, quota float64) string
+
 // Measure makes the steps until the last, a stop, or the end of ctx. It
 // returns the scale section, and the server section over the whole run.
-func (r *Run) Measure(ctx context.Context) (*result.Scale, *result.Server, error) {
+func (r *Run) Measure(ctx context.Context, stop StopFunc) (*result.Scale, *result.Server, error) {
 	o := r.o
 	sc := &result.Scale{Planned: o.Steps}
 	var prefixes []string
@@ -239,7 +244,7 @@ func (r *Run) Measure(ctx context.Context) (*result.Scale, *result.Server, error
 		if len(sc.Steps) > 1 {
 			before = &sc.Steps[len(sc.Steps)-2]
 		}
-		if why := judge.StopReason(*st, before, sc.Quota, o.Criteria); why != "" {
+		if why := stop(*st, before, sc.Quota); why != "" {
 			if s < o.Steps {
 				sc.Stopped = why
 			}
