@@ -83,10 +83,15 @@ func TestBenchMemberKilledMidRun(t *testing.T) {
 		t.Fatalf("no leader process: %+v", tg.Members())
 	}
 	out := filepath.Join(t.TempDir(), "run.json")
-	// etcd's default command timeout: an election after the leader's
-	// death (1s election timeout) takes longer than 2s on a loaded machine,
-	// which the stall rule would take for a cluster that stopped.
-	const duration, commandTimeout = 5 * time.Second, 5 * time.Second
+	// The requests the followers forwarded to the dead leader before they
+	// noticed its death (etcd elects a new one within about 1s here) are
+	// lost and wait for etcd's request timeout, 5s + 2 x the 1s election
+	// timeout = 7s, and every client ends up holding one. Only after it do
+	// requests succeed again, on the new leader: the run lasts beyond it,
+	// and the command timeout is above it, or no request would succeed for
+	// the whole command timeout and the stall rule would rightly end the
+	// run (a CI run with etcdctl's 5s for both did).
+	const duration, commandTimeout = 12 * time.Second, 10 * time.Second
 	start := time.Now()
 	done := benchInBackground(t, time.Minute, "put", "--endpoints", endpointsOf(tg), "--duration", duration.String(), "--rate", "200",
 		"--clients", "6", "--conns", "3", "--command-timeout", commandTimeout.String(), "-o", out)

@@ -28,6 +28,8 @@ func etcdStoppedAnswering(r *result.Result) []result.Finding {
 			{What: "requests that failed meanwhile", Observed: float64(s.Failed), Unit: "count", Source: "etcdperf's client"},
 		},
 		Recommendation: "The members were down, unreachable or without a quorum. Check that they run (systemctl status etcd, kubectl get pods), " +
-			"their logs for the reason they stopped or lost their leader (etcdperf logs), and the network between them.",
+			"their logs for the reason they stopped or lost their leader (etcdperf logs), and the network between them. " +
+			"A leader's loss alone holds the requests forwarded to it for etcd's request timeout (5s + 2 x the election timeout: 7s at etcd's defaults): " +
+			"if the logs show one election and the members answer again, run again with a --command-timeout above it.",
 	}}
 }
