@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/etcdperf/etcdperf/internal/check"
-	"github.com/etcdperf/etcdperf/internal/promexport"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
@@ -32,7 +31,7 @@ func Metrics(r *result.Result, criteria []check.Criterion) {
 		}
 	}
 	t0 := float64(sec.Start.UnixMilli()) / 1000
-	for _, c := range append(crits, promexport.HasLeader) {
+	for _, c := range append(crits, check.HasLeader) {
 		counted := c.Unit == check.Count
 		for _, m := range sec.Members {
 			times := make([]float64, len(m.Series))
@@ -46,7 +45,7 @@ func Metrics(r *result.Result, criteria []check.Criterion) {
 					cells[i] = result.PromSample(v)
 				}
 			}
-			if b, ok := promexport.Breach(c, m.Name, times, cells, counted); ok {
+			if b, ok := check.Breach(c, m.Name, times, cells, counted); ok {
 				sec.Breaches = append(sec.Breaches, b)
 			}
 		}
@@ -100,7 +99,7 @@ func metricValue(id string, s *result.MetricsSignals, minSamples float64) (float
 		return p99(s.WALFsync)
 	case check.BackendCommitP99:
 		return p99(s.BackendCommit)
-	case promexport.HasLeader.ID:
+	case check.HasLeader.ID:
 		return s.HasLeader, true
 	}
 	if s.Seconds == 0 { // a first answer: no deltas

@@ -8,7 +8,6 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/etcdperf/etcdperf/internal/check"
-	"github.com/etcdperf/etcdperf/internal/promexport"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
@@ -34,7 +33,7 @@ func PromCheck(r *result.Result, criteria []check.Criterion) {
 		if !ok {
 			continue
 		}
-		p.Breaches = append(p.Breaches, promexport.Breaches(p.Table, crit, crit.Unit == check.Count)...)
+		p.Breaches = append(p.Breaches, check.Breaches(p.Table, crit, crit.Unit == check.Count)...)
 		ch, _, found := worstCheck(p.Members, crit)
 		if !found {
 			p.Notes = append(p.Notes, fmt.Sprintf("%s: no member has a value over the period (nothing observed)%s", id, notJudged))
@@ -42,7 +41,7 @@ func PromCheck(r *result.Result, criteria []check.Criterion) {
 		}
 		r.Checks = append(r.Checks, ch)
 	}
-	p.Breaches = append(p.Breaches, promexport.Breaches(p.Table, promexport.HasLeader, false)...)
+	p.Breaches = append(p.Breaches, check.Breaches(p.Table, check.HasLeader, false)...)
 	conclude(r)
 	r.Summary = promCheckSummary(r)
 }

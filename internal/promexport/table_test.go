@@ -9,7 +9,6 @@ import (
 
 	"github.com/prometheus/common/model"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/result"
 )
 
@@ -135,57 +134,6 @@ func TestTableRefusesTooManySeries(t *testing.T) {
 	}
 	if _, err := Table([]Answer{{Query: Query{Name: "all"}, Matrix: m}}); err == nil || !strings.Contains(err.Error(), "aggregate") {
 		t.Errorf("error %v", err)
-	}
-}
-
-func TestBreachWindows(t *testing.T) {
-	crit, _ := check.Lookup(check.Table, check.WALFsyncP99) // < 10ms, warn at 8ms
-	t0 := model.TimeFromUnix(1714557600)
-	ms := model.Matrix{
-		// a: fine, then 2 points over the limit, a NaN, then warn then fail.
-		series(model.Metric{"instance": "a"}, t0, time.Minute, v(0.002), v(0.012), v(0.030), v(math.NaN()), v(0.009), v(0.011), v(0.001)),
-		// b: never passes the warning level.
-		series(model.Metric{"instance": "b"}, t0, time.Minute, v(0.001), v(0.002), v(0.007)),
-	}
-	tb, err := Table([]Answer{{Query: Query{Name: check.WALFsyncP99, Unit: "s"}, Matrix: ms}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	bs := Breaches(tb, crit, false)
-	if len(bs) != 1 {
-		t.Fatalf("breaches %+v", bs)
-	}
-	b := bs[0]
-	if b.Instance != "a" || b.Points != 4 || b.Failed != 3 || b.Total != 6 || b.Worst != 0.030 || b.Status != result.StatusFail || math.Abs(b.Fraction-4.0/6) > 1e-12 {
-		t.Errorf("breach %+v", b)
-	}
-	if len(b.Windows) != 2 {
-		t.Fatalf("windows %+v", b.Windows)
-	}
-	at := func(min int) time.Time { return time.Unix(1714557600, 0).UTC().Add(time.Duration(min) * time.Minute) }
-	w0, w1 := b.Windows[0], b.Windows[1]
-	if !w0.From.Equal(at(1)) || !w0.To.Equal(at(2)) || w0.Points != 2 || w0.Worst != 0.030 || w0.Status != result.StatusFail {
-		t.Errorf("first window %+v", w0)
-	}
-	if !w1.From.Equal(at(4)) || !w1.To.Equal(at(5)) || w1.Points != 2 || w1.Worst != 0.011 || w1.Status != result.StatusFail {
-		t.Errorf("second window %+v", w1)
-	}
-	// Counts are rounded: 0.4 leader changes is none, 1.2 is one.
-	lc, _ := check.Lookup(check.Table, check.LeaderChanges)
-	tb, _ = Table([]Answer{{Query: Query{Name: check.LeaderChanges}, Matrix: model.Matrix{
-		series(model.Metric{"instance": "a"}, t0, time.Minute, v(0), v(0.4), v(1.2), v(0)),
-	}}})
-	bs = Breaches(tb, lc, true)
-	if len(bs) != 1 || bs[0].Points != 1 || bs[0].Worst != 1 || len(bs[0].Windows) != 1 {
-		t.Errorf("leader change breaches %+v", bs)
-	}
-	// A criterion met from below: has_leader 0 is a breach.
-	tb, _ = Table([]Answer{{Query: Query{Name: HasLeader.ID}, Matrix: model.Matrix{
-		series(model.Metric{"instance": "a"}, t0, time.Minute, v(1), v(0), v(0), v(1)),
-	}}})
-	bs = Breaches(tb, HasLeader, false)
-	if len(bs) != 1 || bs[0].Points != 2 || bs[0].Worst != 0 || bs[0].Status != result.StatusFail {
-		t.Errorf("has_leader breaches %+v", bs)
 	}
 }
 
