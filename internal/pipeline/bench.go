@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -14,10 +13,9 @@ import (
 	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/hist"
-	"github.com/etcdperf/etcdperf/internal/hoststats"
 	"github.com/etcdperf/etcdperf/internal/judge"
 	"github.com/etcdperf/etcdperf/internal/load"
-	"github.com/etcdperf/etcdperf/internal/promscrape"
+	"github.com/etcdperf/etcdperf/internal/memberwatch"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/sysinfo"
 )
@@ -39,11 +37,9 @@ type BenchOptions struct {
 	Criteria []check.Criterion
 	// Started, when set, is called once etcd is up and the load begins.
 	Started func()
-	// Observe, when set, is called with the open target right before the
-	// load starts; the function it returns is called as soon as the load
-	// ends, before the keys are deleted (check and doctor measure the
-	// members' CPU and the host's disk over the load with it).
-	Observe func(t *cluster.Target) (stop func())
+	// Window shapes the window on the members over the load (check and
+	// doctor sample the host's CPUs and disk in it too).
+	Window memberwatch.Options
 }
 
 // ErrPrefixInUse is returned when the key prefix already holds keys.
@@ -59,7 +55,7 @@ const cleanupTimeout = 30 * time.Second
 // embedded etcd is removed. An interrupted run returns its partial Result
 // with the error; a run that could not start returns no Result.
 func Bench(ctx context.Context, o BenchOptions) (*result.Result, error) {
-	res, err := measureBench(ctx, o)
+	res, _, err := measureBench(ctx, o)
 	if res != nil {
 		judge.Judge(res, o.Criteria)
 		res.Finish()
@@ -68,8 +64,9 @@ func Bench(ctx context.Context, o BenchOptions) (*result.Result, error) {
 }
 
 // measureBench is Bench's measurement, shared with check and doctor, which
-// judge it as theirs.
-func measureBench(ctx context.Context, o BenchOptions) (res *result.Result, err error) {
+// judge it as theirs; it also returns what the window on the members saw
+// over the load (nil when the load did not run).
+func measureBench(ctx context.Context, o BenchOptions) (res *result.Result, obs *memberwatch.Observation, err error) {
 	if o.Target.RunID == "" {
 		o.Target.RunID = cluster.NewRunID()
 	}
@@ -77,14 +74,14 @@ func measureBench(ctx context.Context, o BenchOptions) (res *result.Result, err 
 		o.Load.Prefix = "/etcdperf/" + o.Target.RunID + "/"
 	}
 	if err := o.Load.Validate(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	res = result.New(result.KindBench)
 	res.Params = benchParams(o)
 
 	t, err := cluster.Open(ctx, o.Target)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer closeTarget(t, &res, &err)
 	res.Env = benchEnv(t, o)
@@ -93,48 +90,33 @@ func measureBench(ctx context.Context, o BenchOptions) (res *result.Result, err 
 
 	// The prefix must be ours alone.
 	if err := prefixFree(ctx, cli, o.Load.Prefix, o.Target.Conn.User); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := checkWritable(ctx, cli, o); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 
 	conns, err := openConns(ctx, t, o)
 	defer load.Close(conns)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 
-	members := t.Members()
-	httpc := cli.HTTPClient()
-	before := promscrape.ScrapeMembers(ctx, httpc, members)
-	procs := hoststats.WatchMembers(members)
+	win := memberwatch.StartTarget(ctx, t, o.Window)
 	if o.Started != nil {
 		o.Started()
-	}
-	var ru0 syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
-
-	stopObserving := func() {}
-	if o.Observe != nil {
-		stopObserving = o.Observe(t)
 	}
 	if o.Load.StallTimeout == 0 {
 		o.Load.StallTimeout = cli.CommandTimeout()
 	}
 	st, runErr := load.Run(ctx, conns, o.Load)
-	stopObserving()
-	processes := procs.Since()
-
-	var ru1 syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
 	// The end of the run is measured and cleaned up even after Ctrl-C; after
 	// etcd stopped answering, within one more command timeout.
 	endCtx, endCancel := endContext(ctx, runErr, cli.CommandTimeout())
 	defer endCancel()
-	after := promscrape.ScrapeMembers(endCtx, httpc, members)
+	obs = win.Stop(endCtx)
 	var notes []string
-	if !o.KeepKeys && allRefused(runErr, after) {
+	if !o.KeepKeys && allRefused(runErr, obs.Last) {
 		runErr = joinCleanupErr(runErr, errors.New("every member refuses connections"), o.Load.Prefix)
 	} else if !o.KeepKeys {
 		if n, err := deleteKeys(endCtx, cli, o.Load.Prefix, o.Compact); err != nil {
@@ -146,18 +128,15 @@ func measureBench(ctx context.Context, o BenchOptions) (res *result.Result, err 
 		notes = append(notes, fmt.Sprintf("kept the run's keys under %s (--keep-keys)", o.Load.Prefix))
 	}
 	if st == nil {
-		return nil, runErr
+		return nil, nil, runErr
 	}
 	res.Bench = benchSection(st, o)
-	if t.Kind() == cluster.External || len(members) > 1 {
-		res.Bench.ClientCPU = cpuFraction(ru0, ru1, st.Elapsed)
+	// etcdperf's own CPU, when no member shares its process.
+	if obs.ClientOnly && (t.Kind() == cluster.External || len(t.Members()) > 1 || o.Target.Separate) {
+		res.Bench.ClientCPU = obs.ClientShare()
 	}
-	srv, srvNotes := promscrape.ServerSection(before, after)
-	if srv != nil {
-		srv.Processes, srv.PeerRTTs = processes, promscrape.PeerRTTsBetween(before, after)
-	}
-	res.Server = srv
-	res.Bench.Notes = append(append(res.Bench.Notes, notes...), srvNotes...)
+	res.Server = obs.Server
+	res.Bench.Notes = append(append(res.Bench.Notes, notes...), obs.Notes...)
 	if o.Target.KeepData && t.RunDir() != "" {
 		res.Bench.Notes = append(res.Bench.Notes, "kept the embedded etcd's data and logs in "+t.RunDir()+" (--keep-data)")
 	}
@@ -168,7 +147,7 @@ func measureBench(ctx context.Context, o BenchOptions) (res *result.Result, err 
 			res.Error = "interrupted"
 		}
 	}
-	return res, runErr
+	return res, obs, runErr
 }
 
 // closeTarget closes t when a command ends; a failure joins the command's
@@ -238,8 +217,6 @@ func openConns(ctx context.Context, t *cluster.Target, o BenchOptions) ([]load.C
 	return load.Dial(ctx, t.Client(), eps, o.Conns, o.Load)
 }
 
-// closeConns closes each etcd client once.
-
 // deleteKeys deletes every key under prefix and, with compact, compacts
 // etcd's history up to the deletion.
 func deleteKeys(ctx context.Context, c *cluster.Client, prefix string, compact bool) (int64, error) {
@@ -255,19 +232,6 @@ func deleteKeys(ctx context.Context, c *cluster.Client, prefix string, compact b
 		}
 	}
 	return r.Deleted, nil
-}
-
-// cpuFraction is the share of the machine's CPUs this process used.
-func cpuFraction(a, b syscall.Rusage, elapsed time.Duration) float64 {
-	tv := func(t syscall.Timeval) time.Duration {
-		return time.Duration(t.Sec)*time.Second + time.Duration(t.Usec)*time.Microsecond
-	}
-	used := tv(b.Utime) - tv(a.Utime) + tv(b.Stime) - tv(a.Stime)
-	cpus := sysinfo.HostEnv().CPUs
-	if elapsed <= 0 || cpus == 0 {
-		return 0
-	}
-	return used.Seconds() / elapsed.Seconds() / float64(cpus)
 }
 
 // The latency distribution etcd's benchmark prints.

@@ -11,6 +11,7 @@ import (
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/judge"
 	"github.com/etcdperf/etcdperf/internal/load"
+	"github.com/etcdperf/etcdperf/internal/memberwatch"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/sysinfo"
 )
@@ -99,7 +100,7 @@ func runCheck(ctx context.Context, o CheckOptions) (*result.Result, error) {
 			device = m.Device
 		}
 	}
-	res, ob, err := observedPuts(ctx, puts{
+	res, obs, err := observedPuts(ctx, puts{
 		target: o.Target, compact: o.AutoCompact, criteria: o.Criteria, started: o.Started, device: device,
 		load: load.Options{
 			Clients: p.Clients, Duration: dur, Rate: p.Rate,
@@ -111,7 +112,7 @@ func runCheck(ctx context.Context, o CheckOptions) (*result.Result, error) {
 		return nil, err
 	}
 	res.Params = checkParams(res.Params, o, dur)
-	res.Perf = perfSection(res.Bench, p, ob, dur)
+	res.Perf = perfSection(res.Bench, p, obs, dur)
 	if res.Bench != nil {
 		res.Bench.Description = fmt.Sprintf("puts of %d-byte keys and %d-byte values, a new random key each (as etcdctl check perf)", p.KeySize, p.ValSize)
 	}
@@ -121,10 +122,7 @@ func runCheck(ctx context.Context, o CheckOptions) (*result.Result, error) {
 			"but PASS at xl (etcd issues #13455, #10609). etcdperf sends on an absolute schedule and catches up after a late send, "+
 			"so a shortfall here is etcd's or this machine's, as the findings say.", p.Rate))
 	}
-	res.Host = ob.host
-	if res.Bench != nil && ob.clientOnly && res.Perf.CPUs > 0 {
-		res.Bench.ClientCPU = ob.clientCPU / float64(res.Perf.CPUs)
-	}
+	res.Host = obs.Host
 	if o.AutoDefrag {
 		note, derr := defragAfter(ctx, res, o.Target.Conn)
 		res.Perf.Notes = append(res.Perf.Notes, note)
@@ -144,16 +142,17 @@ func dataDirOrDot(d string) string {
 	return d
 }
 
-// perfSection works out from the load's figures and the observer's whether
-// the load generator kept its schedule and who used the CPU. dur is the
-// time the load sent for: the run lasts longer by its slowest answers.
-func perfSection(b *result.Bench, p check.Profile, ob observation, dur time.Duration) *result.Perf {
+// perfSection works out from the load's figures and the window's on the
+// members whether the load generator kept its schedule and who used the
+// CPU. dur is the time the load sent for: the run lasts longer by its
+// slowest answers.
+func perfSection(b *result.Bench, p check.Profile, obs *memberwatch.Observation, dur time.Duration) *result.Perf {
 	pf := &result.Perf{
-		Profile: p.Name, Clients: p.Clients, TargetRate: p.Rate, CPUs: sysinfo.HostEnv().CPUs,
-		ClientCPU: ob.clientCPU, ClientOnly: ob.clientOnly, Members: ob.members,
+		Profile: p.Name, Clients: p.Clients, TargetRate: p.Rate, CPUs: obs.CPUs,
+		ClientCPU: obs.ClientCPU, ClientOnly: obs.ClientOnly, Members: obs.Members,
 	}
-	if ob.hasServerCPU {
-		pf.ServerCPU = ob.serverCPU
+	if obs.HasServerCPU {
+		pf.ServerCPU = obs.ServerCPU
 	}
 	if b == nil {
 		return pf
@@ -206,19 +205,17 @@ type puts struct {
 
 // observedPuts runs a put load through Bench as etcdctl's checks do: one
 // connection per client, an embedded member in a process of its own, and
-// an observer of the members, the host and this process around the load.
-func observedPuts(ctx context.Context, p puts) (*result.Result, observation, error) {
+// a window on the members, the host and this process around the load.
+func observedPuts(ctx context.Context, p puts) (*result.Result, *memberwatch.Observation, error) {
 	lo := p.load
 	lo.Workload = load.Put
 	lo.CommandTimeout = p.target.Conn.CommandTimeout
-	bo := BenchOptions{Target: p.target, Load: lo, Conns: lo.Clients, Compact: p.compact, Criteria: p.criteria, Started: p.started}
+	bo := BenchOptions{Target: p.target, Load: lo, Conns: lo.Clients, Compact: p.compact, Criteria: p.criteria, Started: p.started,
+		Window: memberwatch.Options{Host: true, Device: p.device}}
 	if len(p.target.Conn.Endpoints) == 0 {
 		bo.Target.Separate = true
 	}
-	ob := &observer{ctx: ctx, device: p.device}
-	bo.Observe = ob.observe
-	res, err := measureBench(ctx, bo)
-	return res, ob.out, err
+	return measureBench(ctx, bo)
 }
 
 // defragAfter defragments every member of an external cluster, one at a

@@ -38,7 +38,7 @@ func Datascale(ctx context.Context, o DatascaleOptions) (*result.Result, error) 
 	if keys <= 0 {
 		keys = p.Keys
 	}
-	res, ob, err := observedPuts(ctx, puts{
+	res, obs, err := observedPuts(ctx, puts{
 		target: o.Target, compact: o.AutoCompact, criteria: o.Criteria, started: o.Started,
 		load: load.Options{
 			Clients: p.Clients, Total: keys, KeySize: p.KeySize, ValSize: p.ValSize,
@@ -52,8 +52,8 @@ func Datascale(ctx context.Context, o DatascaleOptions) (*result.Result, error) 
 	res.Params["load"] = p.Name
 	res.Params["auto_compact"] = o.AutoCompact
 	res.Params["auto_defrag"] = o.AutoDefrag
-	ds := &result.Datascale{Profile: p.Name, Keys: keys, KVSize: p.KeySize + p.ValSize, Clients: p.Clients, Members: ob.members}
-	for _, m := range ob.members {
+	ds := &result.Datascale{Profile: p.Name, Keys: keys, KVSize: p.KeySize + p.ValSize, Clients: p.Clients, Members: obs.Members}
+	for _, m := range obs.Members {
 		ds.RSSBefore += m.RSSBefore
 		ds.RSSAfter += m.RSSAfter
 	}

@@ -12,8 +12,7 @@ import (
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/discover"
 	"github.com/etcdperf/etcdperf/internal/etcdlog"
-	"github.com/etcdperf/etcdperf/internal/hoststats"
-	"github.com/etcdperf/etcdperf/internal/promscrape"
+	"github.com/etcdperf/etcdperf/internal/memberwatch"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/sysinfo"
 )
@@ -99,11 +98,7 @@ func observeMembers(ctx context.Context, r *result.Result, conn cluster.ConnOpti
 	}
 	r.Env.EtcdVersion = t.Client().Version()
 	r.Env.Endpoints = strings.Join(conn.Endpoints, ",")
-	members := t.Members()
-	httpc := t.Client().HTTPClient()
-	before := promscrape.ScrapeMembers(ctx, httpc, members)
-	procs := hoststats.WatchMembers(members)
-	sampler, _ := hoststats.Start(device, time.Second)
+	win := memberwatch.StartTarget(ctx, t, memberwatch.Options{Host: true, Device: device})
 	timer := time.NewTimer(d)
 	defer timer.Stop()
 	var runErr error
@@ -112,16 +107,8 @@ func observeMembers(ctx context.Context, r *result.Result, conn cluster.ConnOpti
 		runErr = ctx.Err()
 	case <-timer.C:
 	}
-	processes := procs.Since()
-	if sampler != nil {
-		r.Host, _ = sampler.Stop()
-	}
-	after := promscrape.ScrapeMembers(context.WithoutCancel(ctx), httpc, members)
-	srv, _ := promscrape.ServerSection(before, after)
-	if srv != nil {
-		srv.Processes, srv.PeerRTTs = processes, promscrape.PeerRTTsBetween(before, after)
-	}
-	r.Server = srv
+	obs := win.Stop(context.WithoutCancel(ctx))
+	r.Server, r.Host = obs.Server, obs.Host
 	return runErr
 }
 
