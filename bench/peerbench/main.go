@@ -7,7 +7,7 @@
 // against one etcd member on tmpfs (`etcdperf server` on /dev/shm). Four
 // clients, in an order rotated every round:
 //
-//   - etcdperf: `etcdperf bench put` on its lean HTTP/2 path (internal/load/h2.go);
+//   - etcdperf: `etcdperf bench put` on its lean HTTP/2 path (internal/grpcwire);
 //   - etcdperf --etcd-client: the same through etcd's gRPC client;
 //   - grpc-go: bench/peerbench/grpcput, a bare grpc.ClientConn.Invoke loop
 //     (grpc-go's default codec, no etcd client, no interceptors);

@@ -20,7 +20,7 @@ type Dialer interface {
 }
 
 // lean reports whether the workload of o sends its requests on the lean
-// HTTP/2 path (h2.go) where an endpoint allows it: put, range and txn do,
+// HTTP/2 path (package grpcwire) where an endpoint allows it: put, range and txn do,
 // unless ClientOnly; watches and leases need etcd's client.
 func (o Options) lean() bool {
 	return o.Workload != WatchLatency && o.Workload != LeaseKeepalive && !o.ClientOnly

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/etcdperf/etcdperf/internal/grpcwire"
 )
 
 // Run drives the workload over conns (the clients are spread over them)
@@ -80,18 +82,18 @@ const expired = -1
 
 func runUnary(ctx context.Context, conns []Conn, o Options) (*Stats, error) {
 	parts := partNames(o.Workload)
-	links := make([]*h2link, len(conns))
+	links := make([]*grpcwire.Link, len(conns))
 	for i, c := range conns {
 		if c.Addr != "" { // the lean path, as Dial decided
 			// Clients i, i+len(conns), ... share connection i.
 			clients := (o.Clients - i + len(conns) - 1) / len(conns)
-			links[i] = newH2Link(c.Addr, c.TLS, clients)
+			links[i] = grpcwire.NewLink(c.Addr, c.TLS, clients, leanMethods...)
 		}
 	}
 	defer func() {
 		for _, l := range links {
 			if l != nil {
-				l.close()
+				l.Close()
 			}
 		}
 	}()
@@ -107,9 +109,9 @@ func runUnary(ctx context.Context, conns []Conn, o Options) (*Stats, error) {
 		c := conns[i%len(conns)]
 		var inv invoker = grpcInvoker{c.Client.ActiveConnection()}
 		if l := links[i%len(conns)]; l != nil {
-			h := &h2Invoker{link: l, call: newH2Call(), fallback: grpcInvoker{c.Client.ActiveConnection()}}
-			defer h.close()
-			inv = h
+			caller := l.NewCaller()
+			defer caller.Close()
+			inv = leanInvoker{caller, grpcInvoker{c.Client.ActiveConnection()}}
 		}
 		op, err := newOp(ctx, inv, c.Client, &o, state+uint64(i))
 		if err != nil {

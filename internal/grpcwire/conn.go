@@ -1,16 +1,14 @@
-package load
+package grpcwire
 
 import (
 	"bufio"
 	"context"
 	"crypto/tls"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,65 +19,8 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// The lean unary path. etcd's gRPC client spends most of a small request's
-// CPU outside the request itself: a writer goroutine per connection that
-// each request wakes, per-stream objects, interceptors, header encoding.
-// For the load's unary requests (put, range, txn) h2conn speaks gRPC's wire
-// protocol over HTTP/2 directly: the worker encodes its request into its
-// own buffer and writes it with one system call, one reader goroutine per
-// connection hands each response to its worker, and the request headers are
-// encoded once per method. Streams (watch, lease keep-alive) and requests
-// with auth keep using etcd's client.
-
-// HTTP/2 frame types and flags (RFC 9113).
-const (
-	frameData         = 0x0
-	frameHeaders      = 0x1
-	frameRSTStream    = 0x3
-	frameSettings     = 0x4
-	framePing         = 0x6
-	frameGoAway       = 0x7
-	frameWindowUpdate = 0x8
-	frameContinuation = 0x9
-
-	flagEndStream  = 0x1
-	flagAck        = 0x1
-	flagEndHeaders = 0x4
-	flagPadded     = 0x8
-	flagPriority   = 0x20
-
-	settingMaxConcurrentStreams = 0x3
-	settingInitialWindowSize    = 0x4
-	settingMaxFrameSize         = 0x5
-
-	defaultWindow   = 65535
-	defaultMaxFrame = 16384
-	// Our receive windows: the largest allowed, so that streams never need
-	// window updates and the connection rarely does.
-	maxWindow = 1<<31 - 1
-)
-
-const clientPreface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
-
-// errTooLarge says a request does not fit one frame of the peer's limits;
-// the caller sends it through etcd's client instead.
-var errTooLarge = errors.New("request too large for the lean path")
-
-// errStreamIDs says the connection has used all its stream IDs; the
-// caller dials a new one.
-var errStreamIDs = status.Error(codes.Unavailable, "HTTP/2 stream IDs exhausted")
-
-// maxStreamID is the last client stream ID HTTP/2 allows.
-const maxStreamID = 1<<31 - 1
-
-// errRefused says the server will not process the request on this
-// connection (it sent GOAWAY before the request's stream, or is going
-// away): nothing was processed, and the caller sends it again on a new
-// connection.
-var errRefused = status.Error(codes.Unavailable, "the server is closing the connection (GOAWAY) before this request")
-
-// h2call is one worker's request in flight; it is reused.
-type h2call struct {
+// call is one worker's request in flight; it is reused.
+type call struct {
 	done    chan struct{}
 	buf     []byte // the encoded request frames
 	data    []byte // the response's gRPC-framed message
@@ -89,15 +30,15 @@ type h2call struct {
 	err     error  // a connection failure
 }
 
-func newH2Call() *h2call { return &h2call{done: make(chan struct{}, 1)} }
+func newCall() *call { return &call{done: make(chan struct{}, 1)} }
 
-// h2conn is one HTTP/2 connection carrying unary gRPC requests.
+// conn is one HTTP/2 connection carrying unary gRPC requests.
 //
 // A connection shared by several clients has a reader goroutine that hands
 // each response to its client. A connection with one client (etcd's
 // performance guide's workload: --conns equal to --clients) has none: the client reads
 // its response itself, which saves a goroutine hand-off per request.
-type h2conn struct {
+type conn struct {
 	conn net.Conn
 	sync bool // no reader goroutine: the one client reads
 
@@ -122,7 +63,7 @@ type h2conn struct {
 
 	smu     sync.Mutex // streams, the limit on them, and the connection's fate
 	scond   *sync.Cond
-	streams map[uint32]*h2call
+	streams map[uint32]*call
 	// starting counts the requests that hold a place among the open
 	// streams and are not in streams yet; together at most maxStreams
 	// (the server's SETTINGS_MAX_CONCURRENT_STREAMS, unlimited at first).
@@ -142,20 +83,20 @@ type h2conn struct {
 	hdr      []byte // a header block being assembled from CONTINUATION frames
 	hdrID    uint32
 	hdrEnd   bool
-	fields   h2fields
+	fields   headerFields
 	consumed int64
 	frame    []byte
 	hbuf     [9]byte
 }
 
-// h2fields collects the header fields the client needs.
-type h2fields struct {
+// headerFields collects the header fields the client needs.
+type headerFields struct {
 	status, grpcStatus, grpcMessage string
 }
 
-// dialH2 connects to addr (host:port), over TLS when tc is set. With
+// dial connects to addr (host:port), over TLS when tc is set. With
 // oneClient, the connection has one client, which reads its own responses.
-func dialH2(ctx context.Context, addr string, tc *tls.Config, oneClient bool) (*h2conn, error) {
+func dial(ctx context.Context, addr string, tc *tls.Config, oneClient bool) (*conn, error) {
 	var d net.Dialer
 	nc, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
@@ -182,9 +123,7 @@ func dialH2(ctx context.Context, addr string, tc *tls.Config, oneClient bool) (*
 		}
 		nc = tconn
 	}
-	c := &h2conn{conn: nc, sync: oneClient, nextID: 1, sendWin: defaultWindow, peerWin: defaultWindow, maxFrame: defaultMaxFrame,
-		streams: map[uint32]*h2call{}}
-	c.init(nc)
+	c := newConn(nc, oneClient)
 	// Preface, our settings, and the connection window at its largest.
 	var b []byte
 	b = append(b, clientPreface...)
@@ -209,8 +148,11 @@ func dialH2(ctx context.Context, addr string, tc *tls.Config, oneClient bool) (*
 	return c, nil
 }
 
-// init sets up the reading side, the locks and HTTP/2's initial limits.
-func (c *h2conn) init(nc net.Conn) {
+// newConn is a connection over nc, with HTTP/2's initial limits, before
+// the preface and settings that dial writes.
+func newConn(nc net.Conn, oneClient bool) *conn {
+	c := &conn{conn: nc, sync: oneClient, nextID: 1, sendWin: defaultWindow, peerWin: defaultWindow, maxFrame: defaultMaxFrame,
+		streams: map[uint32]*call{}}
 	c.br = bufio.NewReaderSize(nc, 32<<10)
 	c.wcond = sync.NewCond(&c.wmu)
 	c.scond = sync.NewCond(&c.smu)
@@ -218,51 +160,24 @@ func (c *h2conn) init(nc net.Conn) {
 	c.dec = hpack.NewDecoder(4096, c.emit)
 	c.flushT = time.AfterFunc(time.Hour, c.flushPending)
 	c.flushT.Stop()
+	return c
 }
 
-func appendFrameHeader(b []byte, length int, typ, flags byte, stream uint32) []byte {
-	return append(b, byte(length>>16), byte(length>>8), byte(length), typ, flags,
-		byte(stream>>24)&0x7f, byte(stream>>16), byte(stream>>8), byte(stream))
-}
-
-// headerBlock encodes the request headers of one method once. Every field
-// is a literal that is never indexed, so the block leaves the server's
-// dynamic table alone and can be sent again and again.
-func headerBlock(scheme, authority, path string) []byte {
-	var b strings.Builder
-	return headerBlockFields(&b, [][2]string{
-		{":method", "POST"}, {":scheme", scheme}, {":path", path}, {":authority", authority},
-		{"content-type", "application/grpc"}, {"te", "trailers"}, {"user-agent", "etcdperf"},
-	})
-}
-
-func headerBlockFields(b *strings.Builder, fields [][2]string) []byte {
-	enc := hpack.NewEncoder(b)
-	for _, f := range fields {
-		_ = enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1], Sensitive: true})
-	}
-	return []byte(b.String())
-}
-
-// interrupt makes a blocked read of a one-client connection return.
-func (c *h2conn) interrupt() { _ = c.conn.SetReadDeadline(time.Unix(1, 0)) }
+func (c *conn) interrupt() { _ = c.conn.SetReadDeadline(time.Unix(1, 0)) }
 
 // close ends the connection; calls in flight fail.
-func (c *h2conn) close() {
+func (c *conn) close() {
 	c.flushT.Stop()
 	c.conn.Close()
 }
 
 // broken reports whether the connection can no longer take requests.
-func (c *h2conn) broken() bool { return c.dead.Load() }
-
-// unlimitedStreams is HTTP/2's initial SETTINGS_MAX_CONCURRENT_STREAMS.
-const unlimitedStreams = 1<<32 - 1
+func (c *conn) broken() bool { return c.dead.Load() }
 
 // retire is close for a connection that a new one replaces: one that the
 // server is closing (GOAWAY) finishes its streams first and then closes
 // itself.
-func (c *h2conn) retire() {
+func (c *conn) retire() {
 	c.smu.Lock()
 	draining := c.goaway && len(c.streams) > 0 && c.err == nil
 	c.smu.Unlock()
@@ -273,7 +188,7 @@ func (c *h2conn) retire() {
 
 // acquire takes a place among the streams the server allows open at
 // once, waiting for one to end while all are taken (or until ctx ends).
-func (c *h2conn) acquire(ctx context.Context) error {
+func (c *conn) acquire(ctx context.Context) error {
 	c.smu.Lock()
 	defer c.smu.Unlock()
 	if c.sync && c.maxStreams == 0 {
@@ -303,7 +218,7 @@ func (c *h2conn) acquire(ctx context.Context) error {
 }
 
 // release gives back a place that acquire took and no stream used.
-func (c *h2conn) release() {
+func (c *conn) release() {
 	c.smu.Lock()
 	c.starting--
 	c.ended()
@@ -313,7 +228,7 @@ func (c *h2conn) release() {
 // ended is called, with smu held, when a stream has left streams or a
 // place was given back: a waiting request may start, and a connection the server is closing
 // closes after its last stream.
-func (c *h2conn) ended() {
+func (c *conn) ended() {
 	c.scond.Signal()
 	if c.goaway && len(c.streams) == 0 && c.starting == 0 {
 		c.conn.Close()
@@ -321,7 +236,7 @@ func (c *h2conn) ended() {
 }
 
 // unary sends one gRPC request and waits for its response.
-func (c *h2conn) unary(ctx context.Context, cl *h2call, headers []byte, req proto.Message) error {
+func (c *conn) unary(ctx context.Context, cl *call, headers []byte, req proto.Message) error {
 	// HEADERS, then DATA with the length-prefixed message.
 	b := appendFrameHeader(cl.buf[:0], len(headers), frameHeaders, flagEndHeaders, 0)
 	b = append(b, headers...)
@@ -352,7 +267,7 @@ func (c *h2conn) unary(ctx context.Context, cl *h2call, headers []byte, req prot
 	c.wmu.Lock()
 	if c.werr == nil && (dataLen > c.maxFrame || int64(dataLen) > c.peerWin) {
 		c.wmu.Unlock()
-		return errTooLarge
+		return ErrTooLarge
 	}
 	if c.werr == nil && c.sendWin < int64(dataLen) {
 		// The server has not read what was sent: wait for its window
@@ -468,57 +383,8 @@ func (c *h2conn) unary(ctx context.Context, cl *h2call, headers []byte, req prot
 	return cl.result()
 }
 
-// result turns the response into nil or a gRPC status error.
-func (cl *h2call) result() error {
-	if cl.code != 0 {
-		if cl.code < 0 {
-			if cl.http != "" && cl.http != "200" {
-				return status.Errorf(codes.Unknown, "HTTP status %s", cl.http)
-			}
-			return status.Error(codes.Internal, "the response has no grpc-status")
-		}
-		return status.Error(codes.Code(cl.code), decodeGRPCMessage(cl.message))
-	}
-	if len(cl.data) < 5 {
-		return status.Error(codes.Internal, "the response has no message")
-	}
-	if cl.data[0] != 0 {
-		return status.Error(codes.Internal, "the response is compressed")
-	}
-	n := binary.BigEndian.Uint32(cl.data[1:5])
-	if int(n) != len(cl.data)-5 {
-		return status.Errorf(codes.Internal, "the response message is %d bytes, its prefix says %d", len(cl.data)-5, n)
-	}
-	// The load needs the outcome, not the content: the message is not
-	// decoded (its framing is checked above).
-	return nil
-}
-
-// decodeGRPCMessage undoes grpc-message's percent-encoding.
-func decodeGRPCMessage(s string) string {
-	if !strings.Contains(s, "%") {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '%' && i+2 < len(s) {
-			if v, err := strconv.ParseUint(s[i+1:i+3], 16, 8); err == nil {
-				b.WriteByte(byte(v))
-				i += 2
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
-func unavailable(err error) error {
-	return status.Error(codes.Unavailable, "connection lost: "+err.Error())
-}
-
 // reset cancels one stream.
-func (c *h2conn) reset(id uint32) {
+func (c *conn) reset(id uint32) {
 	var b [13]byte
 	appendFrameHeader(b[:0], 4, frameRSTStream, 0, id)
 	binary.BigEndian.PutUint32(b[9:], 0x8) // CANCEL
@@ -535,7 +401,7 @@ const flushDelay = 25 * time.Millisecond
 // queue sends a control frame with the next write, at most flushDelay
 // later. The reader never waits for the write lock: a worker may hold it,
 // blocked writing to a server that waits for the reader.
-func (c *h2conn) queue(b []byte) {
+func (c *conn) queue(b []byte) {
 	c.pmu.Lock()
 	c.pending = append(c.pending, b...)
 	if !c.armed {
@@ -546,7 +412,7 @@ func (c *h2conn) queue(b []byte) {
 }
 
 // flushPending writes the control frames no request took along.
-func (c *h2conn) flushPending() {
+func (c *conn) flushPending() {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	c.pmu.Lock()
@@ -561,14 +427,14 @@ func (c *h2conn) flushPending() {
 }
 
 // fail ends the connection and every call on it with err.
-func (c *h2conn) fail(err error) {
+func (c *conn) fail(err error) {
 	c.dead.Store(true)
 	c.smu.Lock()
 	if c.err == nil {
 		c.err = err
 	}
 	calls := c.streams
-	c.streams = map[uint32]*h2call{}
+	c.streams = map[uint32]*call{}
 	c.scond.Broadcast()
 	c.smu.Unlock()
 	for _, cl := range calls {
@@ -585,7 +451,7 @@ func (c *h2conn) fail(err error) {
 }
 
 // readLoop reads frames until the connection fails.
-func (c *h2conn) readLoop() {
+func (c *conn) readLoop() {
 	for {
 		if err := c.readFrame(); err != nil {
 			c.fail(err)
@@ -595,7 +461,7 @@ func (c *h2conn) readLoop() {
 }
 
 // readFrame reads and handles one frame.
-func (c *h2conn) readFrame() error {
+func (c *conn) readFrame() error {
 	hdr := c.hbuf[:]
 	if _, err := io.ReadFull(c.br, hdr); err != nil {
 		return unavailable(err)
@@ -617,7 +483,7 @@ func (c *h2conn) readFrame() error {
 }
 
 // handle processes one frame.
-func (c *h2conn) handle(typ, flags byte, id uint32, p []byte) error {
+func (c *conn) handle(typ, flags byte, id uint32, p []byte) error {
 	if c.hdr != nil && typ != frameContinuation {
 		return status.Error(codes.Internal, "HTTP/2: header block interrupted")
 	}
@@ -738,19 +604,9 @@ func (c *h2conn) handle(typ, flags byte, id uint32, p []byte) error {
 	return nil
 }
 
-func unpad(flags byte, p []byte) ([]byte, error) {
-	if flags&flagPadded == 0 {
-		return p, nil
-	}
-	if len(p) < 1 || int(p[0]) >= len(p) {
-		return nil, status.Error(codes.Internal, "HTTP/2: bad padding")
-	}
-	return p[1 : len(p)-int(p[0])], nil
-}
-
 // headers decodes a complete header block of stream hdrID.
-func (c *h2conn) headers(block []byte) error {
-	c.fields = h2fields{}
+func (c *conn) headers(block []byte) error {
+	c.fields = headerFields{}
 	if _, err := c.dec.Write(block); err != nil {
 		return status.Errorf(codes.Internal, "HTTP/2 headers: %v", err)
 	}
@@ -778,7 +634,7 @@ func (c *h2conn) headers(block []byte) error {
 	return nil
 }
 
-func (c *h2conn) emit(f hpack.HeaderField) {
+func (c *conn) emit(f hpack.HeaderField) {
 	switch f.Name {
 	case ":status":
 		c.fields.status = f.Value
@@ -794,13 +650,13 @@ func (c *h2conn) emit(f hpack.HeaderField) {
 // not, and fail with errRefused so that the caller sends them again on a
 // new connection; no new stream starts here, and the connection closes
 // after its last stream.
-func (c *h2conn) goAway(last uint32) {
+func (c *conn) goAway(last uint32) {
 	c.dead.Store(true)
 	c.smu.Lock()
 	if !c.goaway || last < c.lastID {
 		c.goaway, c.lastID = true, last
 	}
-	var refused []*h2call
+	var refused []*call
 	for id, cl := range c.streams {
 		if id > c.lastID {
 			refused = append(refused, cl)
@@ -817,7 +673,7 @@ func (c *h2conn) goAway(last uint32) {
 }
 
 // complete hands a finished stream to its worker.
-func (c *h2conn) complete(id uint32) {
+func (c *conn) complete(id uint32) {
 	c.smu.Lock()
 	cl := c.streams[id]
 	delete(c.streams, id)

@@ -1,4 +1,4 @@
-package load
+package grpcwire
 
 import (
 	"bytes"
@@ -121,7 +121,7 @@ func (s *h2session) goAway(last uint32) {
 
 // puts sends n puts through inv from each of the given goroutines, with
 // one context for all, as the load's workers have.
-func puts(t *testing.T, ctx context.Context, inv []*h2Invoker, n int) {
+func puts(t *testing.T, ctx context.Context, inv []*Caller, n int) {
 	t.Helper()
 	var wg sync.WaitGroup
 	for _, in := range inv {
@@ -129,7 +129,7 @@ func puts(t *testing.T, ctx context.Context, inv []*h2Invoker, n int) {
 		go func() {
 			defer wg.Done()
 			for range n {
-				if err := in.invoke(ctx, pb.KV_Put_FullMethodName, &pb.PutRequest{Key: []byte("k")}, nil); err != nil {
+				if err := in.Call(ctx, pb.KV_Put_FullMethodName, &pb.PutRequest{Key: []byte("k")}); err != nil {
 					t.Errorf("put: %v", err)
 					return
 				}
@@ -139,10 +139,10 @@ func puts(t *testing.T, ctx context.Context, inv []*h2Invoker, n int) {
 	wg.Wait()
 }
 
-func invokers(l *h2link, n int) []*h2Invoker {
-	var out []*h2Invoker
+func callers(l *Link, n int) []*Caller {
+	var out []*Caller
 	for range n {
-		out = append(out, &h2Invoker{link: l, call: newH2Call()})
+		out = append(out, l.NewCaller())
 	}
 	return out
 }
@@ -161,9 +161,9 @@ func TestH2HonoursMaxConcurrentStreams(t *testing.T) {
 			}()
 		}
 	})
-	l := newH2Link(f.l.Addr().String(), nil, 5)
-	defer l.close()
-	inv := invokers(l, 5)
+	l := NewLink(f.l.Addr().String(), nil, 5, pb.KV_Put_FullMethodName)
+	defer l.Close()
+	inv := callers(l, 5)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	puts(t, ctx, inv[:1], 1) // the server's SETTINGS is read before the rest
@@ -217,8 +217,8 @@ func TestH2FinishesStreamsBelowGoAway(t *testing.T) {
 			}
 		}
 		f := startFakeH2(t, nil, script)
-		l := newH2Link(f.l.Addr().String(), nil, clients)
-		inv := invokers(l, clients)
+		l := NewLink(f.l.Addr().String(), nil, clients, pb.KV_Put_FullMethodName)
+		inv := callers(l, clients)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		puts(t, ctx, inv[:1], 1)
 		puts(t, ctx, inv, 1)
@@ -234,6 +234,6 @@ func TestH2FinishesStreamsBelowGoAway(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Errorf("%d clients: the connection that got GOAWAY was not closed", clients)
 		}
-		l.close()
+		l.Close()
 	}
 }
