@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/etcdperf/etcdperf/internal/result"
+	"github.com/etcdperf/etcdperf/internal/units"
 )
 
 // Op says which side of the limit passes.
@@ -33,6 +34,7 @@ const (
 	Count    Unit = "count"
 	Fraction Unit = "ratio"
 	Times    Unit = "x"
+	Bytes    Unit = "bytes"
 )
 
 // Criterion is one limit with its source. Warn, when set, is where a
@@ -45,6 +47,9 @@ type Criterion struct {
 	Limit  float64
 	Warn   *float64
 	Source string
+	// Findings names the findings that read a level of this table (none
+	// for a criterion judged as a check of its own).
+	Findings string
 }
 
 func f(v float64) *float64 { return &v }
@@ -76,9 +81,13 @@ const (
 // sloSource is where the Kubernetes API call latency SLO is defined.
 const sloSource = "Kubernetes SLO on API call latency (sig-scalability/slos/api_call_latency.md)"
 
-// Table holds every limit etcdperf judges by. Throughput's limit is a
+// Table holds every limit etcdperf judges by: the checks' criteria, then
+// the levels of the findings.
+var Table = append(append([]Criterion(nil), checked...), levels...)
+
+// checked are the criteria judged as checks. Throughput's limit is a
 // fraction of the profile's target rate.
-var Table = []Criterion{
+var checked = []Criterion{
 	{ID: DiskSyncP99, Title: "WAL fdatasync p99", Unit: Seconds, Op: Below, Limit: 0.010, Warn: f(0.008),
 		Source: "etcd FAQ and hardware guide: 99th percentile of fdatasync below 10ms; warn with under 20% headroom"},
 	{ID: DiskIOPS, Title: "sequential synced write IOPS", Unit: PerSec, Op: AtLeast, Limit: 50, Warn: f(500),
@@ -196,7 +205,8 @@ func Verdict(checks []result.Check) result.Verdict {
 
 // Override returns a copy of table with limits replaced by "id=value"
 // settings. Values take the criterion's unit; durations ("15ms") are
-// accepted for criteria in seconds and percentages ("80%") for ratios. The
+// accepted for criteria in seconds, percentages ("80%") for ratios and
+// sizes ("64m", "100MiB") for bytes. The
 // warning level of an overridden criterion is dropped unless the setting
 // gives it as "id=limit,warn".
 func Override(table []Criterion, settings []string) ([]Criterion, error) {
@@ -268,13 +278,20 @@ func parseNumber(u Unit, s string) (float64, error) {
 			}
 			return v / 100, nil
 		}
+	case Bytes:
+		if b, err := units.ParseSize(s); err == nil {
+			return float64(b), nil
+		}
 	}
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil {
-		return 0, fmt.Errorf("%q is not a number%s", s, map[bool]string{true: " or a duration like 15ms", false: ""}[u == Seconds])
+		return 0, fmt.Errorf("%q is not a number%s", s, unitHint[u])
 	}
 	return v, nil
 }
+
+// unitHint says what else a value of a unit may be written as.
+var unitHint = map[Unit]string{Seconds: " or a duration like 15ms", Fraction: " or a percentage like 80%", Bytes: " or a size like 64m"}
 
 // MinSamples is the fewest observations whose q-quantile (0 < q < 1) is a
 // quantile at all: below 1/(1-q) of them (100 for a p99), it is their

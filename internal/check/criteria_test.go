@@ -1,6 +1,7 @@
 package check
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/etcdperf/etcdperf/internal/result"
@@ -103,5 +104,38 @@ func TestOverride(t *testing.T) {
 		if _, err := Override(Table, []string{bad}); err == nil {
 			t.Errorf("Override(%q) accepted", bad)
 		}
+	}
+}
+
+// The levels of the findings are set like the checks' limits, sizes in
+// bytes included, and a Result records what differs from the defaults.
+func TestOverrideLevels(t *testing.T) {
+	tab, err := Override(Table, []string{DBFragmentedSize + "=64m", MemberSchedWait + "=2ms", DBQuotaAlarm + "=90%,70%"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := Lookup(tab, DBFragmentedSize); c.Limit != 64<<20 {
+		t.Errorf("%s = %v, want 64 MiB", DBFragmentedSize, c.Limit)
+	}
+	if c, _ := Lookup(tab, MemberSchedWait); c.Limit != 0.002 {
+		t.Errorf("%s = %v, want 2ms", MemberSchedWait, c.Limit)
+	}
+	changed := Changed(tab)
+	if len(changed) != 3 || changed[0].Name != MemberSchedWait || changed[1].Name != DBQuotaAlarm || *changed[1].Warn != 0.7 || changed[2].Name != DBFragmentedSize {
+		t.Errorf("Changed = %+v, want the three levels set, in the table's order", changed)
+	}
+	if got := Changed(Table); got != nil {
+		t.Errorf("Changed(Table) = %+v, want none", got)
+	}
+	back := WithLimits(Table, changed)
+	for _, id := range []string{DBFragmentedSize, MemberSchedWait, DBQuotaAlarm} {
+		a, _ := Lookup(back, id)
+		b, _ := Lookup(tab, id)
+		if a.Limit != b.Limit || !sameWarn(a.Warn, b.Warn) || a.Source != b.Source {
+			t.Errorf("%s read back as %+v, want %+v", id, a, b)
+		}
+	}
+	if _, err := Override(Table, []string{DBFragmentedSize + "=big"}); err == nil || !strings.Contains(err.Error(), "a size like 64m") {
+		t.Errorf("a size that is not one: %v", err)
 	}
 }

@@ -10,15 +10,11 @@ import (
 // WithLimitsOf returns table with the limit, warning level and source of
 // each of checks (as a Result judged with --limit holds them).
 func WithLimitsOf(table []Criterion, checks []result.Check) []Criterion {
-	out := append([]Criterion(nil), table...)
-	for _, c := range checks {
-		for i := range out {
-			if out[i].ID == c.Name {
-				out[i].Limit, out[i].Warn, out[i].Source = c.Limit, c.Warn, c.Source
-			}
-		}
+	ls := make([]result.Limit, len(checks))
+	for i, c := range checks {
+		ls[i] = result.Limit{Name: c.Name, Limit: c.Limit, Warn: c.Warn, Source: c.Source}
 	}
-	return out
+	return WithLimits(table, ls)
 }
 
 // KubeCallCriterion is the SLO a call is judged by: mutating calls per

@@ -29,28 +29,38 @@ func init() {
 	)
 }
 
-// Levels of the cause rules.
-const (
-	// throttledHigh and throttledTimeHigh: a member whose cgroup ran out of
-	// quota in this share of its periods, stopped this long per second,
-	// waits for its CPU limit.
-	throttledHigh     = 0.20
-	throttledTimeHigh = 0.05
-	// schedWaitHigh: a thread of a healthy member gets a CPU within tens of
-	// microseconds of becoming runnable, even on a busy host (measured:
-	// 0.05ms idle, 0.12ms with three CPU-bound neighbours on two CPUs); a
-	// starved one waits milliseconds each time.
-	schedWaitHigh = 0.001
-	// cpuAtLimit: a member using this share of the CPUs it may use has none
-	// to spare.
-	cpuAtLimit = 0.90
-	// hostBusyHigh: a host whose CPUs are this busy makes every fsync wait
-	// for a CPU, in the kernel and in etcd.
-	hostBusyHigh = 0.90
-	// peerRTTHigh is half of etcd's default 100ms heartbeat interval: the
-	// tuning guide sets the heartbeat to about the peers' round trip.
-	peerRTTHigh = 0.050
-)
+// causeLevels are the levels of the cause rules (check.Table's, or as
+// set with --limit).
+type causeLevels struct {
+	// throttled and throttledTime: a member whose cgroup ran out of quota
+	// in this share of its periods, stopped this long per second, waits
+	// for its CPU limit.
+	throttled, throttledTime float64
+	// schedWait: a thread of a healthy member gets a CPU within tens of
+	// microseconds of becoming runnable, even on a busy host; a starved
+	// one waits milliseconds each time.
+	schedWait float64
+	// cpuAtLimit: a member using this share of the CPUs it may use has
+	// none to spare.
+	cpuAtLimit float64
+	// hostBusy: a host whose CPUs are this busy makes every fsync wait for
+	// a CPU, in the kernel and in etcd.
+	hostBusy float64
+	// peerRTT: a round trip between members this slow is slow.
+	peerRTT float64
+	// fastFactor: a device that flushes this many times faster than the
+	// fsync p99 is not what etcd waits for.
+	fastFactor float64
+}
+
+func causeLevelsOf(r *result.Result) causeLevels {
+	return causeLevels{
+		throttled: LimitOf(r, check.MemberThrottled), throttledTime: LimitOf(r, check.MemberThrottledTime),
+		schedWait: LimitOf(r, check.MemberSchedWait), cpuAtLimit: LimitOf(r, check.MemberCPUAtLimit),
+		hostBusy: LimitOf(r, check.MemberHostBusy), peerRTT: LimitOf(r, check.PeerRTT),
+		fastFactor: LimitOf(r, check.DeviceFastFactor),
+	}
+}
 
 // memberView is what is known of one member, whichever command saw it.
 type memberView struct {
@@ -167,30 +177,30 @@ func memberSymptoms(r *result.Result, v memberView) []symptom {
 // explains the rest, as the kernel's work for each fsync and the thread
 // that resumes after it wait for a CPU; the member's own mean wait hides
 // such a tail.
-func cpuStarvation(p *result.MemberProcess, deviceFast bool) ([]result.Evidence, []string) {
+func cpuStarvation(lv causeLevels, p *result.MemberProcess, deviceFast bool) ([]result.Evidence, []string) {
 	if !p.Measured() {
 		return nil, nil
 	}
 	var ev []result.Evidence
 	var words []string
-	if deviceFast && p.HostCPUBusy >= hostBusyHigh {
+	if deviceFast && p.HostCPUBusy >= lv.hostBusy {
 		ev = append(ev, result.Evidence{What: fmt.Sprintf("share of the CPUs of host %s busy, where %s runs", p.Host, p.Name),
-			Observed: p.HostCPUBusy, Limit: hostBusyHigh, Unit: "ratio", Source: "/proc/stat on " + p.Host})
+			Observed: p.HostCPUBusy, Limit: lv.hostBusy, Unit: "ratio", Source: "/proc/stat on " + p.Host})
 		words = append(words, fmt.Sprintf("the CPUs of its host %s were %.0f%% busy", p.Host, p.HostCPUBusy*100))
 	}
-	if throttledByLimit(p) {
+	if throttledByLimit(lv, p) {
 		ev = append(ev, result.Evidence{What: fmt.Sprintf("share of %s's CPU periods in which its cgroup ran out of quota (%s CPU; stopped %s per second)",
-			p.Name, units.Cores(p.CPULimit), units.Seconds(p.ThrottledTime)), Observed: p.Throttled, Limit: throttledHigh, Unit: "ratio", Source: p.Cgroup + "/cpu.stat"})
+			p.Name, units.Cores(p.CPULimit), units.Seconds(p.ThrottledTime)), Observed: p.Throttled, Limit: lv.throttled, Unit: "ratio", Source: p.Cgroup + "/cpu.stat"})
 		words = append(words, fmt.Sprintf("its cgroup (limit %s CPU) throttled it in %.0f%% of its CPU periods", units.Cores(p.CPULimit), p.Throttled*100))
 	}
-	if p.SchedWait >= schedWaitHigh {
+	if p.SchedWait >= lv.schedWait {
 		ev = append(ev, result.Evidence{What: fmt.Sprintf("mean wait of %s's threads for a CPU each time they could run", p.Name),
-			Observed: p.SchedWait, Limit: schedWaitHigh, Unit: "s", Source: fmt.Sprintf("/proc/%d/task/*/schedstat on %s", p.PID, p.Host)})
+			Observed: p.SchedWait, Limit: lv.schedWait, Unit: "s", Source: fmt.Sprintf("/proc/%d/task/*/schedstat on %s", p.PID, p.Host)})
 		words = append(words, fmt.Sprintf("its threads waited %s for a CPU on average each time they could run", units.Seconds(p.SchedWait)))
 	}
-	if p.CPULimit > 0 && p.CPU >= cpuAtLimit*p.CPULimit {
+	if p.CPULimit > 0 && p.CPU >= lv.cpuAtLimit*p.CPULimit {
 		ev = append(ev, result.Evidence{What: fmt.Sprintf("CPU used by %s, of the %s CPU its cgroup allows", p.Name, units.Cores(p.CPULimit)),
-			Observed: p.CPU / p.CPULimit, Limit: cpuAtLimit, Unit: "ratio", Source: fmt.Sprintf("/proc/%d/task/*/schedstat, %s", p.PID, p.Cgroup)})
+			Observed: p.CPU / p.CPULimit, Limit: lv.cpuAtLimit, Unit: "ratio", Source: fmt.Sprintf("/proc/%d/task/*/schedstat, %s", p.PID, p.Cgroup)})
 		words = append(words, fmt.Sprintf("it used %s of its %s CPU", units.Cores(p.CPU), units.Cores(p.CPULimit)))
 	}
 	return ev, words
@@ -198,19 +208,19 @@ func cpuStarvation(p *result.MemberProcess, deviceFast bool) ([]result.Evidence,
 
 // throttledByLimit says whether a member's own cgroup stopped it for its CPU
 // limit often and long enough to make it wait.
-func throttledByLimit(p *result.MemberProcess) bool {
-	return p.Measured() && p.Throttled >= throttledHigh && p.ThrottledTime >= throttledTimeHigh
+func throttledByLimit(lv causeLevels, p *result.MemberProcess) bool {
+	return p.Measured() && p.Throttled >= lv.throttled && p.ThrottledTime >= lv.throttledTime
 }
 
 // processEvidence is what the process's figures say when they clear the
 // CPU: its threads got a CPU promptly and were not throttled.
-func processEvidence(p *result.MemberProcess) ([]result.Evidence, string) {
+func processEvidence(lv causeLevels, p *result.MemberProcess) ([]result.Evidence, string) {
 	ev := []result.Evidence{{What: fmt.Sprintf("mean wait of %s's threads for a CPU each time they could run (pid %d on %s)", p.Name, p.PID, p.Host),
-		Observed: p.SchedWait, Limit: schedWaitHigh, Unit: "s", Source: "/proc/PID/task/*/schedstat"}}
+		Observed: p.SchedWait, Limit: lv.schedWait, Unit: "s", Source: "/proc/PID/task/*/schedstat"}}
 	words := fmt.Sprintf("its threads got a CPU within %s on average", units.Seconds(p.SchedWait))
 	if p.CPULimit > 0 {
 		ev = append(ev, result.Evidence{What: fmt.Sprintf("share of %s's CPU periods throttled (cgroup limit %s CPU)", p.Name, units.Cores(p.CPULimit)),
-			Observed: p.Throttled, Limit: throttledHigh, Unit: "ratio", Source: p.Cgroup + "/cpu.stat"})
+			Observed: p.Throttled, Limit: lv.throttled, Unit: "ratio", Source: p.Cgroup + "/cpu.stat"})
 		words += fmt.Sprintf(" and its cgroup (limit %s CPU) throttled it in %.0f%% of its periods", units.Cores(p.CPULimit), p.Throttled*100)
 	}
 	return ev, words
@@ -220,7 +230,7 @@ func processEvidence(p *result.MemberProcess) ([]result.Evidence, string) {
 // whether it accounts for a p99 of p99 (slow) or answered ten times faster
 // (fast; so does memory); neither when its time is not known (no block
 // device, as FUSE or NFS, or no write in the span).
-func deviceEvidence(p *result.MemberProcess, p99 float64) (ev []result.Evidence, words string, slow, fast bool) {
+func deviceEvidence(lv causeLevels, p *result.MemberProcess, p99 float64) (ev []result.Evidence, words string, slow, fast bool) {
 	if !p.Measured() {
 		return nil, "", false, false
 	}
@@ -241,7 +251,7 @@ func deviceEvidence(p *result.MemberProcess, p99 float64) (ev []result.Evidence,
 	}
 	ev = []result.Evidence{{What: fmt.Sprintf("mean time %s, the device under %s's WAL, %s", p.Device, p.Name, what), Observed: service, Unit: "s",
 		Source: "/proc/diskstats on " + p.Host}}
-	slow = service*starvedFactor > p99
+	slow = service*lv.fastFactor > p99
 	return ev, fmt.Sprintf("the device under its WAL (%s) %s in %s on average", p.Device, what, units.Seconds(service)), slow, !slow
 }
 
@@ -258,6 +268,7 @@ type blame struct {
 // of slow round trips to a member.
 func memberBlames(r *result.Result) []blame {
 	views := memberViews(r)
+	lv := causeLevelsOf(r)
 	by := map[string]*blame{}
 	var order []string
 	// A member's disk or CPU is named for a limit passed: critical.
@@ -285,8 +296,8 @@ func memberBlames(r *result.Result) []blame {
 		}
 		measured := v.name + "'s " + strings.Join(parts, ", ")
 		p99 := syms[0].check.Observed
-		devEv, devWords, devSlow, devFast := deviceEvidence(v.proc, p99)
-		cpuEv, cpuWords := cpuStarvation(v.proc, devFast)
+		devEv, devWords, devSlow, devFast := deviceEvidence(lv, v.proc, p99)
+		cpuEv, cpuWords := cpuStarvation(lv, v.proc, devFast)
 		with := func(words ...string) string {
 			var ws []string
 			for _, w := range words {
@@ -316,7 +327,7 @@ func memberBlames(r *result.Result) []blame {
 			explained[v.name] = true
 			add(result.CauseCPU, v.name, fmt.Sprintf("%s, while %s", measured, with(append(cpuWords, devWords)...)), append(append(symEv, cpuEv...), devEv...))
 		default:
-			procEv, procWords := processEvidence(v.proc)
+			procEv, procWords := processEvidence(lv, v.proc)
 			add(result.CauseDisk, v.name, fmt.Sprintf("%s, while %s: the time went to its storage", measured, with(procWords, devWords)),
 				append(append(symEv, devEv...), procEv...))
 		}
@@ -340,12 +351,12 @@ func memberBlames(r *result.Result) []blame {
 		if named[v.name] {
 			continue
 		}
-		cpuEv, cpuWords := cpuStarvation(v.proc, false)
+		cpuEv, cpuWords := cpuStarvation(lv, v.proc, false)
 		if len(cpuEv) == 0 {
 			continue
 		}
 		explained[v.name] = true
-		if !failed && !stalls && !throttledByLimit(v.proc) {
+		if !failed && !stalls && !throttledByLimit(lv, v.proc) {
 			continue
 		}
 		var under []string
@@ -364,7 +375,7 @@ func memberBlames(r *result.Result) []blame {
 		}
 		addAs(by, &order, sev, result.CauseCPU, v.name, fmt.Sprintf("%s, while %s", measured, strings.Join(cpuWords, "; ")), cpuEv)
 	}
-	if nb, ok := networkBlame(peerRTTsOf(r), explained); ok {
+	if nb, ok := networkBlame(peerRTTsOf(r), explained, lv.peerRTT); ok {
 		by[result.CauseNetwork] = &nb
 		order = append(order, result.CauseNetwork)
 	}
@@ -422,10 +433,10 @@ func LatencyText(c result.Check) string {
 // comes from): the one whose peer link is slow. A member short of CPU
 // (or not measured, so perhaps) answers its peers' probes late too, and is
 // not blamed on the network.
-func networkBlame(rtts []result.PeerRTT, explained map[string]bool) (blame, bool) {
+func networkBlame(rtts []result.PeerRTT, explained map[string]bool, high float64) (blame, bool) {
 	var slow []result.PeerRTT
 	for _, p := range rtts {
-		if p.Mean >= peerRTTHigh {
+		if p.Mean >= high {
 			slow = append(slow, p)
 		}
 	}
@@ -462,17 +473,17 @@ func networkBlame(rtts []result.PeerRTT, explained map[string]bool) (blame, bool
 	b := blame{cause: result.CauseNetwork, members: members, severity: result.Warning}
 	for _, p := range slow {
 		b.evidence = append(b.evidence, result.Evidence{What: fmt.Sprintf("round trip from %s to %s (mean of %.0f, %s)", p.From, p.To, p.Count, p.Scope),
-			Observed: p.Mean, Limit: peerRTTHigh, Unit: "s", Source: "etcd_network_peer_round_trip_time_seconds"})
+			Observed: p.Mean, Limit: high, Unit: "s", Source: "etcd_network_peer_round_trip_time_seconds"})
 	}
 	for _, p := range rtts {
-		if p.Mean < peerRTTHigh && len(b.evidence) < 2*len(slow)+2 {
+		if p.Mean < high && len(b.evidence) < 2*len(slow)+2 {
 			b.evidence = append(b.evidence, result.Evidence{What: fmt.Sprintf("round trip from %s to %s (mean of %.0f, %s), for comparison", p.From, p.To, p.Count, p.Scope),
 				Observed: p.Mean, Unit: "s", Source: "etcd_network_peer_round_trip_time_seconds"})
 		}
 	}
 	if len(members) == 1 {
 		b.title = []string{fmt.Sprintf("round trips to and from %s take %s, those between the other members %s", members[0],
-			units.Seconds(meanOf(slow)), fastText(rtts))}
+			units.Seconds(meanOf(slow)), fastText(rtts, high))}
 	} else {
 		b.title = []string{fmt.Sprintf("round trips between %s take %s", strings.Join(members, ", "), units.Seconds(meanOf(slow)))}
 	}
@@ -487,10 +498,10 @@ func meanOf(ps []result.PeerRTT) float64 {
 	return s / float64(len(ps))
 }
 
-func fastText(rtts []result.PeerRTT) string {
+func fastText(rtts []result.PeerRTT, high float64) string {
 	var fast []result.PeerRTT
 	for _, p := range rtts {
-		if p.Mean < peerRTTHigh {
+		if p.Mean < high {
 			fast = append(fast, p)
 		}
 	}

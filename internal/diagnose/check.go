@@ -28,27 +28,6 @@ const (
 	LimitServer = "server" // every client was waiting for etcd
 )
 
-// Levels of the load-check rules.
-const (
-	// clientCPUHigh: etcdperf's own process used this share of the CPUs.
-	clientCPUHigh = 0.80
-	// clientsBusy: with this share of the clients waiting for etcd on
-	// average, etcd set the pace (Little's law: throughput x service time).
-	clientsBusy = 0.90
-	// ownLagShare: with at least this share of the sends' lag spent while
-	// a client was free, the load generator itself was late.
-	ownLagShare = 0.50
-	// deviceBusyHigh: the device had I/O in flight this share of the time
-	// (iostat %util); beyond it, requests queue behind each other.
-	deviceBusyHigh = 0.80
-	// dbQuotaHigh: the database filled this share of its space quota.
-	dbQuotaHigh = 0.80
-	// dbFragmentedSize and dbInUseLow: a database of at least this size
-	// with less than this share in use is worth defragmenting.
-	dbFragmentedSize = 100 << 20
-	dbInUseLow       = 0.50
-)
-
 const metricsSrc = "etcd /metrics"
 
 // LoadLimitedBy says what kept a load check's throughput under its
@@ -81,11 +60,12 @@ func clientReasons(r *result.Result) []result.Evidence {
 	pf := r.Perf
 	cpus := float64(max(pf.CPUs, 1))
 	var ev []result.Evidence
+	clientCPUHigh, cpuBusyHigh := LimitOf(r, check.ClientCPU), LimitOf(r, check.HostCPUBusy)
 	if pf.ClientOnly && pf.ClientCPU >= clientCPUHigh*cpus {
 		ev = append(ev, result.Evidence{What: fmt.Sprintf("etcdperf's own CPU use (share of the machine's %d CPUs)", pf.CPUs),
 			Observed: pf.ClientCPU / cpus, Limit: clientCPUHigh, Unit: "ratio", Source: "getrusage"})
 	}
-	if behind, measured := pacerBehind(pf); behind {
+	if behind, measured := pacerBehind(r); behind {
 		ev = append(ev,
 			result.Evidence{What: "requests sent per second (the profile's rate is the limit)", Observed: pf.SentRate, Limit: pf.TargetRate, Unit: "ops/s", Source: "etcdperf pacer"},
 			result.Evidence{What: "mean delay of a send behind its schedule", Observed: pf.ScheduleLag, Unit: "s", Source: "etcdperf pacer"})
@@ -109,14 +89,15 @@ func clientReasons(r *result.Result) []result.Evidence {
 // split the lag that way; older Results fall back on the mean number of
 // requests in flight, which a cluster that stalls now and then (all
 // clients waiting for seconds, then all free) keeps under the clients.
-func pacerBehind(pf *result.Perf) (behind, measured bool) {
+func pacerBehind(r *result.Result) (behind, measured bool) {
+	pf := r.Perf
 	if pf.SentRate >= 0.9*pf.TargetRate || pf.Clients <= 0 {
 		return false, pf.BusyLag != nil
 	}
 	if pf.BusyLag != nil {
-		return pf.ScheduleLag-*pf.BusyLag >= ownLagShare*pf.ScheduleLag, true
+		return pf.ScheduleLag-*pf.BusyLag >= LimitOf(r, check.PacerOwnLag)*pf.ScheduleLag, true
 	}
-	return pf.InFlight < clientsBusy*float64(pf.Clients), false
+	return pf.InFlight < LimitOf(r, check.ClientsBusy)*float64(pf.Clients), false
 }
 
 func clientSaturated(r *result.Result) []result.Finding {
@@ -182,6 +163,7 @@ func diskEvidence(r *result.Result) []result.Evidence {
 }
 
 func deviceBusy(r *result.Result) []result.Finding {
+	deviceBusyHigh := LimitOf(r, check.DeviceBusy)
 	if r.Perf == nil || r.Host == nil || r.Host.Device == "" || r.Host.Summary.Util < deviceBusyHigh {
 		return nil
 	}
@@ -221,6 +203,7 @@ func dbNearQuota(r *result.Result) []result.Finding {
 	if r.Perf == nil {
 		return nil
 	}
+	dbQuotaHigh := WarnOf(r, check.DBQuotaAlarm)
 	for _, m := range r.Perf.Members {
 		if m.Quota <= 0 || m.DBSize < dbQuotaHigh*m.Quota {
 			continue
@@ -241,6 +224,7 @@ func dbFragmented(r *result.Result) []result.Finding {
 	if r.Perf == nil {
 		return nil
 	}
+	dbFragmentedSize, dbInUseLow := LimitOf(r, check.DBFragmentedSize), LimitOf(r, check.DBInUse)
 	for _, m := range r.Perf.Members {
 		if m.DBSize < dbFragmentedSize || m.DBSizeInUse <= 0 || m.DBSizeInUse >= dbInUseLow*m.DBSize {
 			continue

@@ -68,14 +68,34 @@ func FindCheck(r *result.Result, id string) (result.Check, bool) {
 	return result.Check{}, false
 }
 
-// LimitOf returns the limit r's check id was judged by, or check.Table's
-// when r has no such check.
-func LimitOf(r *result.Result, id string) float64 {
-	if c, ok := FindCheck(r, id); ok {
-		return c.Limit
+// LimitOf returns the limit r's check or level id was judged by (set with
+// --limit), or check.Table's when r holds neither.
+func LimitOf(r *result.Result, id string) float64 { return Level(r, id).Limit }
+
+// WarnOf returns the warning level of r's check or level id, its limit
+// when it has none (a limit set with --limit without one).
+func WarnOf(r *result.Result, id string) float64 {
+	if c := Level(r, id); c.Warn != nil {
+		return *c.Warn
 	}
+	return LimitOf(r, id)
+}
+
+// Level returns the criterion id as r was judged by it: its check's limit,
+// warning level and source, or the level r records (set with --limit),
+// else check.Table's.
+func Level(r *result.Result, id string) check.Criterion {
 	c, _ := check.Lookup(check.Table, id)
-	return c.Limit
+	if ch, ok := FindCheck(r, id); ok {
+		c.Limit, c.Warn, c.Source = ch.Limit, ch.Warn, ch.Source
+		return c
+	}
+	for _, l := range r.Limits {
+		if l.Name == id {
+			c.Limit, c.Warn, c.Source = l.Limit, l.Warn, l.Source
+		}
+	}
+	return c
 }
 
 // EvidenceOf turns a check into evidence for a finding.

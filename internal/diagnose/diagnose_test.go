@@ -128,3 +128,27 @@ func TestDiskTooSlowNotTheDiskWhenCPUStarved(t *testing.T) {
 		t.Errorf("slow device on a busy machine: findings %v, want disk_too_slow", got)
 	}
 }
+
+// The levels of the rules come from check.Table, or from the limits a
+// Result records (set with --limit).
+func TestRulesHonourLimits(t *testing.T) {
+	r := diskResult(0.007, "ext4", false, "fdatasync")
+	r.Host = &result.Host{Device: "vda", Summary: result.HostSample{CPUBusy: 0.3, Steal: 0.15}}
+	if got := ids(Run(r)); got["host_cpu_steal"] != result.Warning {
+		t.Fatalf("findings %v, want steal over check.Table's 10%%", got)
+	}
+	r.Limits = []result.Limit{{Name: check.HostCPUSteal, Limit: 0.2}}
+	if got := ids(Run(r)); got["host_cpu_steal"] != "" {
+		t.Errorf("findings %v, want no steal under a level set at 20%%", got)
+	}
+	r.Limits = []result.Limit{{Name: check.HostCPUBusy, Limit: 0.25}}
+	got := Run(r)
+	if ids(got)["host_cpu_saturated"] != result.Info {
+		t.Fatalf("findings %v, want a busy host at a level set at 25%%", ids(got))
+	}
+	for _, f := range got {
+		if f.ID == "host_cpu_saturated" && f.Evidence[0].Limit != 0.25 {
+			t.Errorf("evidence %+v, want the level set as its limit", f.Evidence[0])
+		}
+	}
+}

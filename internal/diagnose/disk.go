@@ -105,16 +105,12 @@ func blameCPU(f *result.Finding, r *result.Result) {
 	f.Cause = result.CauseCPU
 	f.Title += fmt.Sprintf(", yet %s while the CPUs were %.0f%% busy: the time went to waiting for a CPU, not to a disk",
 		deviceTime(r), r.Host.Summary.CPUBusy*100)
-	f.Evidence = append(f.Evidence, result.Evidence{What: "CPU busy (all CPUs)", Observed: r.Host.Summary.CPUBusy, Limit: cpuBusyHigh, Unit: "ratio", Source: "/proc/stat"})
+	f.Evidence = append(f.Evidence, result.Evidence{What: "CPU busy (all CPUs)", Observed: r.Host.Summary.CPUBusy, Limit: LimitOf(r, check.HostCPUBusy), Unit: "ratio", Source: "/proc/stat"})
 	f.Recommendation = cpuAdvice
 }
 
 const cpuAdvice = "Give etcd CPUs of its own: do not co-locate it with builds, workers or a load generator, and keep its process above batch work " +
 	"(nice, cgroup CPU weight); measure again on a quiet machine to judge the disk alone."
-
-// starvedFactor: a device that completes its flushes this many times
-// faster than etcd's fsync p99 is not what etcd waits for.
-const starvedFactor = 10
 
 // cpuStarved reports that the probe's slow fdatasync p99 came from waiting
 // for a CPU rather than for the device: the storage is in memory, where an
@@ -125,11 +121,11 @@ func cpuStarved(r *result.Result, p99 float64) bool {
 		return r.Host != nil
 	}
 	h := r.Host
-	if h == nil || h.Summary.CPUBusy < cpuBusyHigh {
+	if h == nil || h.Summary.CPUBusy < LimitOf(r, check.HostCPUBusy) {
 		return false
 	}
 	dev := deviceServiceTime(h)
-	return h.Device != "" && dev > 0 && dev*starvedFactor <= p99
+	return h.Device != "" && dev > 0 && dev*LimitOf(r, check.DeviceFastFactor) <= p99
 }
 
 // deviceServiceTime is the device's mean flush time, or its mean write

@@ -31,10 +31,6 @@ const (
 	LimitNone = "none"
 )
 
-// noiseSlower is how many times slower etcd's WAL fsync p99 must get under
-// a neighbour's bulk writes to be worth a finding.
-const noiseSlower = 2.0
-
 // DoctorLimitedBy names what limits etcd on a doctor target, from its
 // findings (which must be in r): the cause of the most severe finding
 // that names one (the disk, the CPU, the disk or the CPU of a member
@@ -93,7 +89,7 @@ func noiseDegrades(r *result.Result) []result.Finding {
 	n := t.Noise
 	walLimit := LimitOf(r, check.WALFsyncP99)
 	overLimit := n.WALFsyncP99 >= walLimit
-	if n.WALFsyncRatio < noiseSlower && !overLimit {
+	if n.WALFsyncRatio < LimitOf(r, check.NoiseSlower) && !overLimit {
 		return nil
 	}
 	// A quiet p99 in etcd's lowest bucket is only a bound: the ratio is

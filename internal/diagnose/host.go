@@ -3,19 +3,9 @@ package diagnose
 import (
 	"fmt"
 
+	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/result"
 )
-
-// Limits of the host rules: USE-method levels at which a resource stops
-// being background and starts shaping the latencies measured.
-const (
-	cpuBusyHigh = 0.80 // a saturated CPU delays the threads that complete I/O
-	stealHigh   = 0.10 // a tenth of the CPU taken by the hypervisor
-)
-
-// HostCPUBusyHigh is how busy a host's CPUs are when they shape the
-// latencies measured on it (host_cpu_saturated's level).
-const HostCPUBusyHigh = cpuBusyHigh
 
 func init() {
 	Register(
@@ -25,6 +15,7 @@ func init() {
 }
 
 func hostCPUSaturated(r *result.Result) []result.Finding {
+	cpuBusyHigh := LimitOf(r, check.HostCPUBusy)
 	if r.Host == nil || r.Host.Summary.CPUBusy < cpuBusyHigh {
 		return nil
 	}
@@ -37,7 +28,7 @@ func hostCPUSaturated(r *result.Result) []result.Finding {
 	title := fmt.Sprintf("The CPUs of %s, where etcdperf ran, were %.0f%% busy during the run: latencies measured there include waiting for a CPU", host, s.CPUBusy*100)
 	if r.Host.Device != "" && s.FlushAwait > 0 {
 		ev = append(ev, result.Evidence{What: "device flush service time (mean)", Observed: s.FlushAwait, Unit: "s", Source: "/proc/diskstats"})
-		if r.Disk != nil && r.Disk.SyncLatency != nil && r.Disk.SyncLatency.P99 > starvedFactor*s.FlushAwait {
+		if r.Disk != nil && r.Disk.SyncLatency != nil && r.Disk.SyncLatency.P99 > LimitOf(r, check.DeviceFastFactor)*s.FlushAwait {
 			title += fmt.Sprintf(" (the device flushed in %.2fms on average, far below the %.2fms fdatasync p99)", s.FlushAwait*1e3, r.Disk.SyncLatency.P99*1e3)
 		}
 	}
@@ -55,6 +46,7 @@ func hostCPUSaturated(r *result.Result) []result.Finding {
 }
 
 func hostCPUSteal(r *result.Result) []result.Finding {
+	stealHigh := LimitOf(r, check.HostCPUSteal)
 	if r.Host == nil || r.Host.Summary.Steal < stealHigh {
 		return nil
 	}

@@ -28,16 +28,7 @@ func init() {
 	)
 }
 
-// Limits the log rules judge by, with their sources.
-const (
-	// leaderChanges15m is etcd-mixin's etcdHighNumberOfLeaderChanges:
-	// increase(etcd_server_leader_changes_seen_total[15m]) >= 4.
-	leaderChanges15m = 4
-	// largeRangeKeys is where a range is large: "a range query that returns
-	// 1000s of keys will probably take ~100ms" (etcd maintainers, etcd-io/etcd#8931).
-	largeRangeKeys = 1000
-	logsSource     = "etcd logs"
-)
+const logsSource = "etcd logs"
 
 func logCount(l *result.Logs, ids ...string) int64 {
 	var n int64
@@ -132,7 +123,8 @@ func logsLeaderChurn(r *result.Result) []result.Finding {
 			worst, worstMember = m.MaxLeaderChanges15m, m.Name
 		}
 	}
-	if lost == 0 && worst < leaderChanges15m {
+	leaderChanges15m := LimitOf(r, check.LeaderChanges15m)
+	if lost == 0 && float64(worst) < leaderChanges15m {
 		return nil
 	}
 	ev := countEvidence(l, "leader_lost", "leader_changed", "election_started", "leader_elected")
@@ -147,9 +139,9 @@ func logsLeaderChurn(r *result.Result) []result.Finding {
 		Recommendation: "Leaders are lost when followers miss heartbeats: the leader's disk or CPU blocked its raft loop (see the disk and raft loop findings) or the network dropped them. " +
 			"If members are far apart, raise --heartbeat-interval to about the round-trip time and --election-timeout to 10x it (etcd tuning guide).",
 	}
-	if worst >= leaderChanges15m {
+	if float64(worst) >= leaderChanges15m {
 		f.Severity = result.Critical
-		f.Title = fmt.Sprintf("Leader elections are frequent: %s saw %d leader changes within 15 minutes (etcd's alert fires at %d)", worstMember, worst, leaderChanges15m)
+		f.Title = fmt.Sprintf("Leader elections are frequent: %s saw %d leader changes within 15 minutes (etcd's alert fires at %.0f)", worstMember, worst, leaderChanges15m)
 	}
 	return []result.Finding{f}
 }
@@ -270,8 +262,9 @@ func logsSlowRequests(r *result.Result) []result.Finding {
 	ev = append(ev, tookEvidence(l, "slow_apply", 0.1)...)
 	ev = append(ev, countEvidence(l, "slow_apply", "slow_read_only_range", "slow_read_only_txn", "slow_request", "large_range_warning")...)
 	var large []string
+	largeRangeKeys := LimitOf(r, check.LargeRangeKeys)
 	for _, p := range l.TopPrefixes {
-		if p.MaxCount >= largeRangeKeys {
+		if float64(p.MaxCount) >= largeRangeKeys {
 			large = append(large, fmt.Sprintf("%s (up to %d keys)", p.Prefix, p.MaxCount))
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
@@ -127,13 +128,6 @@ func metricsSlowReadIndexes(r *result.Result) []result.Finding {
 	}}
 }
 
-// The share of the backend quota at which etcd's own alerting rules page
-// (etcdDatabaseQuotaLowSpace), and the share at which this warns.
-const (
-	quotaCritical = 0.95
-	quotaWarn     = 0.80
-)
-
 // metricsDBQuota warns when a member's database approaches
 // --quota-backend-bytes: at the quota etcd raises the NOSPACE alarm and
 // refuses every write.
@@ -141,6 +135,9 @@ func metricsDBQuota(r *result.Result) []result.Finding {
 	if r.Metrics == nil {
 		return nil
 	}
+	// The share of the backend quota at which etcd's own alerting rules
+	// page (etcdDatabaseQuotaLowSpace), and the share at which this warns.
+	quotaCritical, quotaWarn := LimitOf(r, check.DBQuotaAlarm), WarnOf(r, check.DBQuotaAlarm)
 	f := result.Finding{ID: "metrics_db_quota", Severity: result.Warning}
 	var names []string
 	for _, m := range r.Metrics.Members {

@@ -26,33 +26,11 @@ func init() {
 	)
 }
 
-// Limits of the scale rules, with their sources.
-const (
-	// DefaultQuota is etcd's default --quota-backend-bytes, for members
-	// that do not report theirs.
-	DefaultQuota = 2 << 30
-	// rssPerValueWarn is how many times an object's value size the memory
-	// may grow by per object before it is worth a warning: etcd holds each
-	// key in its in-memory index, recent raft entries in memory, and the
-	// database mapped (scaleTestSource saw 2 GB to 40 GB over 40,000 pods,
-	// about 950 KB per pod).
-	rssPerValueWarn = 10
-	// superlinearExponent is the exponent of list time over objects above
-	// which lists grow faster than linearly (with room for noise: a list
-	// is linear in the keys it returns).
-	superlinearExponent = 1.3
-	// minListSeconds is the list time under which growth is noise.
-	minListSeconds = 0.01
-	// watchLagWarn is the watch event lag worth a warning: the API
-	// server's watch cache, and every controller behind it, is that late.
-	watchLagWarn = 1.0
-	// fragmentedInUse is the share of the database in use below which it
-	// is worth defragmenting, and fragmentedMin the size from which it
-	// matters.
-	fragmentedInUse = 0.5
-	fragmentedMin   = 64 << 20
-	scaleSource     = "etcdperf scale steps"
-)
+// DefaultQuota is etcd's default --quota-backend-bytes, for members that
+// do not report theirs.
+const DefaultQuota = 2 << 30
+
+const scaleSource = "etcdperf scale steps"
 
 // scaleTestSource is the public scale test of etcd under Kubernetes that
 // the scale findings compare with.
@@ -202,7 +180,7 @@ func scaleDBQuota(r *result.Result) []result.Finding {
 // database is free pages.
 func scaleDBFragmented(r *result.Result) []result.Finding {
 	st, ok := lastStep(r.Scale)
-	if !ok || st.DBSize < fragmentedMin || st.DBSizeInUse <= 0 || st.DBSizeInUse/st.DBSize >= fragmentedInUse {
+	if !ok || st.DBSize < LimitOf(r, check.ScaleFragmentedSize) || st.DBSizeInUse <= 0 || st.DBSizeInUse/st.DBSize >= LimitOf(r, check.DBInUse) {
 		return nil
 	}
 	return []result.Finding{{ID: "scale_db_fragmented", Severity: result.Warning,
@@ -247,7 +225,7 @@ func scaleRSSGrowth(r *result.Result) []result.Finding {
 			"grow past that before projecting."}
 	if mean > 0 {
 		f.Evidence = append(f.Evidence, result.Evidence{What: "mean value size of the objects", Observed: mean, Unit: "bytes", Source: scaleSource})
-		if slope > rssPerValueWarn*mean {
+		if slope > LimitOf(r, check.RSSPerValue)*mean {
 			f.Severity = result.Warning
 			f.Title += fmt.Sprintf(", %.0f times the objects' mean size", slope/mean)
 			f.Recommendation = "Memory grows much faster than the data, as in " + scaleTestSource + ", where etcd grew from 2 GB to 40 GB: " +
@@ -276,6 +254,7 @@ func scaleListSuperlinear(r *result.Result) []result.Finding {
 		return nil
 	}
 	var out []result.Finding
+	minListSeconds, superlinearExponent := LimitOf(r, check.ListMinTime), LimitOf(r, check.ListGrowth)
 	for _, k := range r.Scale.Kinds {
 		var xs, ys []float64
 		for _, st := range r.Scale.Steps {
@@ -352,6 +331,7 @@ func scaleWatchLag(r *result.Result) []result.Finding {
 	if r.Scale == nil {
 		return nil
 	}
+	watchLagWarn := LimitOf(r, check.WatchLag)
 	for _, st := range r.Scale.Steps {
 		if st.WatchLag == nil || st.WatchLag.P99 < watchLagWarn {
 			continue

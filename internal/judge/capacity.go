@@ -194,8 +194,13 @@ func iopsCap(steps []result.CapacityStep, broke *result.CapacityStep, walLimit f
 
 // busyHost is how busy the host's CPUs must be for them to explain a
 // step that broke with nothing else seen at its limit: the level at which
-// the host rules call them saturated.
-const busyHost = diagnose.HostCPUBusyHigh
+// the host rules call them saturated (check.Table's host_cpu_busy).
+var busyHost = hostCPUBusy()
+
+func hostCPUBusy() float64 {
+	c, _ := check.Lookup(check.Table, check.HostCPUBusy)
+	return c.Limit
+}
 
 // hostCause refines what the verdict's rules named at the knee with what
 // a sweep sees that one load does not: a "disk" whose device answered fast

@@ -35,6 +35,7 @@ var judges = map[string]Func{
 // a discovery) gets the findings its data supports. A run that ended
 // early is incomplete whatever its checks say.
 func Judge(r *result.Result, criteria []check.Criterion) {
+	r.Limits = check.Changed(criteria)
 	if f, ok := judges[r.Kind]; ok {
 		f(r, criteria)
 	}
@@ -45,13 +46,14 @@ func Judge(r *result.Result, criteria []check.Criterion) {
 func Again(r *result.Result) { Judge(r, Criteria(r)) }
 
 // Criteria are the limits rs were judged by: check.Table with the limit,
-// warning level and source of each check they (or a run in them) hold, so
-// that limits set with --limit hold when a Result is judged again.
+// warning level and source of each check and level they (or a run in
+// them) hold, so that limits set with --limit hold when a Result is
+// judged again.
 func Criteria(rs ...*result.Result) []check.Criterion {
 	out := check.Table
 	var walk func(r *result.Result)
 	walk = func(r *result.Result) {
-		out = check.WithLimitsOf(out, r.Checks)
+		out = check.WithLimits(check.WithLimitsOf(out, r.Checks), r.Limits)
 		for i := range r.Runs {
 			walk(&r.Runs[i])
 		}

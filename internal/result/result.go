@@ -99,6 +99,9 @@ type Result struct {
 	Capacity *Capacity `json:"capacity,omitempty"`
 	// The section of discover.
 	Discover *Discover `json:"discover,omitempty"`
+	// Limits are the levels the run was judged by that differ from the
+	// defaults (set with --limit).
+	Limits []Limit `json:"limits,omitempty"`
 }
 
 // Tool names the program that wrote the Result.

@@ -1,0 +1,129 @@
+package check
+
+import "github.com/etcdperf/etcdperf/internal/result"
+
+// The levels the findings judge by (package diagnose): unlike the criteria
+// above, none of them is a check of its own; a finding quotes its level as
+// the limit of its evidence. Each is reachable by --limit like the checks.
+const (
+	MemberThrottled     = "member_throttled"
+	MemberThrottledTime = "member_throttled_time"
+	MemberSchedWait     = "member_sched_wait"
+	MemberCPUAtLimit    = "member_cpu_at_limit"
+	MemberHostBusy      = "member_host_busy"
+	PeerRTT             = "peer_rtt"
+	DeviceFastFactor    = "device_fast_factor"
+	ClientCPU           = "client_cpu"
+	ClientsBusy         = "clients_busy"
+	PacerOwnLag         = "pacer_own_lag"
+	DeviceBusy          = "device_busy"
+	DBQuotaAlarm        = "db_quota_alarm"
+	DBFragmentedSize    = "db_fragmented_size"
+	DBInUse             = "db_in_use"
+	ScaleFragmentedSize = "scale_db_fragmented_size"
+	HostCPUBusy         = "host_cpu_busy"
+	HostCPUSteal        = "host_cpu_steal"
+	RSSPerValue         = "rss_per_value"
+	ListGrowth          = "list_growth_exponent"
+	ListMinTime         = "list_min_time"
+	WatchLag            = "watch_lag_p99"
+	NoiseSlower         = "noise_slower"
+	LeaderChanges15m    = "leader_changes_15m"
+	LargeRangeKeys      = "large_range_keys"
+)
+
+// The sources the levels share.
+const (
+	tuningGuide   = "etcd tuning guide, https://etcd.io/docs/v3.5/tuning/"
+	maintenance   = "etcd maintenance guide, https://etcd.io/docs/v3.5/op-guide/maintenance/"
+	cfsThrottling = "CFS quota throttling of latency-sensitive containers (kubernetes/kubernetes#67577)"
+	etcdMixin     = "etcd's alerting rules (etcd-io/etcd contrib/mixin)"
+	useMethod     = "the USE method (utilisation, saturation, errors; iostat, /proc/stat)"
+	scaleTest     = "OpenStack performance-docs' etcd health tests (a 430-node Kubernetes cluster grown to about 40,000 pods)"
+)
+
+// levels are the levels of the findings, in the order of the rules that
+// read them. Op says which side is healthy.
+var levels = []Criterion{
+	{ID: MemberThrottled, Title: "share of a member's CPU periods throttled by its cgroup", Unit: Fraction, Op: Below, Limit: 0.20, Findings: "member_cpu_starved",
+		Source: cfsThrottling + ": a member stopped in a fifth of its periods waits for its CPU limit"},
+	{ID: MemberThrottledTime, Title: "time a member's cgroup stopped it, per second", Unit: Seconds, Op: Below, Limit: 0.05, Findings: "member_cpu_starved",
+		Source: cfsThrottling + ": 50ms per second is half of a 100ms heartbeat interval (" + tuningGuide + ")"},
+	{ID: MemberSchedWait, Title: "mean wait of a member's threads for a CPU", Unit: Seconds, Op: Below, Limit: 0.001, Findings: "member_cpu_starved",
+		Source: "etcd FAQ, https://etcd.io/docs/v3.5/faq/: heartbeats sent late are often CPU starvation; measured by etcdperf in /proc/PID/schedstat: a healthy member's threads wait 0.05ms idle, 0.12ms beside three CPU-bound neighbours on two CPUs, a starved one milliseconds"},
+	{ID: MemberCPUAtLimit, Title: "CPU used by a member, of its cgroup's limit", Unit: Fraction, Op: Below, Limit: 0.90, Findings: "member_cpu_starved",
+		Source: cfsThrottling + ": a member using 90% of its quota has none to spare for a burst"},
+	{ID: MemberHostBusy, Title: "CPUs busy on a member's host, its device fast", Unit: Fraction, Op: Below, Limit: 0.90, Findings: "member_cpu_starved",
+		Source: useMethod + ": CPUs 90% busy make each fsync's kernel work and etcd's thread after it wait for a CPU"},
+	{ID: PeerRTT, Title: "mean round trip between members", Unit: Seconds, Op: Below, Limit: 0.050, Findings: "member_network_slow",
+		Source: tuningGuide + ": the heartbeat interval (default 100ms) is set to about the peers' round trip; half of it"},
+	{ID: DeviceFastFactor, Title: "fsync p99 over the device's mean flush time, beyond which the device is not what etcd waits for", Unit: Times, Op: Below, Limit: 10,
+		Findings: "member_disk_slow, member_cpu_starved, disk_too_slow, host_cpu_saturated",
+		Source:   "an order of magnitude: a device that flushes ten times faster than the fsync p99 leaves the rest to the CPU (etcd FAQ, https://etcd.io/docs/v3.5/faq/)"},
+	{ID: ClientCPU, Title: "etcdperf's own CPU, of the machine's CPUs", Unit: Fraction, Op: Below, Limit: 0.80, Findings: "client_saturated",
+		Source: useMethod + ": a load generator using 80% of its machine's CPUs cannot send on time"},
+	{ID: ClientsBusy, Title: "share of the clients waiting for etcd on average", Unit: Fraction, Op: Below, Limit: 0.90, Findings: "client_saturated",
+		Source: "Little's law (throughput x service time): with 90% of the clients waiting, etcd set the pace (etcdctl check perf's clients)"},
+	{ID: PacerOwnLag, Title: "share of the sends' lag spent while a client was free", Unit: Fraction, Op: Below, Limit: 0.50, Findings: "client_saturated",
+		Source: "etcdperf's pacer: with half of the lag its own, the load generator, not etcd, was late"},
+	{ID: DeviceBusy, Title: "device busy (iostat %util)", Unit: Fraction, Op: Below, Limit: 0.80, Findings: "device_busy",
+		Source: useMethod + ": a device busy 80% of the time queues its requests; etcd hardware guide, https://etcd.io/docs/v3.5/op-guide/hardware/: give etcd a dedicated disk"},
+	{ID: DBQuotaAlarm, Title: "database size / backend quota of a member", Unit: Fraction, Op: Below, Limit: 0.95, Warn: f(0.80), Findings: "db_near_quota, metrics_db_quota",
+		Source: etcdMixin + ": etcdDatabaseQuotaLowSpace pages at 95% of --quota-backend-bytes; warn at 80%; " + maintenance + ": at the quota etcd raises the NOSPACE alarm"},
+	{ID: DBFragmentedSize, Title: "database size from which its free pages are worth a defragmentation", Unit: Bytes, Op: Below, Limit: 100 << 20, Findings: "db_fragmented",
+		Source: maintenance + ": defragmentation gives the free pages back, and blocks the member while it runs; worth it from 100 MiB"},
+	{ID: DBInUse, Title: "share of the database file in use", Unit: Fraction, Op: AtLeast, Limit: 0.50, Findings: "db_fragmented, scale_db_fragmented",
+		Source: maintenance + ": free pages count against the quota until a defragmentation; half of the file free is worth one"},
+	{ID: ScaleFragmentedSize, Title: "database size from which a scale run's free pages are worth a defragmentation", Unit: Bytes, Op: Below, Limit: 64 << 20, Findings: "scale_db_fragmented",
+		Source: maintenance + ": defragmentation gives the free pages back; worth it from 64 MiB as objects grow"},
+	{ID: HostCPUBusy, Title: "CPU busy on the host etcdperf ran on", Unit: Fraction, Op: Below, Limit: 0.80, Findings: "host_cpu_saturated, disk_too_slow, client_saturated",
+		Source: useMethod + ": CPUs 80% busy delay the threads that complete I/O"},
+	{ID: HostCPUSteal, Title: "CPU time taken by the hypervisor (steal)", Unit: Fraction, Op: Below, Limit: 0.10, Findings: "host_cpu_steal",
+		Source: "etcd FAQ, https://etcd.io/docs/v3.5/faq/: \"failed to send out heartbeat on time\" is often CPU starvation; a tenth of the CPU stolen is an overcommitted hypervisor"},
+	{ID: RSSPerValue, Title: "memory growth per object, in object value sizes", Unit: Times, Op: AtMost, Limit: 10, Findings: "scale_rss_growth",
+		Source: scaleTest + ": etcd grew from 2 GB to 40 GB, about 950 KB per pod; in-memory index, raft entries and the mapped database cost a few times the value"},
+	{ID: ListGrowth, Title: "exponent of a whole list's time over its objects", Unit: Times, Op: AtMost, Limit: 1.3, Findings: "scale_list_superlinear",
+		Source: "a list is linear in the keys it returns (etcd-io/etcd#8931: a range of 1000s of keys takes ~100ms); 1.3 leaves room for noise"},
+	{ID: ListMinTime, Title: "list time under which its growth is noise", Unit: Seconds, Op: AtLeast, Limit: 0.01, Findings: "scale_list_superlinear",
+		Source: "etcd's backend commit p99 limit is 25ms (etcd FAQ, https://etcd.io/docs/v3.5/faq/): a list under 10ms is in the noise of one commit"},
+	{ID: WatchLag, Title: "watch event lag p99", Unit: Seconds, Op: Below, Limit: 1, Findings: "scale_watch_lag",
+		Source: "the API server's watch cache, and every controller behind it, sees a change that late; " + sloSource + " counts a single object's calls in 1s"},
+	{ID: NoiseSlower, Title: "WAL fsync p99 under a neighbour's writes, over the quiet one", Unit: Times, Op: Below, Limit: 2, Findings: "noise_degrades",
+		Source: "etcd hardware guide, https://etcd.io/docs/v3.5/op-guide/hardware/: etcd's disk must not be shared with I/O-heavy neighbours; twice as slow is what they cost"},
+	{ID: LeaderChanges15m, Title: "leader changes within 15 minutes in the logs", Unit: Count, Op: Below, Limit: 4, Findings: "logs_leader_churn",
+		Source: etcdMixin + ": etcdHighNumberOfLeaderChanges, increase(etcd_server_leader_changes_seen_total[15m]) >= 4"},
+	{ID: LargeRangeKeys, Title: "keys of a range that make it large", Unit: Count, Op: Below, Limit: 1000, Findings: "logs_slow_requests",
+		Source: "etcd-io/etcd#8931: a range query that returns 1000s of keys will probably take ~100ms"},
+}
+
+// Changed lists the criteria of table whose limit, warning level or source
+// differ from Table's (set with --limit), as a Result records them.
+func Changed(table []Criterion) []result.Limit {
+	var out []result.Limit
+	for _, c := range table {
+		d, ok := Lookup(Table, c.ID)
+		if ok && c.Limit == d.Limit && sameWarn(c.Warn, d.Warn) && c.Source == d.Source {
+			continue
+		}
+		out = append(out, result.Limit{Name: c.ID, Limit: c.Limit, Warn: c.Warn, Source: c.Source})
+	}
+	return out
+}
+
+func sameWarn(a, b *float64) bool {
+	return a == nil && b == nil || a != nil && b != nil && *a == *b
+}
+
+// WithLimits returns table with the limit, warning level and source of
+// each of limits (as a Result records them).
+func WithLimits(table []Criterion, limits []result.Limit) []Criterion {
+	out := append([]Criterion(nil), table...)
+	for _, l := range limits {
+		for i := range out {
+			if out[i].ID == l.Name {
+				out[i].Limit, out[i].Warn, out[i].Source = l.Limit, l.Warn, l.Source
+			}
+		}
+	}
+	return out
+}
