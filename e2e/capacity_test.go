@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/etcdperf/etcdperf/internal/cgroup"
-	"github.com/etcdperf/etcdperf/internal/judge"
 	"github.com/etcdperf/etcdperf/internal/pipeline"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/testutil"
@@ -62,7 +61,7 @@ func capacityRun(t *testing.T, dir string, extra ...string) *result.Result {
 // fsync does not carry even the verdict's load, and the disk is named.
 func TestDoctorCapacity(t *testing.T) {
 	plain := capacityRun(t, t.TempDir()).Capacity
-	if len(plain.Steps) < 2 || plain.PutsPerS < 150 || plain.Cause == judge.CauseIOPSCap {
+	if len(plain.Steps) < 2 || plain.PutsPerS < 150 || plain.Cause == result.CauseIOPSCap {
 		t.Errorf("plain directory: %g puts/s, cause %s, %d steps; want past 150 puts/s and no IOPS cap", plain.PutsPerS, plain.Cause, len(plain.Steps))
 	}
 
@@ -71,7 +70,7 @@ func TestDoctorCapacity(t *testing.T) {
 			t.Skipf("skipped: no write IOPS cap here: %v", err)
 		}
 		capped := capacityRun(t, t.TempDir(), "--fault", "1:iops-limit=1500").Capacity
-		if capped.Cause != judge.CauseIOPSCap || capped.PutsPerS >= 1000 || !strings.Contains(capped.Answer, "at its IOPS limit") {
+		if capped.Cause != result.CauseIOPSCap || capped.PutsPerS >= 1000 || !strings.Contains(capped.Answer, "at its IOPS limit") {
 			t.Errorf("capped at 1,500 IOPS: %g puts/s, cause %s: %s; want under 1,000 puts/s, limited by the IOPS cap", capped.PutsPerS, capped.Cause, capped.Answer)
 		}
 		// The plain directory carries more, unless this host's CPU (or the
@@ -83,7 +82,7 @@ func TestDoctorCapacity(t *testing.T) {
 
 	t.Run("tmpfs", func(t *testing.T) {
 		ram := capacityRun(t, tmpfsDir(t))
-		if c := ram.Capacity; slices.Contains([]string{"disk", "disk_or_cpu", judge.CauseIOPSCap}, c.Cause) || c.PutsPerS < 150 {
+		if c := ram.Capacity; slices.Contains([]string{"disk", "disk_or_cpu", result.CauseIOPSCap}, c.Cause) || c.PutsPerS < 150 {
 			t.Errorf("tmpfs: %g puts/s, cause %s: %s; want past 150 and never the disk", c.PutsPerS, c.Cause, c.Answer)
 		}
 	})

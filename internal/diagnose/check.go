@@ -22,20 +22,14 @@ func init() {
 	)
 }
 
-// What kept a load check's throughput under its target.
-const (
-	LimitClient = "client" // the load generator could not send on time
-	LimitServer = "server" // every client was waiting for etcd
-)
-
 const metricsSrc = "etcd /metrics"
 
 // LoadLimitedBy says what kept a load check's throughput under its
-// target: LimitClient when the load generator could not send on time
-// (its own CPU near the machine's, or the pacer behind its schedule while
-// clients were free, or a saturated machine whose CPU went to the client
-// more than to etcd), LimitServer when every client was waiting for etcd,
-// "" when the target was reached.
+// target: result.CauseClient when the load generator could not send on
+// time (its own CPU near the machine's, or the pacer behind its schedule
+// while clients were free, or a saturated machine whose CPU went to the
+// client more than to etcd), result.CauseServer when every client was
+// waiting for etcd, "" when the target was reached.
 func LoadLimitedBy(r *result.Result) string {
 	pf := r.Perf
 	if pf == nil || r.Bench == nil || pf.TargetRate <= 0 {
@@ -49,9 +43,9 @@ func LoadLimitedBy(r *result.Result) string {
 		return ""
 	}
 	if clientReasons(r) != nil {
-		return LimitClient
+		return result.CauseClient
 	}
-	return LimitServer
+	return result.CauseServer
 }
 
 // clientReasons returns the evidence that the client machine, not etcd,
@@ -101,7 +95,7 @@ func pacerBehind(r *result.Result) (behind, measured bool) {
 }
 
 func clientSaturated(r *result.Result) []result.Finding {
-	if LoadLimitedBy(r) != LimitClient {
+	if LoadLimitedBy(r) != result.CauseClient {
 		return nil
 	}
 	pf, b := r.Perf, r.Bench
@@ -118,7 +112,7 @@ func clientSaturated(r *result.Result) []result.Finding {
 }
 
 func etcdTooSlowForProfile(r *result.Result) []result.Finding {
-	if LoadLimitedBy(r) != LimitServer {
+	if LoadLimitedBy(r) != result.CauseServer {
 		return nil
 	}
 	pf, b := r.Perf, r.Bench

@@ -106,26 +106,26 @@ func TestLoadAndDoctorLimits(t *testing.T) {
 		findings   map[string]result.Severity
 		notFinding []string
 	}{
-		{name: "healthy", c: healthy, load: "", doctor: LimitNone, findings: map[string]result.Severity{}},
+		{name: "healthy", c: healthy, load: "", doctor: result.CauseNone, findings: map[string]result.Severity{}},
 		{name: "etcd set the pace: all clients waiting, slow WAL",
 			c: with(func(c *loadCase) {
 				c.reached, c.sent, c.inFlight, c.serviceMean, c.wal, c.util, c.flush = 0.5, 76, 49.5, 0.65, 0.04, 0.95, 0.03
 				c.proc = proc(prompt, func(p *result.MemberProcess) { p.DeviceFlushAwait = 0.03 })
 			}),
-			load: LimitServer, doctor: LimitDisk,
+			load: result.CauseServer, doctor: result.CauseDisk,
 			findings: map[string]result.Severity{"etcd_too_slow_for_profile": result.Critical, FindingMemberDisk: result.Critical, "device_busy": result.Warning}},
 		{name: "client process on all its cores",
 			c:    with(func(c *loadCase) { c.reached, c.sent, c.inFlight, c.clientCPU = 0.6, 140, 45, 1.9 }),
-			load: LimitClient, doctor: LimitClient,
+			load: result.CauseClient, doctor: result.CauseClient,
 			findings:   map[string]result.Severity{"client_saturated": result.Warning},
 			notFinding: []string{"etcd_too_slow_for_profile"}},
 		{name: "pacer behind its schedule with free clients",
 			c:    with(func(c *loadCase) { c.reached, c.sent, c.inFlight = 0.5, 75, 3 }),
-			load: LimitClient, doctor: LimitClient,
+			load: result.CauseClient, doctor: result.CauseClient,
 			findings: map[string]result.Severity{"client_saturated": result.Warning}},
 		{name: "pacer behind its schedule, its lag its own (clients free)",
 			c:    with(func(c *loadCase) { c.reached, c.sent, c.inFlight, c.lag, c.busyLag = 0.5, 75, 49, 2, ptr(0.1) }),
-			load: LimitClient, doctor: LimitClient,
+			load: result.CauseClient, doctor: result.CauseClient,
 			findings: map[string]result.Severity{"client_saturated": result.Warning}},
 		// A cluster that stalls for seconds now and then: every client
 		// waits during a stall, all are free between them, so fewer than
@@ -135,98 +135,98 @@ func TestLoadAndDoctorLimits(t *testing.T) {
 			c: with(func(c *loadCase) {
 				c.reached, c.sent, c.inFlight, c.serviceMean, c.lag, c.busyLag = 0.76, 115, 30, 0.26, 1.2, ptr(1.1)
 			}),
-			load: LimitServer, doctor: LimitEtcd,
+			load: result.CauseServer, doctor: result.CauseEtcd,
 			findings:   map[string]result.Severity{"etcd_too_slow_for_profile": result.Critical},
 			notFinding: []string{"client_saturated"}},
 		{name: "failed requests, not a slow pacer: sent the rate, answered half",
 			c:    with(func(c *loadCase) { c.reached, c.sent, c.inFlight = 0.5, 150, 3 }),
-			load: LimitServer, doctor: LimitEtcd,
+			load: result.CauseServer, doctor: result.CauseEtcd,
 			findings: map[string]result.Severity{"etcd_too_slow_for_profile": result.Critical}},
 		{name: "saturated machine whose CPU went to the client",
 			c: with(func(c *loadCase) {
 				c.reached, c.sent, c.inFlight, c.cpuBusy, c.clientCPU, c.serverCPU = 0.7, 105, 48, 0.97, 1.1, 0.8
 			}),
-			load: LimitClient, doctor: LimitClient,
+			load: result.CauseClient, doctor: result.CauseClient,
 			findings: map[string]result.Severity{"client_saturated": result.Warning}},
 		{name: "slow WAL fsync of a member throttled by its CPU limit, on a fast device",
 			c:    with(func(c *loadCase) { c.wal, c.proc = 0.12, throttled }),
-			load: "", doctor: LimitCPU,
+			load: "", doctor: result.CauseCPU,
 			findings:   map[string]result.Severity{FindingMemberCPU: result.Critical},
 			notFinding: []string{FindingMemberDisk}},
 		{name: "slow WAL fsync of a member whose threads wait for a CPU (no limit)",
 			c: with(func(c *loadCase) {
 				c.wal, c.proc = 0.02, proc(prompt, func(p *result.MemberProcess) { p.SchedWait = 0.004 })
 			}),
-			load: "", doctor: LimitCPU,
+			load: "", doctor: result.CauseCPU,
 			findings: map[string]result.Severity{FindingMemberCPU: result.Critical}},
 		{name: "slow WAL fsync of a member that got its CPU promptly: the storage, also on a busy host",
 			c: with(func(c *loadCase) {
 				c.wal, c.cpuBusy, c.proc = 0.03, 0.97, proc(prompt, func(p *result.MemberProcess) { p.DeviceFlushAwait = 0.01 })
 			}),
-			load: "", doctor: LimitDisk,
+			load: "", doctor: result.CauseDisk,
 			findings: map[string]result.Severity{FindingMemberDisk: result.Critical}},
 		{name: "slow WAL fsync of a member with a prompt CPU on a fast device, on a saturated host: the host's CPU",
 			c: with(func(c *loadCase) {
 				c.wal, c.proc = 0.03, proc(prompt, func(p *result.MemberProcess) { p.HostCPUBusy = 0.97 })
 			}),
-			load: "", doctor: LimitCPU,
+			load: "", doctor: result.CauseCPU,
 			findings: map[string]result.Severity{FindingMemberCPU: result.Critical}},
 		{name: "slow WAL fsync on a slow device of a saturated host: the disk",
 			c: with(func(c *loadCase) {
 				c.wal, c.proc = 0.03, proc(prompt, func(p *result.MemberProcess) { p.HostCPUBusy, p.DeviceFlushAwait = 0.97, 0.01 })
 			}),
-			load: "", doctor: LimitDisk,
+			load: "", doctor: result.CauseDisk,
 			findings: map[string]result.Severity{FindingMemberDisk: result.Critical}},
 		{name: "slow WAL fsync, starved member on a slow device: both",
 			c: with(func(c *loadCase) {
 				c.wal, c.proc = 0.05, proc(throttled, func(p *result.MemberProcess) { p.DeviceFlushAwait = 0.02 })
 			}),
-			load: "", doctor: LimitDisk,
+			load: "", doctor: result.CauseDisk,
 			findings: map[string]result.Severity{FindingMemberDisk: result.Critical, FindingMemberCPU: result.Critical}},
 		{name: "slow WAL fsync of a member elsewhere: its disk or its CPU",
 			c:    with(func(c *loadCase) { c.wal = 0.05 }),
-			load: "", doctor: LimitDiskOrCPU,
+			load: "", doctor: result.CauseDiskOrCPU,
 			findings: map[string]result.Severity{FindingMemberDiskOrCPU: result.Critical}},
 		{name: "slow backend commit in memory is never the disk",
 			c: with(func(c *loadCase) {
 				c.volatile, c.commit = true, 0.03
 				c.proc = proc(prompt, func(p *result.MemberProcess) { p.FSType, p.Device, p.Volatile = "tmpfs", "", true })
 			}),
-			load: "", doctor: LimitCPU,
+			load: "", doctor: result.CauseCPU,
 			findings: map[string]result.Severity{FindingMemberCPU: result.Critical}},
 		// Near the limit is the check's to warn of: no cause is named
 		// for a p99 under its limit (a healthy member's tail swings there
 		// on a shared host).
 		{name: "WAL fsync close to the limit",
 			c:    with(func(c *loadCase) { c.wal, c.proc = 0.009, prompt }),
-			load: "", doctor: LimitNone,
+			load: "", doctor: result.CauseNone,
 			findings: map[string]result.Severity{}, notFinding: []string{FindingMemberDisk}},
 		{name: "device busy",
 			c:    with(func(c *loadCase) { c.util = 0.9 }),
-			load: "", doctor: LimitDisk,
+			load: "", doctor: result.CauseDisk,
 			findings: map[string]result.Severity{"device_busy": result.Warning}},
 		{name: "a busy host is no verdict when etcd kept its limits",
 			c:    with(func(c *loadCase) { c.cpuBusy, c.serverCPU, c.proc = 0.99, 1.7, prompt }),
-			load: "", doctor: LimitNone,
+			load: "", doctor: result.CauseNone,
 			findings: map[string]result.Severity{"host_cpu_saturated": result.Info}},
 		{name: "leader changes",
 			c:    with(func(c *loadCase) { c.leaderChanges = 2 }),
-			load: "", doctor: LimitNetwork,
+			load: "", doctor: result.CauseNetwork,
 			findings: map[string]result.Severity{"leader_changes_under_load": result.Critical}},
 		{name: "slow round trips to one member",
 			c: with(func(c *loadCase) {
 				c.rtts = []result.PeerRTT{{From: "m1", To: "m0", Mean: 0.2, Count: 2}, {From: "m2", To: "m0", Mean: 0.2, Count: 2},
 					{From: "m0", To: "m1", Mean: 0.002, Count: 2}, {From: "m1", To: "m2", Mean: 0.002, Count: 2}}
 			}),
-			load: "", doctor: LimitNetwork,
+			load: "", doctor: result.CauseNetwork,
 			findings: map[string]result.Severity{FindingMemberNetwork: result.Warning}},
 		{name: "database near its quota",
 			c:    with(func(c *loadCase) { c.dbSize, c.dbUsed, c.quota = 1.8e9, 1.7e9, 2<<30 }),
-			load: "", doctor: LimitNone,
+			load: "", doctor: result.CauseNone,
 			findings: map[string]result.Severity{"db_near_quota": result.Warning}},
 		{name: "fragmented database",
 			c:    with(func(c *loadCase) { c.dbSize, c.dbUsed, c.quota = 800<<20, 100<<20, 8<<30 }),
-			load: "", doctor: LimitNone,
+			load: "", doctor: result.CauseNone,
 			findings: map[string]result.Severity{"db_fragmented": result.Info}},
 	}
 	for _, c := range cases {
@@ -308,33 +308,33 @@ func TestDoctorRules(t *testing.T) {
 		want   map[string]result.Severity
 		doctor string
 	}{
-		{"no noise", quiet, map[string]result.Severity{}, LimitNone},
+		{"no noise", quiet, map[string]result.Severity{}, result.CauseNone},
 		{"noise barely matters", func() result.DoctorTarget {
 			q := quiet
 			q.Noise = &result.NoiseEffect{WALFsyncP99: 0.004, WALFsyncRatio: 1.3, RequestP99: 0.012, RequestRatio: 1.2, Verdict: result.Pass}
 			return q
-		}(), map[string]result.Severity{}, LimitNone},
+		}(), map[string]result.Severity{}, result.CauseNone},
 		{"noise doubles the fsync", func() result.DoctorTarget {
 			q := quiet
 			q.Noise = &result.NoiseEffect{BytesWritten: 1 << 30, WALFsyncP99: 0.007, WALFsyncRatio: 2.3, RequestP99: 0.03, RequestRatio: 3, Verdict: result.Pass}
 			return q
-		}(), map[string]result.Severity{"noise_degrades": result.Warning}, LimitNone},
+		}(), map[string]result.Severity{"noise_degrades": result.Warning}, result.CauseNone},
 		{"noise breaks the limit", func() result.DoctorTarget {
 			q := quiet
 			q.Noise = &result.NoiseEffect{BytesWritten: 1 << 30, WALFsyncP99: 0.125, WALFsyncRatio: 41, RequestP99: 0.3, RequestRatio: 30, DeviceUtil: 0.9, Verdict: result.Fail}
 			return q
-		}(), map[string]result.Severity{"noise_degrades": result.Critical}, LimitDisk},
+		}(), map[string]result.Severity{"noise_degrades": result.Critical}, result.CauseDisk},
 		{"noise against a quiet p99 under etcd's 1ms floor", func() result.DoctorTarget {
 			q := quiet
 			q.WALFsyncP99, q.WALFsyncBound = 0.001, true
 			q.Noise = &result.NoiseEffect{BytesWritten: 1 << 30, WALFsyncP99: 0.004, WALFsyncRatio: 4, RequestP99: 0.03, RequestRatio: 3, Verdict: result.Pass}
 			return q
-		}(), map[string]result.Severity{"noise_degrades": result.Warning}, LimitNone},
+		}(), map[string]result.Severity{"noise_degrades": result.Warning}, result.CauseNone},
 		{"simulated slow disk", func() result.DoctorTarget {
 			q := quiet
 			q.SimulatedFsyncDelay = 0.015
 			return q
-		}(), map[string]result.Severity{"simulated_slow_disk": result.Info}, LimitNone},
+		}(), map[string]result.Severity{"simulated_slow_disk": result.Info}, result.CauseNone},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

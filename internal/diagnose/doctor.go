@@ -17,20 +17,6 @@ func init() {
 	)
 }
 
-// What limits etcd on a doctor target, besides LimitClient.
-const (
-	LimitDisk    = "disk"
-	LimitCPU     = "cpu"
-	LimitNetwork = "network"
-	// LimitDiskOrCPU: a member's fsync was slow and etcdperf could not see
-	// its host to tell its disk from its CPU.
-	LimitDiskOrCPU = "disk_or_cpu"
-	// LimitEtcd: etcd could not keep up, and neither its disk nor its
-	// CPU stood out.
-	LimitEtcd = "etcd"
-	LimitNone = "none"
-)
-
 // DoctorLimitedBy names what limits etcd on a doctor target, from its
 // findings (which must be in r): the cause of the most severe finding
 // that names one (the disk, the CPU, the disk or the CPU of a member
@@ -51,26 +37,20 @@ func DoctorLimit(r *result.Result) (string, []string) {
 		if f.Severity == result.Info {
 			continue
 		}
-		if l, ok := causeLimits[f.Cause]; ok {
+		if f.Cause != "" {
 			if len(memberViews(r)) < 2 {
-				return l, nil // one member: naming it says nothing
+				return f.Cause, nil // one member: naming it says nothing
 			}
-			return l, f.Members
+			return f.Cause, f.Members
 		}
 	}
 	if c, ok := FindCheck(r, check.LeaderChanges); ok && c.Status == result.StatusFail {
-		return LimitNetwork, nil
+		return result.CauseNetwork, nil
 	}
-	if LoadLimitedBy(r) == LimitServer {
-		return LimitEtcd, nil
+	if LoadLimitedBy(r) == result.CauseServer {
+		return result.CauseEtcd, nil
 	}
-	return LimitNone, nil
-}
-
-// causeLimits maps a finding's cause to what limits etcd.
-var causeLimits = map[string]string{
-	result.CauseDisk: LimitDisk, result.CauseCPU: LimitCPU, result.CauseDiskOrCPU: LimitDiskOrCPU,
-	result.CauseNetwork: LimitNetwork, result.CauseClient: LimitClient,
+	return result.CauseNone, nil
 }
 
 // target returns the doctor row of a target's Result.

@@ -108,7 +108,7 @@ func checkSummary(r *result.Result) string {
 	switch {
 	case len(failed) == 0 && r.Verdict != result.Fail:
 		s.WriteString(": this cluster sustains the profile.")
-	case pf.LimitedBy == diagnose.LimitClient:
+	case pf.LimitedBy == result.CauseClient:
 		fmt.Fprintf(&s, ": %s failed, but the load generator's machine, not etcd, was saturated: this says nothing against etcd.", strings.Join(failed, ", "))
 	case len(failed) > 0:
 		fmt.Fprintf(&s, ": %s failed.", strings.Join(failed, ", "))

@@ -10,10 +10,6 @@ import (
 	"github.com/etcdperf/etcdperf/internal/units"
 )
 
-// CauseIOPSCap is the cause of a capacity sweep's knee when the volume's
-// IOPS (or throughput) cap, not its latency, is what etcd ran into.
-const CauseIOPSCap = "iops_cap"
-
 // capacityCriteria are the limits a sweep's step must hold: check perf's
 // and etcd's disk limits (leader changes and failed proposals too: a step
 // that loses its leader did not carry its load).
@@ -73,7 +69,7 @@ func CapacityStep(r *result.Result, offered float64, clients int) result.Capacit
 // rising offered rate while the fsync p99 climbs; or, on this host, the
 // member's own cgroup cap, used to at least 60% during the step that broke.
 func Capacity(c *result.Capacity, walLimit float64) {
-	c.PutsPerS, c.LimitedBy, c.Cause, c.Evidence = 0, nil, diagnose.LimitNone, ""
+	c.PutsPerS, c.LimitedBy, c.Cause, c.Evidence = 0, nil, result.CauseNone, ""
 	defer headroom(c)
 	var broke *result.CapacityStep
 	for i := range c.Steps {
@@ -94,7 +90,7 @@ func Capacity(c *result.Capacity, walLimit float64) {
 	c.LimitedBy = broke.Broke
 	c.Cause = broke.Cause
 	if cause, ev := iopsCap(c.Steps, broke, walLimit); cause {
-		c.Cause, c.Evidence = CauseIOPSCap, ev
+		c.Cause, c.Evidence = result.CauseIOPSCap, ev
 	} else {
 		c.Cause = hostCause(broke, walLimit)
 		c.Evidence = stepEvidence(broke)
@@ -152,7 +148,7 @@ func iopsCap(steps []result.CapacityStep, broke *result.CapacityStep, walLimit f
 	// it (bbolt's commits write in bursts, which a cap delays even when
 	// the mean rate is under it).
 	deviceIdle := broke.DeviceIOPS > 0 && broke.DeviceAwait < walLimit/2 && broke.DeviceUtil < 0.5
-	otherNamed := broke.Cause == diagnose.LimitCPU || broke.Cause == diagnose.LimitClient || broke.Cause == diagnose.LimitNetwork
+	otherNamed := broke.Cause == result.CauseCPU || broke.Cause == result.CauseClient || broke.Cause == result.CauseNetwork
 	used := broke.IOPSCap > 0 && broke.CappedWriteIOPS >= capUsed*broke.IOPSCap
 	if used || (broke.IOPSCap > 0 && deviceIdle && !otherNamed) {
 		ev := fmt.Sprintf("the member's cgroup caps its writes on %s at %s IOPS, and it wrote %s/s during the step",
@@ -211,10 +207,10 @@ func hostCPUBusy() float64 {
 func hostCause(st *result.CapacityStep, walLimit float64) string {
 	deviceFast := st.DeviceIOPS > 0 && st.DeviceAwait <= fastDeviceAwait && st.DeviceUtil < 0.5
 	switch {
-	case st.Cause == diagnose.LimitDisk && deviceFast && st.WALFsyncP99 < walLimit:
-		return diagnose.LimitDiskOrCPU
-	case (st.Cause == diagnose.LimitNone || st.Cause == diagnose.LimitEtcd || st.Cause == "") && st.HostCPUBusy >= busyHost:
-		return diagnose.LimitCPU
+	case st.Cause == result.CauseDisk && deviceFast && st.WALFsyncP99 < walLimit:
+		return result.CauseDiskOrCPU
+	case (st.Cause == result.CauseNone || st.Cause == result.CauseEtcd || st.Cause == "") && st.HostCPUBusy >= busyHost:
+		return result.CauseCPU
 	}
 	return st.Cause
 }
@@ -258,13 +254,13 @@ func brokeWords(st *result.CapacityStep) string {
 // causeWords says what limited etcd at the knee, with the evidence.
 func causeWords(cause, ev string) string {
 	w := map[string]string{
-		CauseIOPSCap:            "the volume was at its IOPS limit, not slow per write (raise its provisioned IOPS or move to a tier with more: gp3/io2, a higher Premium SSD tier)",
-		diagnose.LimitDisk:      "the disk's latency limits etcd there",
-		diagnose.LimitCPU:       "etcd's CPU limits it there",
-		diagnose.LimitDiskOrCPU: "its disk or its CPU limits it there: etcd waited for its commits while the device answered fast; compare etcd's CPU with its cores, and measure the disk alone with etcdperf disk",
-		diagnose.LimitNetwork:   "the network between the members limits it there",
-		diagnose.LimitClient:    "the load generator could not send that fast on this host (not etcd's limit)",
-		diagnose.LimitEtcd:      "etcd itself limits it there (every client waited for it; neither the disk nor the CPU was seen at its limit)",
+		result.CauseIOPSCap:   "the volume was at its IOPS limit, not slow per write (raise its provisioned IOPS or move to a tier with more: gp3/io2, a higher Premium SSD tier)",
+		result.CauseDisk:      "the disk's latency limits etcd there",
+		result.CauseCPU:       "etcd's CPU limits it there",
+		result.CauseDiskOrCPU: "its disk or its CPU limits it there: etcd waited for its commits while the device answered fast; compare etcd's CPU with its cores, and measure the disk alone with etcdperf disk",
+		result.CauseNetwork:   "the network between the members limits it there",
+		result.CauseClient:    "the load generator could not send that fast on this host (not etcd's limit)",
+		result.CauseEtcd:      "etcd itself limits it there (every client waited for it; neither the disk nor the CPU was seen at its limit)",
 	}[cause]
 	if w == "" {
 		w = "nothing observed explains it"

@@ -79,13 +79,13 @@ func TestCapacityCause(t *testing.T) {
 		broke  []string
 		answer string
 	}{
-		{"cgroup cap", capped, 1000, CauseIOPSCap, []string{check.BackendCommitP99}, "carries etcd up to 1,000 puts/s of 1.0 KiB within its limits; at 1,400 the backend commit p99 broke (57.3ms): the volume was at its IOPS limit"},
-		{"cgroup cap, device fast", cappedIdle, 1000, CauseIOPSCap, []string{check.BackendCommitP99}, "the device answered each write in 300µs on average"},
-		{"cgroup cap, host busy", cappedBusy, 390, CauseIOPSCap, []string{check.RequestP99, check.WALFsyncP99, check.BackendCommitP99}, "this host's CPUs were also 93% busy"},
+		{"cgroup cap", capped, 1000, result.CauseIOPSCap, []string{check.BackendCommitP99}, "carries etcd up to 1,000 puts/s of 1.0 KiB within its limits; at 1,400 the backend commit p99 broke (57.3ms): the volume was at its IOPS limit"},
+		{"cgroup cap, device fast", cappedIdle, 1000, result.CauseIOPSCap, []string{check.BackendCommitP99}, "the device answered each write in 300µs on average"},
+		{"cgroup cap, host busy", cappedBusy, 390, result.CauseIOPSCap, []string{check.RequestP99, check.WALFsyncP99, check.BackendCommitP99}, "this host's CPUs were also 93% busy"},
 		{"CPU under a cap barely used", cpuUnderCap, 390, "cpu", []string{check.RequestP99, check.WALFsyncP99, check.BackendCommitP99}, "etcd's CPU limits it there"},
-		{"cgroup cap, first step", cappedFirst, 0, CauseIOPSCap, []string{check.RequestP99, check.BackendCommitP99}, "does not carry etcd at 150 puts/s"},
+		{"cgroup cap, first step", cappedFirst, 0, result.CauseIOPSCap, []string{check.RequestP99, check.BackendCommitP99}, "does not carry etcd at 150 puts/s"},
 		{"slow device under a cap", slowUnderCap, 0, "disk", []string{check.RequestP99, check.BackendCommitP99}, "the disk's latency limits etcd there"},
-		{"cloud cap", cloud, 1000, CauseIOPSCap, []string{check.WALFsyncP99}, "etcd's WAL fsyncs stayed at ~720/s"},
+		{"cloud cap", cloud, 1000, result.CauseIOPSCap, []string{check.WALFsyncP99}, "etcd's WAL fsyncs stayed at ~720/s"},
 		{"slow disk", slow, 0, "disk", []string{check.WALFsyncP99}, "does not carry etcd at 150 puts/s of 1.0 KiB: the WAL fsync p99 broke (16ms); the disk's latency limits etcd there"},
 		{"cpu", cpu, 1000, "cpu", []string{check.WALFsyncP99, check.RequestP99}, "etcd's CPU limits it there"},
 		{"disk climbing", disk, 1000, "disk", []string{check.WALFsyncP99}, "the disk's latency limits etcd there"},

@@ -188,11 +188,11 @@ func fsyncHeadroom(r *result.Result, row result.DoctorTarget) float64 {
 
 // limitWords says what limits etcd, for a volatile target's summary.
 var limitWords = map[string]string{
-	diagnose.LimitCPU:       "the CPU limits it",
-	diagnose.LimitClient:    "the load generator's machine was saturated",
-	diagnose.LimitNetwork:   "the network between the members limits it",
-	diagnose.LimitDiskOrCPU: "the disk or the CPU of a member limits it",
-	diagnose.LimitEtcd:      "it could not keep up with the load",
+	result.CauseCPU:       "the CPU limits it",
+	result.CauseClient:    "the load generator's machine was saturated",
+	result.CauseNetwork:   "the network between the members limits it",
+	result.CauseDiskOrCPU: "the disk or the CPU of a member limits it",
+	result.CauseEtcd:      "it could not keep up with the load",
 }
 
 // targetSummary says in one sentence what a doctor target's run means.
@@ -232,34 +232,34 @@ func verdictHead(v result.Verdict, t result.DoctorTarget) string {
 	switch v {
 	case result.Fail:
 		switch t.LimitedBy {
-		case diagnose.LimitDisk:
+		case result.CauseDisk:
 			if t.Noise != nil && t.Noise.Verdict == result.Fail && t.FsyncHeadroom >= 1 {
 				return what + " is fast enough for etcd alone, but not with a neighbour writing bulk data on the same device: the disk limits it under contention"
 			}
 			return what + " is too slow for etcd: the disk" + on(t) + " limits it"
-		case diagnose.LimitCPU:
+		case result.CauseCPU:
 			return "etcd fails on " + what + ", but not because of the storage: the CPU" + on(t) + " limits it"
-		case diagnose.LimitClient:
+		case result.CauseClient:
 			return "the load generator's machine, not etcd, was saturated: this run cannot judge " + what
-		case diagnose.LimitNetwork:
+		case result.CauseNetwork:
 			return "etcd fails on " + what + ": the network" + netOn(t) + " limits it"
-		case diagnose.LimitDiskOrCPU:
+		case result.CauseDiskOrCPU:
 			return "etcd fails on " + what + ": the disk or the CPU" + on(t) + " limits it (etcdperf cannot see that host; the findings say how to tell)"
-		case diagnose.LimitEtcd:
+		case result.CauseEtcd:
 			return "etcd could not keep up with the load on " + what
 		}
 		return "etcd fails on " + what
 	case result.Warn:
 		switch t.LimitedBy {
-		case diagnose.LimitDisk:
+		case result.CauseDisk:
 			return "etcd runs on " + what + " with little headroom: the disk" + on(t) + " is close to its limit"
-		case diagnose.LimitCPU:
+		case result.CauseCPU:
 			return "the storage is fast enough, but the CPU" + on(t) + " limits etcd on " + what
-		case diagnose.LimitClient:
+		case result.CauseClient:
 			return "the load generator's machine, not etcd, was saturated: this run cannot judge " + what
-		case diagnose.LimitNetwork:
+		case result.CauseNetwork:
 			return "etcd runs on " + what + " with little headroom: the network" + netOn(t) + " limits it"
-		case diagnose.LimitDiskOrCPU:
+		case result.CauseDiskOrCPU:
 			return "etcd runs on " + what + " with little headroom: the disk or the CPU" + on(t) + " limits it"
 		}
 		return "etcd runs on " + what + " with little headroom"
@@ -332,7 +332,7 @@ func doctorSummary(top *result.Result) string {
 		switch {
 		case t.Volatile:
 			s += " (fast but not durable)"
-		case t.LimitedBy != "" && t.LimitedBy != diagnose.LimitNone:
+		case t.LimitedBy != "" && t.LimitedBy != result.CauseNone:
 			s += " (limited by " + limitNoun(t.LimitedBy) + ")"
 		}
 		parts = append(parts, s)
@@ -353,13 +353,13 @@ func fsWord(t result.DoctorTarget) string {
 
 func limitNoun(l string) string {
 	switch l {
-	case diagnose.LimitClient:
+	case result.CauseClient:
 		return "the load generator"
-	case diagnose.LimitCPU:
+	case result.CauseCPU:
 		return "the CPU"
-	case diagnose.LimitEtcd:
+	case result.CauseEtcd:
 		return "etcd itself"
-	case diagnose.LimitDiskOrCPU:
+	case result.CauseDiskOrCPU:
 		return "the disk or the CPU"
 	}
 	return "the " + l
