@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/etcdperf/etcdperf/internal/memberwatch"
 	"github.com/etcdperf/etcdperf/internal/promscrape"
 	"github.com/etcdperf/etcdperf/internal/result"
 )
@@ -92,24 +93,12 @@ func etcdRequests(before, after promscrape.Snapshot) []result.KubeEtcdCall {
 
 // etcdFigures adds etcd's WAL fsync and backend commit histograms over the
 // step, summed over the members.
-func etcdFigures(st *result.KubeStep, before, after []promscrape.MemberScrape) {
-	var wal, commit promscrape.Histogram
-	for i, a := range after {
-		if a.Err != nil || i >= len(before) || before[i].Err != nil {
-			continue
-		}
-		if h, ok := promscrape.HistDelta(before[i].Snap, a.Snap, promscrape.MetricWALFsync); ok {
-			wal = promscrape.AddHist(wal, h)
-		}
-		if h, ok := promscrape.HistDelta(before[i].Snap, a.Snap, promscrape.MetricBackendCommit); ok {
-			commit = promscrape.AddHist(commit, h)
-		}
-	}
-	if wal.Count > 0 {
+func etcdFigures(st *result.KubeStep, step memberwatch.Mark) {
+	if wal := step.Hist(promscrape.MetricWALFsync); wal.Count > 0 {
 		l := wal.Latency()
 		st.WALFsync = &l
 	}
-	if commit.Count > 0 {
+	if commit := step.Hist(promscrape.MetricBackendCommit); commit.Count > 0 {
 		l := commit.Latency()
 		st.BackendCommit = &l
 	}

@@ -22,7 +22,7 @@ import (
 	"k8s.io/client-go/util/flowcontrol"
 
 	"github.com/etcdperf/etcdperf/internal/cluster"
-	"github.com/etcdperf/etcdperf/internal/hoststats"
+	"github.com/etcdperf/etcdperf/internal/memberwatch"
 	"github.com/etcdperf/etcdperf/internal/promscrape"
 	"github.com/etcdperf/etcdperf/internal/result"
 )
@@ -153,12 +153,9 @@ func (r *Run) Measure(ctx context.Context, kube *result.Kube, stop StopFunc) (*r
 		kube.Notes = append(kube.Notes, "the API server's /metrics could not be read ("+err.Error()+"): the latencies are etcdperf's own, not the API server's histograms")
 	}
 	kube.ServerMetrics = err == nil
-	var first, prev []promscrape.MemberScrape
-	var procs *hoststats.MemberWatch
+	var win *memberwatch.Window
 	if r.etcd != nil {
-		first = promscrape.ScrapeMembers(ctx, r.etcdc, r.members)
-		prev = first
-		procs = hoststats.WatchMembers(r.members)
+		win = memberwatch.Start(ctx, r.etcdc, r.members, memberwatch.Options{})
 	}
 	start := time.Now()
 	var runErr error
@@ -183,10 +180,8 @@ func (r *Run) Measure(ctx context.Context, kube *result.Kube, stop StopFunc) (*r
 				before = after
 			}
 		}
-		if r.etcd != nil {
-			after := promscrape.ScrapeMembers(ctx, r.etcdc, r.members)
-			etcdFigures(&st, prev, after)
-			prev = after
+		if win != nil {
+			etcdFigures(&st, win.Mark(ctx))
 		}
 		kube.Steps = append(kube.Steps, st)
 		if why := stop(st); why != "" {
@@ -201,12 +196,10 @@ func (r *Run) Measure(ctx context.Context, kube *result.Kube, stop StopFunc) (*r
 		kube.Notes = append(kube.Notes, "etcd's own figures (WAL fsync, backend commit) were not read: give etcd's --endpoints to see whether etcd explains the API server's latency")
 		return nil, runErr
 	}
-	srv, notes := promscrape.ServerSection(first, prev)
-	if srv != nil {
-		srv.Processes, srv.PeerRTTs = procs.Since(), promscrape.PeerRTTsBetween(first, prev)
-	}
-	kube.Notes = append(kube.Notes, notes...)
-	return srv, runErr
+	// etcd's window ends at the last step's scrape.
+	obs := win.End()
+	kube.Notes = append(kube.Notes, obs.Notes...)
+	return obs.Server, runErr
 }
 
 func (r *Run) target(res string) int64 {

@@ -18,8 +18,8 @@ import (
 	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/hist"
-	"github.com/etcdperf/etcdperf/internal/hoststats"
 	"github.com/etcdperf/etcdperf/internal/load"
+	"github.com/etcdperf/etcdperf/internal/memberwatch"
 	"github.com/etcdperf/etcdperf/internal/promscrape"
 	"github.com/etcdperf/etcdperf/internal/result"
 )
@@ -219,19 +219,16 @@ func (r *Run) Measure(ctx context.Context, stop StopFunc) (*result.Scale, *resul
 	}
 	defer watches.Close()
 
-	first := promscrape.ScrapeMembers(ctx, r.httpc, r.members)
-	procs := hoststats.WatchMembers(r.members)
-	prev := first
+	win := memberwatch.Start(ctx, r.httpc, r.members, memberwatch.Options{})
 	start := time.Now()
 	var runErr error
 	for s := 1; s <= o.Steps; s++ {
 		if o.Progress != nil {
 			o.Progress.Step.Store(int64(s))
 		}
-		st, after, err := r.step(ctx, s, start, prev, watches, logs)
+		st, after, err := r.step(ctx, s, start, win, watches, logs)
 		if st != nil {
 			sc.Steps = append(sc.Steps, *st)
-			prev = after
 			if q := quotaOf(after); q > 0 {
 				sc.Quota = q
 			}
@@ -252,18 +249,17 @@ func (r *Run) Measure(ctx context.Context, stop StopFunc) (*result.Scale, *resul
 		}
 	}
 	sc.Seconds = time.Since(start).Seconds()
-	srv, notes := promscrape.ServerSection(first, prev)
-	if srv != nil {
-		srv.Processes, srv.PeerRTTs = procs.Since(), promscrape.PeerRTTsBetween(first, prev)
-	}
-	sc.Notes = append(sc.Notes, notes...)
-	return sc, srv, runErr
+	// The run's window ends at the last step's scrape.
+	obs := win.End()
+	sc.Notes = append(sc.Notes, obs.Notes...)
+	return sc, obs.Server, runErr
 }
 
 // step writes step s's objects with the background traffic, lists every
 // resource, and reads etcd's figures. It returns the step (nil when it
-// could not be measured) and the members' scrapes after it.
-func (r *Run) step(ctx context.Context, s int, runStart time.Time, before []promscrape.MemberScrape, watches *Watches, logs *LogTail) (*result.ScaleStep, []promscrape.MemberScrape, error) {
+// could not be measured) and the members' scrapes after it, which mark the
+// step in win.
+func (r *Run) step(ctx context.Context, s int, runStart time.Time, win *memberwatch.Window, watches *Watches, logs *LogTail) (*result.ScaleStep, []promscrape.MemberScrape, error) {
 	o := r.o
 	t0 := time.Now()
 	errs := &errCounts{m: map[string]int64{}}
@@ -271,7 +267,7 @@ func (r *Run) step(ctx context.Context, s int, runStart time.Time, before []prom
 	if r.leased() {
 		id, err := r.grant(ctx)
 		if err != nil {
-			return nil, before, fmt.Errorf("grant a lease for step %d's events: %w", s, err)
+			return nil, nil, fmt.Errorf("grant a lease for step %d's events: %w", s, err)
 		}
 		lease.Store(int64(id))
 	}
@@ -294,34 +290,35 @@ func (r *Run) step(ctx context.Context, s int, runStart time.Time, before []prom
 	}
 	grown, err := load.Run(ctx, r.conns, lo)
 	if err != nil {
-		return nil, before, err
+		return nil, nil, err
 	}
 	lists, err := r.lists(ctx, errs)
 	if err != nil {
-		return nil, before, err
+		return nil, nil, err
 	}
 	updates, pending := bg.stop()
 
 	// The watches have seen everything written by now.
 	rev, err := r.revision(ctx)
 	if err != nil {
-		return nil, before, err
+		return nil, nil, err
 	}
 	if !watches.CatchUp(ctx, rev, o.CatchUpTimeout) && ctx.Err() == nil {
 		errs.add(fmt.Sprintf("watch: the events up to revision %d did not arrive within %s", rev, o.CatchUpTimeout), 1)
 	}
 	if ctx.Err() != nil {
-		return nil, before, ctx.Err()
+		return nil, nil, ctx.Err()
 	}
 	lag, events, werrs := watches.Take()
-	after := promscrape.ScrapeMembers(ctx, r.httpc, r.members)
+	mark := win.Mark(ctx)
+	after := mark.After
 
 	st := &result.ScaleStep{Step: s, T: time.Since(runStart).Seconds(), Seconds: time.Since(t0).Seconds(),
 		Kinds: map[string]int64{}, Written: grown.Ops, Lists: lists, WatchEvents: events}
 	for k, c := range o.Counts {
 		n, err := r.cli.CountKeys(ctx, r.objs.KindPrefix(k))
 		if err != nil {
-			return nil, before, fmt.Errorf("count the %s: %w", c.Kind.Name, err)
+			return nil, nil, fmt.Errorf("count the %s: %w", c.Kind.Name, err)
 		}
 		st.Kinds[c.Kind.Name] = n
 		st.Objects += n
@@ -338,7 +335,7 @@ func (r *Run) step(ctx context.Context, s int, runStart time.Time, before []prom
 		st.Errors = errs.m
 	}
 	st.ProposalsPending = pending.most
-	r.serverFigures(st, before, after, pending.byMember)
+	serverFigures(st, mark, pending.byMember)
 	if w, err := logs.Count(); err != nil {
 		return st, after, err
 	} else if len(w) > 0 {
@@ -552,9 +549,8 @@ func (r *Run) revision(ctx context.Context) (int64, error) {
 
 // serverFigures fills the step's figures from etcd's metrics: sizes and
 // memory after the step, the disk histograms and slow applies over it.
-func (r *Run) serverFigures(st *result.ScaleStep, before, after []promscrape.MemberScrape, pending map[string]float64) {
-	var wal, commit promscrape.Histogram
-	for i, a := range after {
+func serverFigures(st *result.ScaleStep, mark memberwatch.Mark, pending map[string]float64) {
+	for i, a := range mark.After {
 		if a.Err != nil {
 			continue
 		}
@@ -565,23 +561,15 @@ func (r *Run) serverFigures(st *result.ScaleStep, before, after []promscrape.Mem
 		st.DBSizeInUse = max(st.DBSizeInUse, m.DBSizeInUse)
 		st.RSS = max(st.RSS, m.RSS)
 		st.Members = append(st.Members, m)
-		b := before[i]
-		if b.Err != nil {
-			continue
+		if b := mark.Before[i]; b.Err == nil {
+			st.SlowApplies += promscrape.CounterDelta(b.Snap, a.Snap, promscrape.EtcdNames.SlowApplies[0])
 		}
-		if h, ok := promscrape.HistDelta(b.Snap, a.Snap, promscrape.MetricWALFsync); ok {
-			wal = promscrape.AddHist(wal, h)
-		}
-		if h, ok := promscrape.HistDelta(b.Snap, a.Snap, promscrape.MetricBackendCommit); ok {
-			commit = promscrape.AddHist(commit, h)
-		}
-		st.SlowApplies += promscrape.CounterDelta(b.Snap, a.Snap, promscrape.EtcdNames.SlowApplies[0])
 	}
-	if len(wal.Buckets) > 0 {
+	if wal := mark.Hist(promscrape.MetricWALFsync); len(wal.Buckets) > 0 {
 		l := wal.Latency()
 		st.WALFsync = &l
 	}
-	if len(commit.Buckets) > 0 {
+	if commit := mark.Hist(promscrape.MetricBackendCommit); len(commit.Buckets) > 0 {
 		l := commit.Latency()
 		st.BackendCommit = &l
 	}
