@@ -62,81 +62,6 @@ func causeLevelsOf(r *result.Result) causeLevels {
 	}
 }
 
-// memberView is what is known of one member, whichever command saw it.
-type memberView struct {
-	name                string
-	wal, commit         *result.Latency
-	slowApplies, hbFail float64
-	proc                *result.MemberProcess
-}
-
-// memberViews gathers each member's signals from a Result: the members of
-// metrics, or the server section of bench, check and doctor.
-func memberViews(r *result.Result) []memberView {
-	var vs []memberView
-	procOf := func(procs []result.MemberProcess, name string) *result.MemberProcess {
-		for i := range procs {
-			if procs[i].Name == name {
-				return &procs[i]
-			}
-		}
-		return nil
-	}
-	switch {
-	case r.Prom != nil:
-		// A history holds each member's p99 over the period, and nothing
-		// of its process.
-		for _, m := range r.Prom.Members {
-			v := memberView{name: m.Instance, slowApplies: m.Observed["slow_applies"], hbFail: m.Observed["heartbeat_failures"]}
-			if p99, ok := m.Observed[check.WALFsyncP99]; ok {
-				v.wal = &result.Latency{Count: 1, P99: p99}
-			}
-			if p99, ok := m.Observed[check.BackendCommitP99]; ok {
-				v.commit = &result.Latency{Count: 1, P99: p99}
-			}
-			vs = append(vs, v)
-		}
-	case r.Metrics != nil:
-		for _, m := range r.Metrics.Members {
-			if m.Overall == nil {
-				continue
-			}
-			vs = append(vs, memberView{name: m.Name, wal: m.Overall.WALFsync, commit: m.Overall.BackendCommit,
-				slowApplies: m.Overall.SlowApplies, hbFail: m.Overall.HeartbeatFailures, proc: m.Process})
-		}
-	case r.Server != nil:
-		s := r.Server
-		if len(s.Members) == 0 {
-			name := ""
-			switch {
-			case len(s.Processes) == 1:
-				name = s.Processes[0].Name
-			case r.Target != nil && len(r.Target.Members) == 1:
-				name = r.Target.Members[0].Name
-			}
-			vs = append(vs, memberView{name: name, wal: s.WALFsync, commit: s.BackendCommit, proc: procOf(s.Processes, name)})
-			break
-		}
-		for _, m := range s.Members {
-			vs = append(vs, memberView{name: m.Name, wal: m.WALFsync, commit: m.BackendCommit, proc: procOf(s.Processes, m.Name)})
-		}
-	}
-	return vs
-}
-
-// peerRTTsOf returns the members' round trips to each other.
-func peerRTTsOf(r *result.Result) []result.PeerRTT {
-	switch {
-	case r.Prom != nil:
-		return r.Prom.PeerRTTs
-	case r.Metrics != nil:
-		return r.Metrics.PeerRTTs
-	case r.Server != nil:
-		return r.Server.PeerRTTs
-	}
-	return nil
-}
-
 // symptom is a member's disk latency over its limit.
 type symptom struct {
 	check result.Check // the member's own value judged by the run's criterion
@@ -147,12 +72,12 @@ type symptom struct {
 // a memory measurement's burst of writes). Only a p99 over its limit is a
 // symptom whose cause is named: a p99 near it is the checks' to warn of,
 // and on a shared host a healthy member's tail swings that far.
-func memberSymptoms(r *result.Result, v memberView) []symptom {
+func memberSymptoms(r *result.Result, v Member) []symptom {
 	var out []symptom
 	for _, s := range []struct {
 		id string
 		l  *result.Latency
-	}{{check.WALFsyncP99, v.wal}, {check.BackendCommitP99, v.commit}} {
+	}{{check.WALFsyncP99, v.WALFsync}, {check.BackendCommitP99, v.BackendCommit}} {
 		if s.l == nil || s.l.Count == 0 {
 			continue
 		}
@@ -267,7 +192,7 @@ type blame struct {
 // memberBlames names the cause of every member's slow disk latencies, and
 // of slow round trips to a member.
 func memberBlames(r *result.Result) []blame {
-	views := memberViews(r)
+	views := etcdMembers(r)
 	lv := causeLevelsOf(r)
 	by := map[string]*blame{}
 	var order []string
@@ -284,20 +209,20 @@ func memberBlames(r *result.Result) []blame {
 		if len(syms) == 0 {
 			continue
 		}
-		named[v.name] = true
+		named[v.Name] = true
 		var parts []string
 		var symEv []result.Evidence
 		for _, s := range syms {
 			what := symptomNames[s.check.Name]
 			parts = append(parts, fmt.Sprintf("%s %s (limit %s)", what, LatencyText(s.check), units.Seconds(s.check.Limit)))
 			e := EvidenceOf(s.check)
-			e.What = fmt.Sprintf("%s of %s over the run", what, v.name)
+			e.What = fmt.Sprintf("%s of %s over the run", what, v.Name)
 			symEv = append(symEv, e)
 		}
-		measured := v.name + "'s " + strings.Join(parts, ", ")
+		measured := v.Name + "'s " + strings.Join(parts, ", ")
 		p99 := syms[0].check.Observed
-		devEv, devWords, devSlow, devFast := deviceEvidence(lv, v.proc, p99)
-		cpuEv, cpuWords := cpuStarvation(lv, v.proc, devFast)
+		devEv, devWords, devSlow, devFast := deviceEvidence(lv, v.Process, p99)
+		cpuEv, cpuWords := cpuStarvation(lv, v.Process, devFast)
 		with := func(words ...string) string {
 			var ws []string
 			for _, w := range words {
@@ -308,27 +233,27 @@ func memberBlames(r *result.Result) []blame {
 			return strings.Join(ws, "; ")
 		}
 		switch {
-		case !v.proc.Measured():
-			explained[v.name] = true
+		case !v.Process.Measured():
+			explained[v.Name] = true
 			why := "etcdperf could not measure its process: it does not run on this host"
 			switch {
 			case r.Prom != nil:
 				why = "a history in Prometheus says nothing of its process"
-			case v.proc != nil && v.proc.Error != "":
-				why = "etcdperf could not measure its process: " + v.proc.Error
+			case v.Process != nil && v.Process.Error != "":
+				why = "etcdperf could not measure its process: " + v.Process.Error
 			}
-			add(result.CauseDiskOrCPU, v.name, fmt.Sprintf("%s, and %s", measured, why), symEv)
+			add(result.CauseDiskOrCPU, v.Name, fmt.Sprintf("%s, and %s", measured, why), symEv)
 		case len(cpuEv) > 0 && devSlow:
-			add(result.CauseDisk, v.name, fmt.Sprintf("%s, while %s", measured, devWords), append(symEv, devEv...))
-			add(result.CauseCPU, v.name, fmt.Sprintf("%s, while %s", measured, with(cpuWords...)), append(symEv, cpuEv...))
-		case len(cpuEv) > 0 || v.proc.Volatile:
+			add(result.CauseDisk, v.Name, fmt.Sprintf("%s, while %s", measured, devWords), append(symEv, devEv...))
+			add(result.CauseCPU, v.Name, fmt.Sprintf("%s, while %s", measured, with(cpuWords...)), append(symEv, cpuEv...))
+		case len(cpuEv) > 0 || v.Process.Volatile:
 			// In memory, an fsync does no I/O: what is slow is the
 			// member's own work or its wait for a CPU.
-			explained[v.name] = true
-			add(result.CauseCPU, v.name, fmt.Sprintf("%s, while %s", measured, with(append(cpuWords, devWords)...)), append(append(symEv, cpuEv...), devEv...))
+			explained[v.Name] = true
+			add(result.CauseCPU, v.Name, fmt.Sprintf("%s, while %s", measured, with(append(cpuWords, devWords)...)), append(append(symEv, cpuEv...), devEv...))
 		default:
-			procEv, procWords := processEvidence(lv, v.proc)
-			add(result.CauseDisk, v.name, fmt.Sprintf("%s, while %s: the time went to its storage", measured, with(procWords, devWords)),
+			procEv, procWords := processEvidence(lv, v.Process)
+			add(result.CauseDisk, v.Name, fmt.Sprintf("%s, while %s: the time went to its storage", measured, with(procWords, devWords)),
 				append(append(symEv, devEv...), procEv...))
 		}
 	}
@@ -348,32 +273,32 @@ func memberBlames(r *result.Result) []blame {
 	}
 	stalls := clusterStalled(views)
 	for _, v := range views {
-		if named[v.name] {
+		if named[v.Name] {
 			continue
 		}
-		cpuEv, cpuWords := cpuStarvation(lv, v.proc, false)
+		cpuEv, cpuWords := cpuStarvation(lv, v.Process, false)
 		if len(cpuEv) == 0 {
 			continue
 		}
-		explained[v.name] = true
-		if !failed && !stalls && !throttledByLimit(lv, v.proc) {
+		explained[v.Name] = true
+		if !failed && !stalls && !throttledByLimit(lv, v.Process) {
 			continue
 		}
 		var under []string
 		for _, l := range []struct {
 			id string
 			l  *result.Latency
-		}{{check.WALFsyncP99, v.wal}, {check.BackendCommitP99, v.commit}} {
+		}{{check.WALFsyncP99, v.WALFsync}, {check.BackendCommitP99, v.BackendCommit}} {
 			if l.l != nil && l.l.Count > 0 {
 				bound := l.l.Bucketed && l.l.Resolution > 0 && l.l.P99 <= l.l.Resolution
 				under = append(under, symptomNames[l.id]+" "+LatencyText(result.Check{Observed: l.l.P99, Bound: bound}))
 			}
 		}
-		measured := v.name + "'s disk latencies stayed under their limits"
+		measured := v.Name + "'s disk latencies stayed under their limits"
 		if len(under) > 0 {
 			measured = fmt.Sprintf("%s (%s)", measured, strings.Join(under, ", "))
 		}
-		addAs(by, &order, sev, result.CauseCPU, v.name, fmt.Sprintf("%s, while %s", measured, strings.Join(cpuWords, "; ")), cpuEv)
+		addAs(by, &order, sev, result.CauseCPU, v.Name, fmt.Sprintf("%s, while %s", measured, strings.Join(cpuWords, "; ")), cpuEv)
 	}
 	if nb, ok := networkBlame(peerRTTsOf(r), explained, lv.peerRTT); ok {
 		by[result.CauseNetwork] = &nb
@@ -408,11 +333,11 @@ func addAs(by map[string]*blame, order *[]string, sev result.Severity, cause, me
 // clusterStalled says whether the members' own loops ran late more than
 // once in the period (slow applies, late heartbeats: the levels at which
 // stallSeverity warns).
-func clusterStalled(views []memberView) bool {
+func clusterStalled(views []Member) bool {
 	var applies, hb float64
 	for _, v := range views {
-		applies += v.slowApplies
-		hb += v.hbFail
+		applies += v.SlowApplies
+		hb += v.HeartbeatFailures
 	}
 	return recurring(applies, 1) || recurring(hb, float64(len(views)-1))
 }
@@ -559,11 +484,11 @@ func memberVolatile(r *result.Result) []result.Finding {
 	var names []string
 	var ev []result.Evidence
 	fsType := ""
-	for _, v := range memberViews(r) {
-		if p := v.proc; p != nil && p.Volatile {
-			names = append(names, v.name)
+	for _, v := range etcdMembers(r) {
+		if p := v.Process; p != nil && p.Volatile {
+			names = append(names, v.Name)
 			fsType = p.FSType
-			ev = append(ev, result.Evidence{What: fmt.Sprintf("%s's WAL %s is on %s (on host %s)", v.name, p.WALDir, p.FSType, p.Host), Source: "/proc/self/mountinfo"})
+			ev = append(ev, result.Evidence{What: fmt.Sprintf("%s's WAL %s is on %s (on host %s)", v.Name, p.WALDir, p.FSType, p.Host), Source: "/proc/self/mountinfo"})
 		}
 	}
 	if len(names) == 0 {

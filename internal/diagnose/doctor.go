@@ -38,7 +38,7 @@ func DoctorLimit(r *result.Result) (string, []string) {
 			continue
 		}
 		if f.Cause != "" {
-			if len(memberViews(r)) < 2 {
+			if len(etcdMembers(r)) < 2 {
 				return f.Cause, nil // one member: naming it says nothing
 			}
 			return f.Cause, f.Members
