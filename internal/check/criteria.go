@@ -114,8 +114,9 @@ var checked = []Criterion{
 		Source: "Kubernetes API call latency SLO (sig-scalability): mutating calls p99 <= 1s, etcd's write included; warn at etcd's --warning-apply-duration 100ms"},
 	{ID: ListAllP99, Title: "list of a whole resource (all pages)", Unit: Seconds, Op: Below, Limit: 30, Warn: f(5),
 		Source: "Kubernetes API call latency SLO (sig-scalability): LIST of a namespace or the cluster p99 <= 30s, the API server's own work included; warn at 5s"},
-	{ID: DBQuotaUsed, Title: "database size / backend quota", Unit: Fraction, Op: Below, Limit: 0.8, Warn: f(0.5),
-		Source: "etcd --quota-backend-bytes (default 2 GiB): at the quota etcd raises the NOSPACE alarm and accepts only reads and deletes"},
+	{ID: DBQuotaUsed, Title: "database size / backend quota", Unit: Fraction, Op: Below, Limit: 0.8, Warn: f(0.5), Findings: "db_near_quota",
+		Source: "etcd --quota-backend-bytes (default 2 GiB): at the quota etcd raises the NOSPACE alarm and accepts only reads and deletes; " +
+			"80% leaves room to compact and defragment before etcd's own alert pages at 95% (etcdDatabaseQuotaLowSpace, etcd-io/etcd contrib/mixin)"},
 	{ID: RequestErrors, Title: "failed requests", Unit: Count, Op: AtMost, Limit: 0,
 		Source: "etcdctl check perf: any failed request fails the check"},
 	{ID: APIMutatingP99, Title: "mutating API call p99", Unit: Seconds, Op: AtMost, Limit: 1, Warn: f(0.5),

@@ -110,7 +110,7 @@ func TestOverride(t *testing.T) {
 // The levels of the findings are set like the checks' limits, sizes in
 // bytes included, and a Result records what differs from the defaults.
 func TestOverrideLevels(t *testing.T) {
-	tab, err := Override(Table, []string{DBFragmentedSize + "=64m", MemberSchedWait + "=2ms", DBQuotaAlarm + "=90%,70%"})
+	tab, err := Override(Table, []string{DBFragmentedSize + "=64m", MemberSchedWait + "=2ms", DBQuotaUsed + "=90%,70%"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,14 +121,14 @@ func TestOverrideLevels(t *testing.T) {
 		t.Errorf("%s = %v, want 2ms", MemberSchedWait, c.Limit)
 	}
 	changed := Changed(tab)
-	if len(changed) != 3 || changed[0].Name != MemberSchedWait || changed[1].Name != DBQuotaAlarm || *changed[1].Warn != 0.7 || changed[2].Name != DBFragmentedSize {
+	if len(changed) != 3 || changed[0].Name != DBQuotaUsed || *changed[0].Warn != 0.7 || changed[1].Name != MemberSchedWait || changed[2].Name != DBFragmentedSize {
 		t.Errorf("Changed = %+v, want the three levels set, in the table's order", changed)
 	}
 	if got := Changed(Table); got != nil {
 		t.Errorf("Changed(Table) = %+v, want none", got)
 	}
 	back := WithLimits(Table, changed)
-	for _, id := range []string{DBFragmentedSize, MemberSchedWait, DBQuotaAlarm} {
+	for _, id := range []string{DBFragmentedSize, MemberSchedWait, DBQuotaUsed} {
 		a, _ := Lookup(back, id)
 		b, _ := Lookup(tab, id)
 		if a.Limit != b.Limit || !sameWarn(a.Warn, b.Warn) || a.Source != b.Source {

@@ -29,11 +29,14 @@ func markdownTable(table []Criterion) string {
 		if c.Warn != nil {
 			def += ", warn at " + units.Value(*c.Warn, string(c.Unit))
 		}
-		judged := "check"
-		if c.Findings != "" {
-			judged = "level of " + c.Findings
+		var judged []string
+		if _, ok := Lookup(checked, c.ID); ok {
+			judged = append(judged, "check")
 		}
-		b.WriteString("| `" + c.ID + "` | " + c.Title + " | " + def + " | " + judged + " | " + strings.ReplaceAll(c.Source, "|", "\\|") + " |\n")
+		if c.Findings != "" {
+			judged = append(judged, "level of "+c.Findings)
+		}
+		b.WriteString("| `" + c.ID + "` | " + c.Title + " | " + def + " | " + strings.Join(judged, "; ") + " | " + strings.ReplaceAll(c.Source, "|", "\\|") + " |\n")
 	}
 	return b.String()
 }

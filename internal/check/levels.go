@@ -17,10 +17,8 @@ const (
 	ClientsBusy         = "clients_busy"
 	PacerOwnLag         = "pacer_own_lag"
 	DeviceBusy          = "device_busy"
-	DBQuotaAlarm        = "db_quota_alarm"
 	DBFragmentedSize    = "db_fragmented_size"
 	DBInUse             = "db_in_use"
-	ScaleFragmentedSize = "scale_db_fragmented_size"
 	HostCPUBusy         = "host_cpu_busy"
 	HostCPUSteal        = "host_cpu_steal"
 	RSSPerValue         = "rss_per_value"
@@ -68,14 +66,10 @@ var levels = []Criterion{
 		Source: "etcdperf's pacer: with half of the lag its own, the load generator, not etcd, was late"},
 	{ID: DeviceBusy, Title: "device busy (iostat %util)", Unit: Fraction, Op: Below, Limit: 0.80, Findings: "device_busy",
 		Source: useMethod + ": a device busy 80% of the time queues its requests; etcd hardware guide, https://etcd.io/docs/v3.5/op-guide/hardware/: give etcd a dedicated disk"},
-	{ID: DBQuotaAlarm, Title: "database size / backend quota of a member", Unit: Fraction, Op: Below, Limit: 0.95, Warn: f(0.80), Findings: "db_near_quota, metrics_db_quota",
-		Source: etcdMixin + ": etcdDatabaseQuotaLowSpace pages at 95% of --quota-backend-bytes; warn at 80%; " + maintenance + ": at the quota etcd raises the NOSPACE alarm"},
 	{ID: DBFragmentedSize, Title: "database size from which its free pages are worth a defragmentation", Unit: Bytes, Op: Below, Limit: 100 << 20, Findings: "db_fragmented",
 		Source: maintenance + ": defragmentation gives the free pages back, and blocks the member while it runs; worth it from 100 MiB"},
-	{ID: DBInUse, Title: "share of the database file in use", Unit: Fraction, Op: AtLeast, Limit: 0.50, Findings: "db_fragmented, scale_db_fragmented",
+	{ID: DBInUse, Title: "share of the database file in use", Unit: Fraction, Op: AtLeast, Limit: 0.50, Findings: "db_fragmented",
 		Source: maintenance + ": free pages count against the quota until a defragmentation; half of the file free is worth one"},
-	{ID: ScaleFragmentedSize, Title: "database size from which a scale run's free pages are worth a defragmentation", Unit: Bytes, Op: Below, Limit: 64 << 20, Findings: "scale_db_fragmented",
-		Source: maintenance + ": defragmentation gives the free pages back; worth it from 64 MiB as objects grow"},
 	{ID: HostCPUBusy, Title: "CPU busy on the host etcdperf ran on", Unit: Fraction, Op: Below, Limit: 0.80, Findings: "host_cpu_saturated, disk_too_slow, client_saturated",
 		Source: useMethod + ": CPUs 80% busy delay the threads that complete I/O"},
 	{ID: HostCPUSteal, Title: "CPU time taken by the hypervisor (steal)", Unit: Fraction, Op: Below, Limit: 0.10, Findings: "host_cpu_steal",

@@ -17,8 +17,6 @@ func init() {
 		Rule{ID: "etcd_too_slow_for_profile", Apply: etcdTooSlowForProfile},
 		Rule{ID: "device_busy", Apply: deviceBusy},
 		Rule{ID: "leader_changes_under_load", Apply: leaderChangesUnderLoad},
-		Rule{ID: "db_near_quota", Apply: dbNearQuota},
-		Rule{ID: "db_fragmented", Apply: dbFragmented},
 	)
 }
 
@@ -191,48 +189,4 @@ func leaderChangesUnderLoad(r *result.Result) []result.Finding {
 		Recommendation: "A leader misses heartbeats when its raft loop waits for the disk (WAL fsync) or the CPU, or when the network drops them; " +
 			"if the members are far apart, raise --heartbeat-interval to about the round-trip time and --election-timeout to 10x it (etcd tuning guide).",
 	}}
-}
-
-func dbNearQuota(r *result.Result) []result.Finding {
-	if r.Perf == nil {
-		return nil
-	}
-	dbQuotaHigh := WarnOf(r, check.DBQuotaAlarm)
-	for _, m := range r.Perf.Members {
-		if m.Quota <= 0 || m.DBSize < dbQuotaHigh*m.Quota {
-			continue
-		}
-		return []result.Finding{{
-			ID:       "db_near_quota",
-			Severity: result.Warning,
-			Title:    fmt.Sprintf("%s's database is %s, %.0f%% of its %s quota: at the quota etcd refuses writes (mvcc: database space exceeded)", m.Name, units.Bytes(m.DBSize), m.DBSize/m.Quota*100, units.Bytes(m.Quota)),
-			Evidence: []result.Evidence{{What: "database size of " + m.Name, Observed: m.DBSize, Limit: m.Quota, Unit: "bytes", Source: metricsSrc}},
-			Recommendation: "Compact the history (etcd --auto-compaction-retention, or etcdctl compact) and defragment each member in turn (etcdctl defrag); " +
-				"raise --quota-backend-bytes (up to 8 GiB is the recommended maximum) if the data itself is that large.",
-		}}
-	}
-	return nil
-}
-
-func dbFragmented(r *result.Result) []result.Finding {
-	if r.Perf == nil {
-		return nil
-	}
-	dbFragmentedSize, dbInUseLow := LimitOf(r, check.DBFragmentedSize), LimitOf(r, check.DBInUse)
-	for _, m := range r.Perf.Members {
-		if m.DBSize < dbFragmentedSize || m.DBSizeInUse <= 0 || m.DBSizeInUse >= dbInUseLow*m.DBSize {
-			continue
-		}
-		return []result.Finding{{
-			ID:       "db_fragmented",
-			Severity: result.Info,
-			Title:    fmt.Sprintf("%s's database file is %s but only %s of it is in use", m.Name, units.Bytes(m.DBSize), units.Bytes(m.DBSizeInUse)),
-			Evidence: []result.Evidence{
-				{What: "database size of " + m.Name, Observed: m.DBSize, Unit: "bytes", Source: metricsSrc},
-				{What: "database size in use", Observed: m.DBSizeInUse, Unit: "bytes", Source: metricsSrc},
-			},
-			Recommendation: "Defragment the members one at a time (etcdctl defrag --endpoints ONE), outside peak hours: a defragmentation blocks the member while it runs.",
-		}}
-	}
-	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
@@ -30,7 +29,6 @@ func init() {
 			return heartbeatFailures(metricsTotals(r), "metrics_heartbeat_failures")
 		}},
 		Rule{ID: "metrics_slow_read_indexes", Apply: metricsSlowReadIndexes},
-		Rule{ID: "metrics_db_quota", Apply: metricsDBQuota},
 	)
 }
 
@@ -126,42 +124,4 @@ func metricsSlowReadIndexes(r *result.Result) []result.Finding {
 		Recommendation: "A read index is the leader confirming it still leads before a linearizable read: it is slow when the leader is " +
 			"(WAL fsync, CPU) or when the network to the followers is (peer round trip). Serializable reads do not wait for it.",
 	}}
-}
-
-// metricsDBQuota warns when a member's database approaches
-// --quota-backend-bytes: at the quota etcd raises the NOSPACE alarm and
-// refuses every write.
-func metricsDBQuota(r *result.Result) []result.Finding {
-	if r.Metrics == nil {
-		return nil
-	}
-	// The share of the backend quota at which etcd's own alerting rules
-	// page (etcdDatabaseQuotaLowSpace), and the share at which this warns.
-	quotaCritical, quotaWarn := LimitOf(r, check.DBQuotaAlarm), WarnOf(r, check.DBQuotaAlarm)
-	f := result.Finding{ID: "metrics_db_quota", Severity: result.Warning}
-	var names []string
-	for _, m := range r.Metrics.Members {
-		o := m.Overall
-		if o == nil || o.Quota <= 0 || o.DBSize < quotaWarn*o.Quota {
-			continue
-		}
-		share := o.DBSize / o.Quota
-		if share >= quotaCritical {
-			f.Severity = result.Critical
-		}
-		names = append(names, m.Name)
-		f.Evidence = append(f.Evidence, result.Evidence{
-			What: fmt.Sprintf("%s: database %s of its %s quota (%.0f%%), %s in use", m.Name, units.Bytes(o.DBSize), units.Bytes(o.Quota), share*100, units.Bytes(o.DBSizeInUse)),
-			// The rule's levels as shares of the quota.
-			Observed: share, Limit: quotaCritical, Unit: "ratio",
-			Source: "etcd's alerting rules (etcdDatabaseQuotaLowSpace) page at 95% of --quota-backend-bytes",
-		})
-	}
-	if len(names) == 0 {
-		return nil
-	}
-	f.Title = fmt.Sprintf("The database of %s is close to its quota: at the quota etcd raises the NOSPACE alarm and refuses writes", strings.Join(names, ", "))
-	f.Recommendation = "Compact the history (etcd's --auto-compaction-retention), then defragment the members one at a time " +
-		"(etcdctl defrag) to give the space back; raise --quota-backend-bytes (at most 8 GiB is advised) only if the data really needs it."
-	return []result.Finding{f}
 }

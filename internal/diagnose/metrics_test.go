@@ -54,10 +54,12 @@ func TestMetricsRules(t *testing.T) {
 			map[string]result.Severity{"metrics_slow_applies": result.Warning, "metrics_heartbeat_failures": result.Info}, "etcd-1: 2"},
 		{"one slow apply: a single stall", metricsResult([]bool{true}, with(func(s *result.MetricsSignals) { s.SlowApplies = 1 })),
 			map[string]result.Severity{"metrics_slow_applies": result.Info}, "etcd-1: 1"},
-		{"database near its quota", metricsResult([]bool{true}, with(func(s *result.MetricsSignals) { s.DBSize = 1.7 * (1 << 30) })),
-			map[string]result.Severity{"metrics_db_quota": result.Warning}, "1.7 GiB of its 2.0 GiB quota (85%)"},
-		{"database at its quota", metricsResult([]bool{true}, with(func(s *result.MetricsSignals) { s.DBSize = 1.95 * (1 << 30) })),
-			map[string]result.Severity{"metrics_db_quota": result.Critical}, "(98%)"},
+		{"database near its quota", metricsResult([]bool{true}, with(func(s *result.MetricsSignals) { s.DBSize, s.DBSizeInUse = 1.2*(1<<30), 1<<30 })),
+			map[string]result.Severity{"db_near_quota": result.Warning}, "1.2 GiB of its 2.0 GiB quota (60%), 1.0 GiB in use"},
+		{"database at its quota", metricsResult([]bool{true}, with(func(s *result.MetricsSignals) { s.DBSize, s.DBSizeInUse = 1.95*(1<<30), 1.9*(1<<30) })),
+			map[string]result.Severity{"db_near_quota": result.Critical}, "(98%)"},
+		{"fragmented database", metricsResult([]bool{true}, with(func(s *result.MetricsSignals) { s.DBSize, s.DBSizeInUse = 800<<20, 100<<20 })),
+			map[string]result.Severity{"db_fragmented": result.Info}, "database size in use of etcd-1"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

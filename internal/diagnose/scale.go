@@ -18,7 +18,6 @@ func init() {
 		Rule{ID: "scale_stopped", Apply: scaleStopped},
 		Rule{ID: "scale_errors", Apply: scaleErrors},
 		Rule{ID: "scale_db_quota", Apply: scaleDBQuota},
-		Rule{ID: "scale_db_fragmented", Apply: scaleDBFragmented},
 		Rule{ID: "scale_rss_growth", Apply: scaleRSSGrowth},
 		Rule{ID: "scale_list_superlinear", Apply: scaleListSuperlinear},
 		Rule{ID: "scale_slow_applies", Apply: scaleSlowApplies},
@@ -146,7 +145,7 @@ func scaleErrors(r *result.Result) []result.Finding {
 }
 
 // scaleDBQuota projects the database size to the quota: how many objects
-// fit, and a warning when the run came near it.
+// fit.
 func scaleDBQuota(r *result.Result) []result.Finding {
 	st, ok := lastStep(r.Scale)
 	if !ok || st.DBSize <= 0 || st.Objects <= 0 {
@@ -164,33 +163,11 @@ func scaleDBQuota(r *result.Result) []result.Finding {
 			{What: "share of the quota used", Observed: st.DBSize / quota, Unit: "ratio", Source: scaleSource},
 		},
 		Recommendation: "etcd keeps every revision until it is compacted, so updates grow the database beyond the objects' own size; " + quotaAdvice}
+	// How near the quota the database came is db_near_quota's to say.
 	if c, ok := FindCheck(r, check.DBQuotaUsed); ok {
-		switch c.Status {
-		case result.StatusFail:
-			f.Severity = result.Critical
-		case result.StatusWarn:
-			f.Severity = result.Warning
-		}
 		f.Evidence = append(f.Evidence, EvidenceOf(c))
 	}
 	return []result.Finding{f}
-}
-
-// scaleDBFragmented advises a defragmentation when much of a large
-// database is free pages.
-func scaleDBFragmented(r *result.Result) []result.Finding {
-	st, ok := lastStep(r.Scale)
-	if !ok || st.DBSize < LimitOf(r, check.ScaleFragmentedSize) || st.DBSizeInUse <= 0 || st.DBSizeInUse/st.DBSize >= LimitOf(r, check.DBInUse) {
-		return nil
-	}
-	return []result.Finding{{ID: "scale_db_fragmented", Severity: result.Warning,
-		Title: fmt.Sprintf("only %.0f%% of the %s database is in use: the rest is free pages that count against the quota",
-			100*st.DBSizeInUse/st.DBSize, units.Bytes(st.DBSize)),
-		Evidence: []result.Evidence{
-			{What: "database size", Observed: st.DBSize, Unit: "bytes", Source: "etcd_mvcc_db_total_size_in_bytes"},
-			{What: "database size in use", Observed: st.DBSizeInUse, Unit: "bytes", Source: "etcd_mvcc_db_total_size_in_use_in_bytes"},
-		},
-		Recommendation: "Defragment the members one at a time (etcdctl defrag --endpoints one-member) after a compaction: the file shrinks to what is in use."}}
 }
 
 // scaleRSSGrowth fits the members' memory against the objects: how much

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/result"
 )
 
@@ -96,16 +95,24 @@ func TestScaleDBQuota(t *testing.T) {
 	if !ok || f.Severity != result.Info || !strings.Contains(f.Title, "fits about 215000 objects") {
 		t.Errorf("%+v", f)
 	}
-	// With the check failed (the pipeline adds it), the finding is critical.
-	c, _ := check.Lookup(check.Table, check.DBQuotaUsed)
-	r.Checks = []result.Check{check.Evaluate(c, 0.9)}
-	if f, _ := finding(t, Run(r), "scale_db_quota"); f.Severity != result.Critical || !strings.Contains(f.Recommendation, "defragment") {
+	if _, ok := finding(t, Run(r), "db_near_quota"); ok {
+		t.Errorf("a database at 23%% of its quota said to be near it")
+	}
+	// Past db_quota_used's limit, the quota rule says so of the largest
+	// member, critical; the projection stays a projection.
+	r.Scale.Steps[4].DBSize = 0.9 * (1 << 30)
+	fs := Run(r)
+	if f, _ := finding(t, fs, "db_near_quota"); f.Severity != result.Critical || !strings.Contains(f.Title, "The database of the largest member is close to its quota") ||
+		!strings.Contains(f.Recommendation, "defragment") {
+		t.Errorf("%+v", f)
+	}
+	if f, _ := finding(t, fs, "scale_db_quota"); f.Severity != result.Info {
 		t.Errorf("%+v", f)
 	}
 	// Fragmented: a large database mostly free.
 	r = scaleRun(steps, nil, nil, func(n float64) float64 { return 5000 * n })
 	r.Scale.Steps[4].DBSizeInUse = r.Scale.Steps[4].DBSize / 4
-	if f, ok := finding(t, Run(r), "scale_db_fragmented"); !ok || !strings.Contains(f.Title, "only 25% of the") {
+	if f, ok := finding(t, Run(r), "db_fragmented"); !ok || f.Severity != result.Info || !strings.Contains(f.Title, "the largest member's database file is 238.4 MiB but only 59.6 MiB of it is in use") {
 		t.Errorf("%+v", f)
 	}
 }

@@ -1,0 +1,77 @@
+package diagnose
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/result"
+	"github.com/etcdperf/etcdperf/internal/units"
+)
+
+// The rules over the members' databases, whichever command read them (a
+// load check's members, metrics, a scale run's largest member): how near
+// the backend quota they are, and how much of them is free pages.
+func init() {
+	Register(
+		Rule{ID: "db_near_quota", Apply: dbNearQuota},
+		Rule{ID: "db_fragmented", Apply: dbFragmented},
+	)
+}
+
+// dbNearQuota warns when a member's database approaches
+// --quota-backend-bytes (db_quota_used's warning level), critical past
+// its limit: at the quota etcd raises the NOSPACE alarm and refuses every
+// write.
+func dbNearQuota(r *result.Result) []result.Finding {
+	limit, warn := LimitOf(r, check.DBQuotaUsed), WarnOf(r, check.DBQuotaUsed)
+	f := result.Finding{ID: "db_near_quota", Severity: result.Warning}
+	var names []string
+	for _, m := range Members(r) {
+		if m.Quota <= 0 || m.DBSize < warn*m.Quota {
+			continue
+		}
+		share := m.DBSize / m.Quota
+		if share >= limit {
+			f.Severity = result.Critical
+		}
+		names = append(names, m.Name)
+		f.Evidence = append(f.Evidence, result.Evidence{
+			What:     fmt.Sprintf("%s: database %s of its %s quota (%.0f%%), %s in use", m.Name, units.Bytes(m.DBSize), units.Bytes(m.Quota), share*100, units.Bytes(m.DBSizeInUse)),
+			Observed: share, Limit: limit, Unit: "ratio",
+			Source: "etcd_mvcc_db_total_size_in_bytes, " + m.QuotaSource,
+		})
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	f.Title = fmt.Sprintf("The database of %s is close to its quota: at the quota etcd raises the NOSPACE alarm and refuses writes (mvcc: database space exceeded)", strings.Join(names, ", "))
+	f.Recommendation = "Compact the history (etcd's --auto-compaction-retention; kube-apiserver compacts every 5 minutes), then defragment the members one at a time " +
+		"(etcdctl defrag) to give the space back; raise --quota-backend-bytes (at most 8 GiB is advised) only if the data really needs it."
+	return []result.Finding{f}
+}
+
+// dbFragmented advises a defragmentation when much of a large database
+// is free pages, which count against the quota until then.
+func dbFragmented(r *result.Result) []result.Finding {
+	size, inUse := LimitOf(r, check.DBFragmentedSize), LimitOf(r, check.DBInUse)
+	f := result.Finding{ID: "db_fragmented", Severity: result.Info}
+	var titles, names []string
+	for _, m := range Members(r) {
+		if m.DBSize < size || m.DBSizeInUse <= 0 || m.DBSizeInUse >= inUse*m.DBSize {
+			continue
+		}
+		names = append(names, m.Name)
+		titles = append(titles, fmt.Sprintf("%s's database file is %s but only %s of it is in use", m.Name, units.Bytes(m.DBSize), units.Bytes(m.DBSizeInUse)))
+		f.Evidence = append(f.Evidence,
+			result.Evidence{What: "database size of " + m.Name, Observed: m.DBSize, Unit: "bytes", Source: "etcd_mvcc_db_total_size_in_bytes"},
+			result.Evidence{What: "database size in use of " + m.Name, Observed: m.DBSizeInUse, Limit: inUse * m.DBSize, Unit: "bytes", Source: "etcd_mvcc_db_total_size_in_use_in_bytes"})
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	f.Title = strings.Join(titles, "; ") + ": the rest is free pages that count against the quota"
+	f.Recommendation = "Defragment the members one at a time (etcdctl defrag --endpoints ONE) after a compaction, outside peak hours: " +
+		"the file shrinks to what is in use, and a defragmentation blocks the member while it runs."
+	return []result.Finding{f}
+}
