@@ -201,8 +201,8 @@ func TestBenchSampleCSVAndPrefix(t *testing.T) {
 	r := testutil.RunBinary(t, time.Minute, "bench", "put", "--endpoints", ep, "--duration", "1500ms", "--rate", "400", "--clients", "4",
 		"--prefix", "/etcdperf/mine", "--keep-keys", "--sample-csv", csvPath, "-o", "json")
 	res := benchResult(t, r)
-	if res.Params["prefix"] != "/etcdperf/mine/" || res.Bench.ServiceLatency == nil || res.Bench.Rate != 400 {
-		t.Errorf("params %v service %v", res.Params, res.Bench.ServiceLatency)
+	if p := res.LoadParams(); p == nil || p.Prefix != "/etcdperf/mine/" || res.Bench.ServiceLatency == nil || res.Bench.Rate != 400 {
+		t.Errorf("params %+v service %v", res.Params, res.Bench.ServiceLatency)
 	}
 	raw, err := os.ReadFile(csvPath)
 	if err != nil || !strings.HasPrefix(string(raw), "t,ops,p50,p99,max,errors\n") || strings.Count(string(raw), "\n") < 2 {

@@ -214,7 +214,7 @@ func TestDoctorNode(t *testing.T) {
 	if run.Target == nil || len(run.Target.Members) != 1 || run.Target.Members[0].Name != "cp-1" {
 		t.Errorf("target %+v", run.Target)
 	}
-	if l := run.Logs; l == nil || l.Lines != 2 || l.OutsideWindow != 1 || run.Params["log_file"] != podLog {
+	if l := run.Logs; l == nil || l.Lines != 2 || l.OutsideWindow != 1 || nodeLog(run).LogFile != podLog {
 		t.Errorf("the member's log over the run: %+v, params %v", l, run.Params)
 	} else {
 		var events int64
@@ -563,7 +563,7 @@ func TestDoctorNodeK3sAndSystemd(t *testing.T) {
 		if _, err := exec.LookPath("journalctl"); err != nil {
 			t.Skip("skipped: k3s' log is its journal, read with journalctl, which is missing here (apt-get install systemd)")
 		}
-		src, _ := res.Runs[0].Params["log_journal"].(string)
+		src := nodeLog(res.Runs[0]).LogJournal
 		if l := res.Runs[0].Logs; l == nil || l.Lines != 0 || !strings.Contains(src, "-u k3s") {
 			t.Errorf("k3s' journal, read with %q: %+v", src, l)
 		}
@@ -572,7 +572,7 @@ func TestDoctorNodeK3sAndSystemd(t *testing.T) {
 		root, certs, logFile := liveConfigRoot(t, "etc/etcd/etcd.conf.yml", "/etc/etcd", "/var/lib/etcd/default", "", "")
 		env := []string{"ETCDCTL_CACERT=" + certs.CA, "ETCDCTL_CERT=" + certs.ClientCert, "ETCDCTL_KEY=" + certs.ClientKey}
 		res := doctorNodeOK(t, root, env, "member node-a (systemd, /etc/etcd/etcd.conf.yml)", "--log-file", logFile)
-		if l := res.Runs[0].Logs; l == nil || l.Lines == 0 || res.Runs[0].Params["log_file"] != logFile {
+		if l := res.Runs[0].Logs; l == nil || l.Lines == 0 || nodeLog(res.Runs[0]).LogFile != logFile {
 			t.Errorf("the member's log over the run was not read: %+v", l)
 		}
 		// The same certificates as flags.
@@ -623,8 +623,8 @@ func TestDoctorNodeK3sAndSystemd(t *testing.T) {
 				t.Errorf("classes %v: want the one slow apply of the run", l.Classes)
 			}
 		}
-		if src, _ := run.Params["log_journal"].(string); !strings.Contains(src, "--root "+root) || !strings.Contains(src, "-u etcd") || run.Params["log_error"] != nil {
-			t.Errorf("journal read with %q, error %v", src, run.Params["log_error"])
+		if lp := nodeLog(run); !strings.Contains(lp.LogJournal, "--root "+root) || !strings.Contains(lp.LogJournal, "-u etcd") || lp.LogError != "" {
+			t.Errorf("journal read with %q, error %q", lp.LogJournal, lp.LogError)
 		}
 	})
 }
@@ -709,4 +709,12 @@ func logText(t *testing.T, res *result.Result) {
 		t.Fatal(err)
 	}
 	t.Logf("the text view:\n%s", b.String())
+}
+
+// nodeLog is where a doctor --node target's params say its log came from.
+func nodeLog(run result.Result) result.NodeLogParams {
+	if p, ok := run.Params.(*result.CheckParams); ok {
+		return p.NodeLogParams
+	}
+	return result.NodeLogParams{}
 }

@@ -56,8 +56,8 @@ func TestCheckEtcdctlEndpointsEnv(t *testing.T) {
 	if len(tg.Members) != 1 || !strings.Contains(tg.Members[0].ClientURL, ep) {
 		t.Errorf("members %+v: want the one member at %s", tg.Members, ep)
 	}
-	if res.Params["endpoints_from"] != "ETCDCTL_ENDPOINTS" || res.Perf == nil || res.Bench == nil || res.Bench.Ops == 0 {
-		t.Errorf("params %v, perf %+v", res.Params, res.Perf)
+	if res.LoadParams().EndpointsFrom != "ETCDCTL_ENDPOINTS" || res.Perf == nil || res.Bench == nil || res.Bench.Ops == 0 {
+		t.Errorf("params %+v, perf %+v", res.LoadParams(), res.Perf)
 	}
 	note := "etcdperf: endpoints from ETCDCTL_ENDPOINTS: " + ep + " (with ETCDCTL_DIAL_TIMEOUT); " +
 		"loading them with check perf's profile s: 150 puts/s of 1024-byte values from 50 clients for 3s\n"
@@ -101,8 +101,8 @@ func TestDoctorIgnoresEtcdctlEndpoints(t *testing.T) {
 	if after := puts(); after != before {
 		t.Errorf("the member at %s (ETCDCTL_ENDPOINTS) took %.0f puts during doctor; want none", ep, after-before)
 	}
-	if len(res.Runs) != 1 || res.Runs[0].Target == nil || res.Runs[0].Target.Kind != cluster.Embedded || res.Params["endpoints"] != nil {
-		t.Fatalf("doctor: runs %d, params %v: want the embedded etcd on the current directory", len(res.Runs), res.Params)
+	if len(res.Runs) != 1 || res.Runs[0].Target == nil || res.Runs[0].Target.Kind != cluster.Embedded || res.Params.(*result.DoctorParams).Endpoints != nil {
+		t.Fatalf("doctor: runs %d, params %+v: want the embedded etcd on the current directory", len(res.Runs), res.Params)
 	}
 	want := "etcdperf: ETCDCTL_ENDPOINTS (" + ep + ") ignored: doctor judges the storage under . with an embedded etcd; " +
 		"to judge that cluster instead, give it by name: --endpoints=" + ep + "\n"
@@ -120,8 +120,8 @@ func TestEtcdctlEnvFlagWins(t *testing.T) {
 	env := []string{"ETCDCTL_ENDPOINTS=127.0.0.1:1", "ETCDCTL_DIAL_TIMEOUT=abc"}
 	r := runEnv(t, time.Minute, cwd, env, "bench", "put", "--total", "50", "--endpoints", ep, "--dial-timeout", "3s", "-o", "json")
 	res := envRunResult(t, r)
-	if res.Target == nil || !slices.Equal(res.Target.Endpoints, []string{ep}) || res.Target.EndpointsFrom != "" || res.Params["endpoints_from"] != nil {
-		t.Errorf("target %+v params %v: want --endpoints %s", res.Target, res.Params, ep)
+	if res.Target == nil || !slices.Equal(res.Target.Endpoints, []string{ep}) || res.Target.EndpointsFrom != "" || res.LoadParams().EndpointsFrom != "" {
+		t.Errorf("target %+v params %+v: want --endpoints %s", res.Target, res.Params, ep)
 	}
 	if want := "etcdperf: ETCDCTL_ENDPOINTS, ETCDCTL_DIAL_TIMEOUT ignored: the flags given win\n"; r.Stderr != want {
 		t.Errorf("stderr %q, want %q", r.Stderr, want)
@@ -180,7 +180,7 @@ func TestEtcdctlEnvTLSAndAuth(t *testing.T) {
 	}
 	r := runEnv(t, time.Minute, cwd, tlsEnv(certs.CA), "bench", "put", "--total", "50", "-o", "json")
 	res := envRunResult(t, r)
-	if res.Params["tls"] != true || res.Target.EndpointsFrom != "ETCDCTL_ENDPOINTS" || res.Bench.Ops != 50 {
+	if !res.LoadParams().TLS || res.Target.EndpointsFrom != "ETCDCTL_ENDPOINTS" || res.Bench.Ops != 50 {
 		t.Errorf("params %v target %+v", res.Params, res.Target)
 	}
 	if !strings.Contains(r.Stderr, "(with ETCDCTL_CACERT, ETCDCTL_CERT, ETCDCTL_KEY)") {
@@ -196,7 +196,7 @@ func TestEtcdctlEnvTLSAndAuth(t *testing.T) {
 	auth := []string{"ETCDCTL_ENDPOINTS=" + authEP, "ETCDCTL_USER=bench", "ETCDCTL_PASSWORD=right-pw"}
 	r = runEnv(t, time.Minute, cwd, auth, "bench", "put", "--total", "50", "--prefix", "/allowed/run/", "-o", "json")
 	res = envRunResult(t, r)
-	if res.Params["user"] != "bench" || res.Bench.Ops != 50 || len(res.Bench.Errors) != 0 || strings.Contains(r.Stdout+r.Stderr, "right-pw") {
+	if res.LoadParams().User != "bench" || res.Bench.Ops != 50 || len(res.Bench.Errors) != 0 || strings.Contains(r.Stdout+r.Stderr, "right-pw") {
 		t.Errorf("params %v errors %v stderr %q", res.Params, res.Bench.Errors, r.Stderr)
 	}
 	assertEmptyDir(t, cwd)

@@ -180,8 +180,8 @@ func TestLogsGzipPatternCSV(t *testing.T) {
 	// These lines span five years: the 1m buckets double until at most
 	// 10000 of them cover it.
 	tl := res.Logs.Timeline
-	if res.Params["bucket"] != 60.0 || tl.Buckets > 10000 || tl.Bucket < 60 || tl.Bucket/60 != float64(int64(tl.Bucket/60)) || int64(tl.Bucket/60)&(int64(tl.Bucket/60)-1) != 0 {
-		t.Errorf("bucket param %v, timeline of %d buckets of %vs", res.Params["bucket"], tl.Buckets, tl.Bucket)
+	if res.Params.(*result.LogsParams).Bucket != 60.0 || tl.Buckets > 10000 || tl.Bucket < 60 || tl.Bucket/60 != float64(int64(tl.Bucket/60)) || int64(tl.Bucket/60)&(int64(tl.Bucket/60)-1) != 0 {
+		t.Errorf("params %+v, timeline of %d buckets of %vs", res.Params, tl.Buckets, tl.Bucket)
 	}
 	assertOnly(t, dir, "etcd.log.1.gz", "etcd.log.2.gz", "events.csv", "run.json")
 }

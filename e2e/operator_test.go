@@ -157,8 +157,8 @@ func TestBenchLimitAsEverywhere(t *testing.T) {
 		for _, c := range r.Checks {
 			m[c.Name] = c.Limit
 		}
-		if l, ok := r.Params["limit"].(float64); ok {
-			m["params.limit"] = l
+		if p := r.LoadParams(); p != nil && p.Limit != nil {
+			m["params.limit"] = float64(*p.Limit)
 		}
 		return m
 	}

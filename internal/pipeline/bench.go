@@ -299,88 +299,66 @@ func responseHistogram(h *hist.Histogram) []result.HistogramBucket {
 	return out
 }
 
-func benchParams(o BenchOptions) map[string]any {
+func benchParams(o BenchOptions) *result.BenchParams {
 	l := o.Load
-	p := map[string]any{
-		"workload":      l.Workload,
-		"conns":         max(o.Conns, 1),
-		"clients":       l.Clients,
-		"prefix":        l.Prefix,
-		"target_leader": o.TargetLeader,
-		"keep_keys":     o.KeepKeys,
-		"compact":       o.Compact,
+	p := &result.BenchParams{
+		Workload:       l.Workload,
+		Conns:          max(o.Conns, 1),
+		Clients:        l.Clients,
+		Prefix:         l.Prefix,
+		TargetLeader:   new(o.TargetLeader),
+		KeepKeys:       new(o.KeepKeys),
+		Compact:        new(o.Compact),
+		EtcdClient:     l.ClientOnly,
+		Total:          max(l.Total, 0),
+		Duration:       max(l.Duration.Seconds(), 0),
+		Rate:           max(l.Rate, 0),
+		CommandTimeout: max(l.CommandTimeout.Seconds(), 0),
+		TargetParams:   targetParams(o.Target),
 	}
-	if l.ClientOnly {
-		p["etcd_client"] = true
-	}
-	if l.Total > 0 {
-		p["total"] = l.Total
-	}
-	if l.Duration > 0 {
-		p["duration"] = l.Duration.Seconds()
-	}
-	if l.Rate > 0 {
-		p["rate"] = l.Rate
-	}
-	if l.CommandTimeout > 0 {
-		p["command_timeout"] = l.CommandTimeout.Seconds()
-	}
-	targetParams(p, o.Target)
 	switch l.Workload {
 	case load.Put, load.TxnPut, load.TxnMixed:
-		p["key_size"], p["val_size"], p["key_space_size"] = l.KeySize, l.ValSize, l.KeySpaceSize
+		p.KeySize, p.ValSize, p.KeySpaceSize = l.KeySize, l.ValSize, new(int64(l.KeySpaceSize))
 		if l.Workload == load.Put {
-			p["sequential_keys"] = l.SequentialKeys
+			p.SequentialKeys = new(l.SequentialKeys)
 		}
 		if l.Workload == load.TxnPut {
-			p["txn_ops"] = l.TxnOps
+			p.TxnOps = l.TxnOps
 		}
 		if l.Workload == load.TxnMixed {
-			p["rw_ratio"], p["limit"], p["consistency"] = l.RWRatio, l.Limit, consistency(l.Serializable)
+			p.RWRatio, p.Limit, p.Consistency = l.RWRatio, new(l.Limit), consistency(l.Serializable)
 		}
 	case load.Range:
-		p["consistency"], p["limit"], p["keys_only"], p["count_only"] = consistency(l.Serializable), l.Limit, l.KeysOnly, l.CountOnly
+		p.Consistency, p.Limit, p.KeysOnly, p.CountOnly = consistency(l.Serializable), new(l.Limit), new(l.KeysOnly), new(l.CountOnly)
 		if l.RangeKey != "" {
-			p["key"], p["range_end"] = l.RangeKey, l.RangeEnd
+			p.Key, p.RangeEnd = l.RangeKey, new(l.RangeEnd)
 		} else {
-			p["key_space_size"] = l.Prefill
+			p.KeySpaceSize = new(int64(l.Prefill))
 		}
 	case load.WatchLatency:
-		p["streams"], p["watchers_per_stream"], p["key_size"], p["val_size"], p["prevkv"] = l.Streams, l.WatchersPerStream, l.KeySize, l.ValSize, l.PrevKV
+		p.Streams, p.WatchersPerStream, p.KeySize, p.ValSize, p.PrevKV = l.Streams, l.WatchersPerStream, l.KeySize, l.ValSize, new(l.PrevKV)
 	case load.LeaseKeepalive:
-		p["lease_ttl"] = l.LeaseTTL
+		p.LeaseTTL = l.LeaseTTL
 	}
 	return p
 }
 
-// targetParams adds the options of the target to a Result's params: the
+// targetParams are the options of the target in a Result's params: the
 // endpoints (and user, never the password), or the embedded members.
-func targetParams(p map[string]any, t cluster.TargetOptions) {
+func targetParams(t cluster.TargetOptions) result.TargetParams {
 	if len(t.Conn.Endpoints) > 0 {
-		connParams(p, t.Conn)
-	} else {
-		p["data_dir"] = t.DataDir
-		p["members"] = max(t.Members, 1)
-		p["keep_data"] = t.KeepData
+		return result.TargetParams{ConnParams: connParams(t.Conn)}
 	}
+	return result.TargetParams{EmbeddedParams: &result.EmbeddedParams{DataDir: t.DataDir, Members: max(t.Members, 1), KeepData: t.KeepData}}
 }
 
-// connParams adds the endpoints of a connection, its user (never the
-// password) and whether TLS is on, to a Result's params.
-func connParams(p map[string]any, c cluster.ConnOptions) {
+// connParams are the endpoints of a connection, its user (never the
+// password) and whether TLS is on, in a Result's params.
+func connParams(c cluster.ConnOptions) result.ConnParams {
 	if len(c.Endpoints) == 0 {
-		return
+		return result.ConnParams{}
 	}
-	p["endpoints"] = c.Endpoints
-	if c.EndpointsFrom != "" {
-		p["endpoints_from"] = c.EndpointsFrom
-	}
-	if c.User != "" {
-		p["user"] = c.User // never the password
-	}
-	if c.TLSConfigured() {
-		p["tls"] = true
-	}
+	return result.ConnParams{Endpoints: c.Endpoints, EndpointsFrom: c.EndpointsFrom, User: c.User, TLS: c.TLSConfigured()}
 }
 
 func consistency(serializable bool) string {

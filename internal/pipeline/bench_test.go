@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -32,6 +33,7 @@ func TestBenchEmbedded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	sameTextReadBack(t, res)
 	b := res.Bench
 	if res.Kind != "bench" || b.Ops != 300 || len(b.Errors) != 0 || b.Throughput <= 0 || b.Latency == nil || b.Latency.HDR == "" {
 		t.Fatalf("bench section %+v", b)
@@ -65,8 +67,8 @@ func TestBenchEmbedded(t *testing.T) {
 	if res.Verdict == "" || !strings.Contains(res.Summary, "300 put requests") {
 		t.Errorf("verdict %q summary %q", res.Verdict, res.Summary)
 	}
-	if p, _ := res.Params["prefix"].(string); !strings.HasPrefix(p, "/etcdperf/") {
-		t.Errorf("prefix param %v", res.Params["prefix"])
+	if p := res.LoadParams(); p == nil || !strings.HasPrefix(p.Prefix, "/etcdperf/") || p.TargetLeader == nil || !*p.TargetLeader {
+		t.Errorf("params %+v", p)
 	}
 	testutil.AssertEmptyDir(t, dir)
 }
@@ -165,8 +167,8 @@ func TestBenchTLSAndAuth(t *testing.T) {
 		if err != nil || res.Bench.Ops != 100 || len(res.Bench.Errors) != 0 {
 			t.Fatalf("bench over TLS with %d clients: %v %+v", clients, err, res)
 		}
-		if res.Params["tls"] != true || res.Server == nil {
-			t.Errorf("params %v server %+v", res.Params, res.Server)
+		if p := res.LoadParams(); p == nil || !p.TLS || res.Server == nil {
+			t.Errorf("params %+v server %+v", p, res.Server)
 		}
 	}
 
@@ -178,8 +180,8 @@ func TestBenchTLSAndAuth(t *testing.T) {
 	if err != nil || res.Bench.Ops != 100 || len(res.Bench.Errors) != 0 {
 		t.Fatalf("bench with auth: %v %+v", err, res)
 	}
-	if res.Params["user"] != "bench" || strings.Contains(fmt.Sprint(res.Params), "s3cret") {
-		t.Errorf("params %v", res.Params)
+	if js, _ := json.Marshal(res.Params); res.LoadParams().User != "bench" || strings.Contains(string(js), "s3cret") {
+		t.Errorf("params %s", js)
 	}
 	if res.Server == nil {
 		t.Error("no server metrics with auth (etcd serves /metrics without auth)")

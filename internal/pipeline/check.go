@@ -178,19 +178,14 @@ func perfSection(b *result.Bench, p check.Profile, obs *memberwatch.Observation,
 }
 
 // checkParams adds the profile to the bench parameters.
-func checkParams(p map[string]any, o CheckOptions, dur time.Duration) map[string]any {
-	if p == nil {
-		p = map[string]any{}
+func checkParams(p result.Params, o CheckOptions, dur time.Duration) *result.CheckParams {
+	b, ok := p.(*result.BenchParams)
+	if !ok {
+		b = &result.BenchParams{}
 	}
-	p["load"] = o.Profile.Name
-	p["rate"] = o.Profile.Rate
-	p["duration"] = dur.Seconds()
-	p["auto_compact"] = o.AutoCompact
-	p["auto_defrag"] = o.AutoDefrag
-	delete(p, "compact")
-	delete(p, "target_leader")
-	delete(p, "keep_keys")
-	return p
+	b.Rate, b.Duration = o.Profile.Rate, dur.Seconds()
+	b.Compact, b.TargetLeader, b.KeepKeys = nil, nil, nil
+	return &result.CheckParams{BenchParams: b, ProfileParams: &result.ProfileParams{Load: o.Profile.Name, AutoCompact: o.AutoCompact, AutoDefrag: o.AutoDefrag}}
 }
 
 // puts is a put load for observedPuts.

@@ -83,6 +83,7 @@ func TestCheckEmbedded(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertCheckResult(t, res, 150, 3)
+	sameTextReadBack(t, res)
 	pf := res.Perf
 	if !pf.ClientOnly || pf.ClientCPU <= 0 || pf.ServerCPU <= 0 || len(pf.Members) != 1 || pf.Members[0].RSSAfter <= 0 || pf.Members[0].DBSize <= 0 {
 		t.Errorf("perf: client only %v, client CPU %v, server CPU %v, members %+v", pf.ClientOnly, pf.ClientCPU, pf.ServerCPU, pf.Members)
@@ -96,8 +97,8 @@ func TestCheckEmbedded(t *testing.T) {
 	if res.Bench.ServiceLatency == nil || pf.InFlight <= 0 || pf.InFlight > 50 {
 		t.Errorf("service latency %+v, in flight %v", res.Bench.ServiceLatency, pf.InFlight)
 	}
-	if res.Params["load"] != "s" || res.Params["duration"] != 3.0 {
-		t.Errorf("params %v", res.Params)
+	if p, ok := res.Params.(*result.CheckParams); !ok || p.Load != "s" || p.Duration != 3.0 || p.Compact != nil {
+		t.Errorf("params %+v", res.Params)
 	}
 	if !strings.Contains(res.Bench.Description, "256-byte keys and 1024-byte values") {
 		t.Errorf("description %q", res.Bench.Description)
@@ -130,7 +131,7 @@ func TestCheckExternal(t *testing.T) {
 	if g, _ := cli.Get(ctx, "/mine/a"); len(g.Kvs) != 1 {
 		t.Error("the user's key is gone")
 	}
-	if !strings.Contains(strings.Join(res.Perf.Notes, " "), "defragmented") || res.Params["auto_compact"] != true {
+	if !strings.Contains(strings.Join(res.Perf.Notes, " "), "defragmented") || !res.Params.(*result.CheckParams).AutoCompact {
 		t.Errorf("notes %v params %v", res.Perf.Notes, res.Params)
 	}
 	// The cluster's history was compacted to the deletion.
@@ -148,6 +149,7 @@ func TestDatascaleEmbedded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	sameTextReadBack(t, res)
 	ds := res.Datascale
 	if res.Kind != result.KindDatascale || ds.Keys != 2000 || ds.KVSize != 1024 || res.Bench.Ops != 2000 || len(ds.Members) != 1 {
 		t.Fatalf("datascale %+v, %d ops", ds, res.Bench.Ops)

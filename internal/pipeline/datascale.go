@@ -49,9 +49,8 @@ func Datascale(ctx context.Context, o DatascaleOptions) (*result.Result, error) 
 		return nil, err
 	}
 	res.Kind = result.KindDatascale
-	res.Params["load"] = p.Name
-	res.Params["auto_compact"] = o.AutoCompact
-	res.Params["auto_defrag"] = o.AutoDefrag
+	bp, _ := res.Params.(*result.BenchParams)
+	res.Params = &result.CheckParams{BenchParams: bp, ProfileParams: &result.ProfileParams{Load: p.Name, AutoCompact: o.AutoCompact, AutoDefrag: o.AutoDefrag}}
 	ds := &result.Datascale{Profile: p.Name, Keys: keys, KVSize: p.KeySize + p.ValSize, Clients: p.Clients, Members: obs.Members}
 	for _, m := range obs.Members {
 		ds.RSSBefore += m.RSSBefore

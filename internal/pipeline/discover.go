@@ -20,7 +20,7 @@ func Discover(ctx context.Context, root string) (*result.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res.Params = map[string]any{"root": d.Root}
+	res.Params = &result.DiscoverParams{Root: d.Root}
 	res.Discover = d
 	if len(d.Found) == 0 {
 		return nil, &discover.NotFoundError{D: d}

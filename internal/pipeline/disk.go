@@ -82,25 +82,20 @@ func probeDisk(ctx context.Context, o DiskOptions) (*result.Result, error) {
 	return res, err
 }
 
-func diskParams(o DiskOptions) map[string]any {
-	p := map[string]any{
-		"engine":   o.Engine,
-		"dir":      o.Probe.Dir,
-		"bs":       o.Probe.BlockSize,
-		"size":     o.Probe.Size,
-		"prealloc": o.Probe.Prealloc,
-		"sync":     string(o.Probe.Sync),
-		"direct":   o.Probe.Direct,
-		"rw":       string(o.Probe.RW),
-		"jobs":     o.Probe.Jobs,
+func diskParams(o DiskOptions) *result.DiskParams {
+	return &result.DiskParams{
+		Engine:    o.Engine,
+		Dir:       o.Probe.Dir,
+		BS:        o.Probe.BlockSize,
+		Size:      o.Probe.Size,
+		Prealloc:  o.Probe.Prealloc,
+		Sync:      string(o.Probe.Sync),
+		Direct:    o.Probe.Direct,
+		RW:        string(o.Probe.RW),
+		Jobs:      o.Probe.Jobs,
+		Runtime:   max(o.Probe.Runtime.Seconds(), 0),
+		TimeBased: o.Probe.TimeBased,
 	}
-	if o.Probe.Runtime > 0 {
-		p["runtime"] = o.Probe.Runtime.Seconds()
-	}
-	if o.Probe.TimeBased {
-		p["time_based"] = true
-	}
-	return p
 }
 
 func nativeDisk(out *diskprobe.Outcome, mode diskprobe.SyncMode) *result.Disk {

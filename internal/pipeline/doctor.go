@@ -417,42 +417,32 @@ func noisyRun(ctx context.Context, o DoctorOptions, copts CheckOptions, dir, run
 	return res, written, err
 }
 
-func doctorParams(o DoctorOptions) map[string]any {
-	p := map[string]any{
-		"load":     o.Profile.Name,
-		"rate":     o.Profile.Rate,
-		"clients":  o.Profile.Clients,
-		"duration": o.Duration.Seconds(),
-		"noise":    o.Noise,
-	}
-	if len(o.DataDirs) > 0 {
-		p["data_dirs"] = o.DataDirs
+func doctorParams(o DoctorOptions) *result.DoctorParams {
+	p := &result.DoctorParams{
+		Load:               o.Profile.Name,
+		Rate:               o.Profile.Rate,
+		Clients:            o.Profile.Clients,
+		Duration:           o.Duration.Seconds(),
+		Noise:              o.Noise,
+		DataDirs:           o.DataDirs,
+		SimulateFsyncDelay: max(o.SimulateFsyncDelay.Seconds(), 0),
+		ConnParams:         connParams(o.Conn),
 	}
 	if !o.SkipDisk {
-		p["disk_runtime"] = o.Disk.Runtime.Seconds()
-		p["disk_size"] = o.Disk.Size
-	}
-	if o.SimulateFsyncDelay > 0 {
-		p["simulate_fsync_delay"] = o.SimulateFsyncDelay.Seconds()
+		p.DiskRuntime, p.DiskSize = new(o.Disk.Runtime.Seconds()), o.Disk.Size
 	}
 	if o.Capacity {
-		p["capacity_step"] = o.CapacityStep.Seconds()
+		p.CapacityStep = o.CapacityStep.Seconds()
 	}
 	if o.Demand > 0 {
-		p["demand"], p["demand_from"] = o.Demand, o.DemandFrom
+		p.Demand, p.DemandFrom = o.Demand, new(o.DemandFrom)
 	}
 	if n := o.Node; n != nil {
-		p["node"] = n.Found.Source + " " + n.Found.File
-		p["data_dir"] = n.DataDir
-		p["observe_only"] = o.Observe
+		p.Node, p.DataDir, p.ObserveOnly = n.Found.Source+" "+n.Found.File, n.DataDir, new(o.Observe)
 		if o.Observe {
-			delete(p, "load")
-			delete(p, "rate")
-			delete(p, "clients")
+			p.Load, p.Rate, p.Clients = "", 0, 0
 		}
-		connParams(p, n.Conn)
-		return p
+		p.ConnParams = connParams(n.Conn)
 	}
-	connParams(p, o.Conn)
 	return p
 }

@@ -35,6 +35,7 @@ func TestDoctorWithNoise(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	sameTextReadBack(t, res)
 	if res.Kind != result.KindDoctor || len(res.Runs) != 1 || len(res.Doctor.Targets) != 1 || res.Summary == "" || res.Verdict == "" {
 		t.Fatalf("doctor %+v", res)
 	}

@@ -69,31 +69,26 @@ func KubeScale(ctx context.Context, o KubeScaleOptions) (res *result.Result, err
 	return finishSteps(res, runErr, len(kube.Steps), o.Criteria)
 }
 
-func kubeScaleParams(o KubeScaleOptions) map[string]any {
+func kubeScaleParams(o KubeScaleOptions) *result.KubeScaleParams {
 	var objects []string
 	for _, c := range o.Counts {
 		objects = append(objects, fmt.Sprintf("%s=%d", c.Resource, c.N))
 	}
-	p := map[string]any{
-		"objects":       strings.Join(objects, ","),
-		"steps":         o.Steps,
-		"clients":       o.Clients,
-		"qps":           o.QPS,
-		"burst":         o.Burst,
-		"namespace":     o.Namespace,
-		"update_rate":   o.UpdateRate,
-		"lease_renew":   o.LeaseRenew.Seconds(),
-		"page_limit":    o.PageLimit,
-		"lists":         o.Lists,
-		"gets":          o.Gets,
-		"list_interval": o.ListInterval.Seconds(),
+	return &result.KubeScaleParams{
+		Objects:      strings.Join(objects, ","),
+		Steps:        o.Steps,
+		Clients:      o.Clients,
+		QPS:          o.QPS,
+		Burst:        o.Burst,
+		Namespace:    o.Namespace,
+		UpdateRate:   o.UpdateRate,
+		LeaseRenew:   o.LeaseRenew.Seconds(),
+		PageLimit:    o.PageLimit,
+		Lists:        o.Lists,
+		Gets:         o.Gets,
+		ListInterval: o.ListInterval.Seconds(),
+		Kubeconfig:   o.Conn.Kubeconfig,
+		Server:       o.Conn.Server, // never the token
+		ConnParams:   connParams(o.Etcd.Conn),
 	}
-	if o.Conn.Kubeconfig != "" {
-		p["kubeconfig"] = o.Conn.Kubeconfig
-	}
-	if o.Conn.Server != "" {
-		p["server"] = o.Conn.Server // never the token
-	}
-	connParams(p, o.Etcd.Conn)
-	return p
 }

@@ -65,18 +65,11 @@ func Logs(ctx context.Context, o LogsOptions) (*result.Result, error) {
 	return res, err
 }
 
-func logsParams(o LogsOptions) map[string]any {
+func logsParams(o LogsOptions) *result.LogsParams {
 	s := o.Scan.Summary
-	p := map[string]any{
-		"paths":  o.Paths,
-		"bucket": s.Bucket.Seconds(),
-		"top":    s.Top,
-	}
-	if s.MaxEvents > 0 {
-		p["max_events"] = s.MaxEvents
-	}
+	p := &result.LogsParams{Paths: o.Paths, Bucket: s.Bucket.Seconds(), Top: s.Top, MaxEvents: max(s.MaxEvents, 0)}
 	if l := o.Scan.Parser.Location; l != nil {
-		p["timezone"] = l.String()
+		p.Timezone = l.String()
 	}
 	return p
 }

@@ -316,6 +316,7 @@ func TestLogsFromEmbeddedConsoleFormat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	sameTextReadBack(t, res)
 	l := res.Logs
 	if l.Lines != lines || l.Formats["zap-console"] != lines-stack || l.Unparsed != stack {
 		t.Fatalf("read %d lines: formats %v, %d unparsed; the file holds %d lines, %d of them stack frames", l.Lines, l.Formats, l.Unparsed, lines, stack)

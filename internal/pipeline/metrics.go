@@ -107,13 +107,8 @@ func scrapeBound(o MetricsOptions) time.Duration {
 	return b
 }
 
-func metricsParams(o MetricsOptions) map[string]any {
-	p := map[string]any{
-		"interval": o.Interval.Seconds(),
-		"duration": o.Duration.Seconds(),
-	}
-	connParams(p, o.Conn)
-	return p
+func metricsParams(o MetricsOptions) *result.MetricsParams {
+	return &result.MetricsParams{Interval: o.Interval.Seconds(), Duration: o.Duration.Seconds(), ConnParams: connParams(o.Conn)}
 }
 
 // watcher scrapes the members and fills the section.

@@ -98,6 +98,7 @@ func TestMetricsUnderLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	sameTextReadBack(t, res)
 	m := res.Metrics
 	if res.Kind != result.KindMetrics || m.Intervals != 6 || sampled != 6 || len(m.Members) != 1 || m.Seconds != 1.5 || m.Interval != 0.25 {
 		t.Fatalf("metrics section %+v after %d callbacks", m, sampled)
@@ -153,7 +154,7 @@ func TestMetricsUnderLoad(t *testing.T) {
 	if res.Verdict == "" || res.Error != "" || !strings.Contains(res.Summary, "1 member(s) over 1.5s, 6 interval(s) of 250ms") {
 		t.Errorf("verdict %q error %q summary %q", res.Verdict, res.Error, res.Summary)
 	}
-	if res.Target == nil || len(res.Target.Members) != 1 || !res.Target.Members[0].Leader || res.Params["interval"] != 0.25 {
+	if res.Target == nil || len(res.Target.Members) != 1 || !res.Target.Members[0].Leader || res.Params.(*result.MetricsParams).Interval != 0.25 {
 		t.Errorf("target %+v params %v", res.Target, res.Params)
 	}
 
@@ -359,7 +360,7 @@ func TestMetricsTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	mm := res.Metrics.Members[0]
-	if len(mm.Series) != 2 || !mm.Series[1].Up() || mm.Series[1].DBSize <= 0 || !strings.HasPrefix(mm.MetricsURL, "https://") || res.Params["tls"] != true {
+	if len(mm.Series) != 2 || !mm.Series[1].Up() || mm.Series[1].DBSize <= 0 || !strings.HasPrefix(mm.MetricsURL, "https://") || !res.Params.(*result.MetricsParams).TLS {
 		t.Errorf("over TLS: %+v %v", mm, res.Params)
 	}
 	// Without the client certificate etcd refuses the connection: the

@@ -36,13 +36,26 @@ func scanNodeLog(ctx context.Context, r *result.Result, param, source string, in
 			r.Logs = sum.Result()
 		}
 	}
-	if r.Params == nil {
-		r.Params = map[string]any{}
+	p := nodeLogParams(r)
+	if param == "log_file" {
+		p.LogFile = source
+	} else {
+		p.LogJournal = source
 	}
-	r.Params[param] = source
 	if err != nil {
-		r.Params["log_error"] = err.Error()
+		p.LogError = err.Error()
 	}
+}
+
+// nodeLogParams are where r's params say where its log came from: those
+// of its load, or params of their own when it put none.
+func nodeLogParams(r *result.Result) *result.NodeLogParams {
+	p, ok := r.Params.(*result.CheckParams)
+	if !ok {
+		p = &result.CheckParams{}
+		r.Params = p
+	}
+	return &p.NodeLogParams
 }
 
 // journalTimeout bounds reading the member's journal.
@@ -77,8 +90,8 @@ func readNodeJournal(ctx context.Context, r *result.Result, n *discover.Node, si
 	}
 	scanNodeLog(ctx, r, "log_journal", source, inputs, err, since)
 	io.Copy(io.Discard, out)
-	if err := cmd.Wait(); err != nil && r.Params["log_error"] == nil {
-		r.Params["log_error"] = fmt.Sprintf("journalctl: %v %s", err, strings.TrimSpace(stderr.String()))
+	if p, err := nodeLogParams(r), cmd.Wait(); err != nil && p.LogError == "" {
+		p.LogError = fmt.Sprintf("journalctl: %v %s", err, strings.TrimSpace(stderr.String()))
 	}
 }
 

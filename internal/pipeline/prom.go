@@ -66,10 +66,9 @@ func PromExport(ctx context.Context, o PromExportOptions) (*result.Result, error
 	if o.Preset != "" {
 		window = promexport.WindowFor(o.Window, o.Range.Step)
 	}
-	res.Params = promParams(o.Conn, o.Range, o.Selector, window, o.Matrix)
-	if o.Preset != "" {
-		res.Params["preset"] = o.Preset
-	}
+	params := promParams(o.Conn, o.Range, o.Selector, window, o.Matrix)
+	params.Preset = o.Preset
+	res.Params = params
 	answers, err := c.Fetch(ctx, qs, o.Range)
 	if err != nil {
 		return nil, err
@@ -92,28 +91,21 @@ func PromExport(ctx context.Context, o PromExportOptions) (*result.Result, error
 	return res, nil
 }
 
-func promParams(c promexport.Options, r promexport.Resolved, selector string, window time.Duration, matrix []string) map[string]any {
-	p := map[string]any{
-		"url":   c.URL,
-		"start": r.Start.UTC().Format(time.RFC3339Nano),
-		"end":   r.End.UTC().Format(time.RFC3339Nano),
-		"step":  r.Step.Seconds(),
+func promParams(c promexport.Options, r promexport.Resolved, selector string, window time.Duration, matrix []string) *result.PromParams {
+	p := &result.PromParams{
+		URL:      c.URL,
+		Start:    r.Start.UTC().Format(time.RFC3339Nano),
+		End:      r.End.UTC().Format(time.RFC3339Nano),
+		Step:     r.Step.Seconds(),
+		Selector: selector,
+		Window:   max(window.Seconds(), 0),
+		Matrix:   matrix,
 	}
 	switch {
 	case c.User != "":
-		p["auth"] = "basic"
-		p["user"] = c.User
+		p.Auth, p.User = "basic", c.User
 	case c.BearerToken != "":
-		p["auth"] = "bearer"
-	}
-	if selector != "" {
-		p["selector"] = selector
-	}
-	if window > 0 {
-		p["window"] = window.Seconds()
-	}
-	if len(matrix) > 0 {
-		p["matrix"] = matrix
+		p.Auth = "bearer"
 	}
 	return p
 }

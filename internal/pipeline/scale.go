@@ -87,31 +87,28 @@ func finishSteps(res *result.Result, runErr error, steps int, criteria []check.C
 	return res, runErr
 }
 
-func scaleParams(o ScaleOptions) map[string]any {
+func scaleParams(o ScaleOptions) *result.ScaleParams {
 	var objects []string
 	sizes := map[string]string{}
 	for _, c := range o.Counts {
 		objects = append(objects, fmt.Sprintf("%s=%d", c.Kind.Name, c.N))
 		sizes[c.Kind.Name] = c.Kind.Size.String()
 	}
-	p := map[string]any{
-		"objects":       strings.Join(objects, ","),
-		"value_size":    sizes,
-		"steps":         o.Steps,
-		"clients":       o.Clients,
-		"conns":         max(o.Conns, 1),
-		"prefix":        o.Prefix,
-		"update_rate":   o.UpdateRate,
-		"page_limit":    o.PageLimit,
-		"lists":         o.Lists,
-		"list_interval": o.ListInterval.Seconds(),
-		"event_ttl":     o.EventTTL.Seconds(),
-		"namespaces":    o.Namespaces,
-		"random_state":  o.RandomState,
+	return &result.ScaleParams{
+		Objects:      strings.Join(objects, ","),
+		ValueSize:    sizes,
+		Steps:        o.Steps,
+		Clients:      o.Clients,
+		Conns:        max(o.Conns, 1),
+		Prefix:       o.Prefix,
+		UpdateRate:   o.UpdateRate,
+		PageLimit:    o.PageLimit,
+		Lists:        o.Lists,
+		ListInterval: o.ListInterval.Seconds(),
+		EventTTL:     o.EventTTL.Seconds(),
+		Namespaces:   o.Namespaces,
+		RandomState:  o.RandomState,
+		Rate:         max(o.Rate, 0),
+		TargetParams: targetParams(o.Target),
 	}
-	if o.Rate > 0 {
-		p["rate"] = o.Rate
-	}
-	targetParams(p, o.Target)
-	return p
 }

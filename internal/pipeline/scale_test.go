@@ -32,6 +32,7 @@ func TestScaleEmbedded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	sameTextReadBack(t, res)
 	sc := res.Scale
 	if res.Kind != "scale" || sc == nil || len(sc.Steps) != 3 || sc.Planned != 3 || sc.Stopped != "" || res.Error != "" {
 		t.Fatalf("scale %+v error %q", sc, res.Error)
@@ -79,7 +80,7 @@ func TestScaleEmbedded(t *testing.T) {
 	if res.Server == nil || res.Server.WALFsync == nil || res.Verdict == "" || !strings.Contains(res.Summary, "720 objects in 3 of 3 steps") {
 		t.Errorf("server %+v verdict %q summary %q", res.Server, res.Verdict, res.Summary)
 	}
-	if res.Params["objects"] != "pods=600,services=60,events=60" {
+	if p, ok := res.Params.(*result.ScaleParams); !ok || p.Objects != "pods=600,services=60,events=60" {
 		t.Errorf("params %v", res.Params)
 	}
 	testutil.AssertEmptyDir(t, dir)

@@ -110,17 +110,26 @@ func targetLine(r *result.Result) string {
 	return s
 }
 
+// loadParams are r's load's params, or none.
+func loadParams(r *result.Result) *result.BenchParams {
+	if p := r.LoadParams(); p != nil {
+		return p
+	}
+	return &result.BenchParams{}
+}
+
 func loadLine(r *result.Result) string {
 	b := r.Bench
 	if b.Workload == "watch-latency" {
 		return watchLine(r)
 	}
+	p := loadParams(r)
 	var parts []string
-	if t, ok := r.Params["total"]; ok {
-		parts = append(parts, fmt.Sprintf("%v requests", t))
+	if p.Total > 0 {
+		parts = append(parts, fmt.Sprintf("%d requests", p.Total))
 	}
-	if d, ok := r.Params["duration"].(float64); ok {
-		parts = append(parts, "for "+units.Seconds(d))
+	if p.Duration > 0 {
+		parts = append(parts, "for "+units.Seconds(p.Duration))
 	}
 	conns := "connection"
 	if b.Conns != 1 {
@@ -130,27 +139,28 @@ func loadLine(r *result.Result) string {
 	if b.Rate > 0 {
 		parts = append(parts, fmt.Sprintf("at %g/s", b.Rate))
 	}
-	if r.Params["target_leader"] == true {
+	if p.TargetLeader != nil && *p.TargetLeader {
 		parts = append(parts, "to the leader")
 	}
-	if p, ok := r.Params["prefix"].(string); ok {
-		parts = append(parts, "keys under "+p)
+	if p.Prefix != "" {
+		parts = append(parts, "keys under "+p.Prefix)
 	}
 	return strings.Join(parts, ", ")
 }
 
 func watchLine(r *result.Result) string {
 	b := r.Bench
-	s := fmt.Sprintf("%v puts at %g/s", r.Params["total"], b.Rate)
-	if d, ok := r.Params["duration"].(float64); ok {
-		s = fmt.Sprintf("puts at %g/s for %s", b.Rate, units.Seconds(d))
+	p := loadParams(r)
+	s := fmt.Sprintf("%d puts at %g/s", p.Total, b.Rate)
+	if p.Duration > 0 {
+		s = fmt.Sprintf("puts at %g/s for %s", b.Rate, units.Seconds(p.Duration))
 	}
-	s += fmt.Sprintf(", %v streams x %v watchers over %d connection", r.Params["streams"], r.Params["watchers_per_stream"], b.Conns)
+	s += fmt.Sprintf(", %d streams x %d watchers over %d connection", p.Streams, p.WatchersPerStream, b.Conns)
 	if b.Conns != 1 {
 		s += "s"
 	}
-	if p, ok := r.Params["prefix"].(string); ok {
-		s += ", keys under " + p
+	if p.Prefix != "" {
+		s += ", keys under " + p.Prefix
 	}
 	return s
 }

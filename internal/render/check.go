@@ -22,13 +22,14 @@ func checkText(w io.Writer, r *result.Result) error {
 		return nil
 	}
 	fmt.Fprintf(w, "etcdperf check: profile %s (etcdctl check perf --load=%s): %d clients at %g puts/s", pf.Profile, pf.Profile, pf.Clients, pf.TargetRate)
-	if d, ok := r.Params["duration"].(float64); ok {
-		fmt.Fprintf(w, " for %s", units.Seconds(d))
+	p := loadParams(r)
+	if p.Duration > 0 {
+		fmt.Fprintf(w, " for %s", units.Seconds(p.Duration))
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "  %s\n", targetLine(r))
 	if b.Description != "" {
-		fmt.Fprintf(w, "  %s, keys under %v\n", b.Description, r.Params["prefix"])
+		fmt.Fprintf(w, "  %s, keys under %s\n", b.Description, p.Prefix)
 	}
 	loadBlock(w, r)
 	serverText(w, r.Server)

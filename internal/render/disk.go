@@ -19,7 +19,11 @@ func diskText(w io.Writer, r *result.Result) error {
 		return nil
 	}
 	fmt.Fprintf(w, "etcdperf disk: %s\n", where(r.Env))
-	fmt.Fprintf(w, "  %s\n", describeParams(r.Params, d.Engine))
+	p, ok := r.Params.(*result.DiskParams)
+	if !ok {
+		p = &result.DiskParams{}
+	}
+	fmt.Fprintf(w, "  %s\n", describeParams(p, d.Engine))
 	fmt.Fprintf(w, "  write: IOPS=%.0f, BW=%s/s (%s/%s), %d ops\n",
 		d.IOPS, units.Bytes(d.Bandwidth), units.Bytes(float64(d.Bytes)), units.Seconds(d.Seconds), d.Ops)
 	unit, div := pickUnit(d)
@@ -68,30 +72,30 @@ func where(env *result.Env) string {
 	return s
 }
 
-func describeParams(p map[string]any, engine string) string {
+func describeParams(p *result.DiskParams, engine string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%v-byte", p["bs"])
-	if p["rw"] == "randwrite" {
+	fmt.Fprintf(&b, "%d-byte", p.BS)
+	if p.RW == "randwrite" {
 		b.WriteString(" random writes")
 	} else {
 		b.WriteString(" sequential writes")
 	}
-	switch p["sync"] {
+	switch p.Sync {
 	case "fdatasync", "fsync":
-		fmt.Fprintf(&b, ", %v after each", p["sync"])
+		fmt.Fprintf(&b, ", %s after each", p.Sync)
 	case "odsync":
 		b.WriteString(" with O_DSYNC")
 	case "none":
 		b.WriteString(", never synced")
 	}
-	if p["direct"] == true {
+	if p.Direct {
 		b.WriteString(", O_DIRECT")
 	}
-	if p["prealloc"] == true {
+	if p.Prealloc {
 		b.WriteString(", pre-allocated")
 	}
-	if j, ok := p["jobs"].(int); ok && j > 1 {
-		fmt.Fprintf(&b, ", %d jobs", j)
+	if p.Jobs > 1 {
+		fmt.Fprintf(&b, ", %d jobs", p.Jobs)
 	}
 	fmt.Fprintf(&b, "; engine %s", engine)
 	return b.String()

@@ -20,7 +20,7 @@ func doctorText(w io.Writer, r *result.Result) error {
 	for i := range r.Runs {
 		run := &r.Runs[i]
 		title := runTitle(run)
-		if r.Params["node"] != nil && title != run.Name {
+		if doctorParams(r).Node != "" && title != run.Name {
 			// doctor --node: the member, and its data dir's storage.
 			title = run.Name + ": data dir " + title
 		}
@@ -34,14 +34,22 @@ func doctorText(w io.Writer, r *result.Result) error {
 	return nil
 }
 
+// doctorParams are r's, or none.
+func doctorParams(r *result.Result) *result.DoctorParams {
+	if p, ok := r.Params.(*result.DoctorParams); ok {
+		return p
+	}
+	return &result.DoctorParams{}
+}
+
 func doctorLoadLine(r *result.Result) string {
-	p := r.Params
-	s := fmt.Sprintf("profile %v (%v clients at %v puts/s of 1 KiB)", p["load"], p["clients"], p["rate"])
-	if p["observe_only"] == true {
+	p := doctorParams(r)
+	s := fmt.Sprintf("profile %s (%d clients at %g puts/s of 1 KiB)", p.Load, p.Clients, p.Rate)
+	if p.ObserveOnly != nil && *p.ObserveOnly {
 		s = "watching, without load,"
 	}
-	if d, ok := p["duration"].(float64); ok {
-		s += " for " + units.Seconds(d)
+	if p.Duration > 0 {
+		s += " for " + units.Seconds(p.Duration)
 	}
 	switch n := len(r.Runs); {
 	case n > 1:
@@ -49,11 +57,11 @@ func doctorLoadLine(r *result.Result) string {
 	case n == 1 && r.Runs[0].Target != nil && r.Runs[0].Target.Kind == "external":
 		s += " against " + r.Runs[0].Name
 	}
-	if p["noise"] == true {
+	if p.Noise {
 		s += ", then again with a neighbour writing bulk data"
 	}
-	if d, ok := p["simulate_fsync_delay"].(float64); ok {
-		s += fmt.Sprintf(", on a slow view of the disk (fsync +%s)", units.Seconds(d))
+	if p.SimulateFsyncDelay > 0 {
+		s += fmt.Sprintf(", on a slow view of the disk (fsync +%s)", units.Seconds(p.SimulateFsyncDelay))
 	}
 	return s
 }
@@ -106,23 +114,23 @@ func targetBlock(w io.Writer, r *result.Result, verdict, ended bool) {
 		serverText(&sb, r.Server)
 		io.WriteString(w, indent(strings.TrimPrefix(sb.String(), "\n"), "  "))
 	}
+	var lp result.NodeLogParams
+	if p, ok := r.Params.(*result.CheckParams); ok {
+		lp = p.NodeLogParams
+	}
 	if l := r.Logs; l != nil {
 		var events int64
 		for _, n := range l.Classes {
 			events += n
 		}
-		src := r.Params["log_file"]
-		if src == nil {
-			src = r.Params["log_journal"]
-		}
-		fmt.Fprintf(w, "  log (%v): %s during the run, %s etcd counts against its limits", src, plural(l.Lines-l.OutsideWindow, "line"), plural(events, "warning"))
+		fmt.Fprintf(w, "  log (%s): %s during the run, %s etcd counts against its limits", lp.LogSource(), plural(l.Lines-l.OutsideWindow, "line"), plural(events, "warning"))
 		if l.OutsideWindow > 0 {
 			fmt.Fprintf(w, " (%s not read)", plural(l.OutsideWindow, "earlier line"))
 		}
 		fmt.Fprintln(w)
 	}
-	if e, ok := r.Params["log_error"]; ok {
-		fmt.Fprintf(w, "  the member's log could not be read: %v\n", e)
+	if lp.LogError != "" {
+		fmt.Fprintf(w, "  the member's log could not be read: %s\n", lp.LogError)
 	}
 	for _, n := range r.Runs {
 		noisyLine(w, r, &n)

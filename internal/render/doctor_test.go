@@ -106,10 +106,7 @@ func TestDoctorIncompleteText(t *testing.T) {
 
 // doctor --node's log line counts in words that agree with the numbers.
 func TestDoctorNodeLogLine(t *testing.T) {
-	run := result.Result{Kind: result.KindDoctor, Name: "member cp-1", Params: map[string]any{"log_file": "/var/log/pods/etcd/0.log"},
-		Logs:   &result.Logs{Lines: 3, OutsideWindow: 2, Classes: map[string]int64{"slow_apply": 1}},
-		Doctor: &result.Doctor{Targets: []result.DoctorTarget{{Name: "member cp-1"}}}}
-	top := &result.Result{Kind: result.KindDoctor, Runs: []result.Result{run}, Doctor: &result.Doctor{Targets: run.Doctor.Targets}}
+	top := nodeLogDoctor()
 	var buf bytes.Buffer
 	if err := Text(&buf, top); err != nil {
 		t.Fatal(err)
@@ -117,4 +114,13 @@ func TestDoctorNodeLogLine(t *testing.T) {
 	if want := "log (/var/log/pods/etcd/0.log): 1 line during the run, 1 warning etcd counts against its limits (2 earlier lines not read)"; !strings.Contains(buf.String(), want) {
 		t.Errorf("no %q in:\n%s", want, buf.String())
 	}
+}
+
+// nodeLogDoctor is doctor --node's Result with a member's log read.
+func nodeLogDoctor() *result.Result {
+	run := result.Result{Schema: result.Schema, Kind: result.KindDoctor, Name: "member cp-1", Params: &result.CheckParams{NodeLogParams: result.NodeLogParams{LogFile: "/var/log/pods/etcd/0.log"}},
+		Logs:   &result.Logs{Lines: 3, OutsideWindow: 2, Classes: map[string]int64{"slow_apply": 1}},
+		Doctor: &result.Doctor{Targets: []result.DoctorTarget{{Name: "member cp-1"}}}}
+	return &result.Result{Schema: result.Schema, Kind: result.KindDoctor, Runs: []result.Result{run}, Doctor: &result.Doctor{Targets: run.Doctor.Targets},
+		Params: &result.DoctorParams{Duration: 60, Node: "kubeadm /etc/kubernetes/manifests/etcd.yaml", DataDir: "/var/lib/etcd", ObserveOnly: new(true)}}
 }

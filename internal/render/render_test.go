@@ -3,7 +3,11 @@ package render
 import (
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -120,4 +124,97 @@ func TestIncompleteHasNoVerdict(t *testing.T) {
 			t.Errorf("the checks of what was measured are missing:\n%s", out)
 		}
 	}
+}
+
+// `etcdperf report run.json` reads as the command did: every command's
+// Result, written to JSON and read back, renders the same text and CSV, and
+// keeps its params as they were written (ints stay ints: a disk run of 2
+// jobs still says so).
+func TestTextOfResultReadBack(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no fixtures: %v", err)
+	}
+	cases := map[string]*result.Result{}
+	for _, f := range files {
+		res, err := result.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cases[filepath.Base(f)] = res
+	}
+	// Results as the commands build them, before any JSON.
+	jobs := *cases["disk-ext4.json"]
+	jobs.Params = &result.DiskParams{Engine: "native", Dir: "/work/tmp/fiot", BS: 2300, Size: 2 << 20, Prealloc: true, Sync: "fdatasync", RW: "write", Jobs: 2, Runtime: 60}
+	cases["disk --jobs 2"] = &jobs
+	cases["doctor --node"] = nodeLogDoctor()
+	kinds := map[string]bool{}
+	for name, res := range cases {
+		t.Run(name, func(t *testing.T) {
+			kinds[res.Kind] = true
+			var js bytes.Buffer
+			if err := result.Encode(&js, res); err != nil {
+				t.Fatal(err)
+			}
+			written := js.String()
+			back, err := result.Decode(&js)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, view := range []func(io.Writer, *result.Result) error{Text, CSV} {
+				// A kind without a CSV view says so, read back or not.
+				var live, read bytes.Buffer
+				lerr, rerr := view(&live, res), view(&read, back)
+				if fmt.Sprint(lerr) != fmt.Sprint(rerr) {
+					t.Errorf("as built: %v; read back: %v", lerr, rerr)
+				}
+				if live.String() != read.String() {
+					t.Errorf("read back from JSON, it reads differently:\n--- as built\n%s\n--- read back\n%s", live.String(), read.String())
+				}
+			}
+			var again bytes.Buffer
+			if err := result.Encode(&again, back); err != nil {
+				t.Fatal(err)
+			}
+			if a, b := paramsOf(t, written), paramsOf(t, again.String()); !reflect.DeepEqual(a, b) {
+				t.Errorf("params written again differ:\n%v\n%v", a, b)
+			}
+		})
+	}
+	if live := cases["disk --jobs 2"]; !strings.Contains(textOf(t, live), ", 2 jobs; engine native") {
+		t.Errorf("no jobs in the disk header:\n%s", textOf(t, live))
+	}
+	for _, k := range []string{result.KindDisk, result.KindBench, result.KindCheck, result.KindDatascale, result.KindDoctor,
+		result.KindLogs, result.KindMetrics, result.KindPromExport, result.KindPromCheck, result.KindScale} {
+		if !kinds[k] {
+			t.Errorf("no Result of kind %s read back", k)
+		}
+	}
+}
+
+// paramsOf is the params of a Result's JSON and of its runs, as JSON
+// decodes them.
+func paramsOf(t *testing.T, js string) []any {
+	t.Helper()
+	var doc struct {
+		Params any               `json:"params"`
+		Runs   []json.RawMessage `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(js), &doc); err != nil {
+		t.Fatal(err)
+	}
+	out := []any{doc.Params}
+	for _, r := range doc.Runs {
+		out = append(out, paramsOf(t, string(r)))
+	}
+	return out
+}
+
+func textOf(t *testing.T, r *result.Result) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := Text(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
 }

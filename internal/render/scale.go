@@ -37,7 +37,7 @@ func scaleText(w io.Writer, r *result.Result) error {
 		}
 		fmt.Fprintln(w)
 	}
-	if line := scaleLoadLine(r.Params); line != "" {
+	if line := scaleLoadLine(r); line != "" {
 		fmt.Fprintf(w, "  %s\n", line)
 	}
 	fmt.Fprintln(w)
@@ -88,20 +88,24 @@ func describeDist(s string) string {
 	return s
 }
 
-func scaleLoadLine(p map[string]any) string {
+func scaleLoadLine(r *result.Result) string {
 	var parts []string
-	if c, ok := p["clients"]; ok {
-		s := fmt.Sprintf("%v writers", c)
-		if r, ok := p["rate"]; ok {
-			s += fmt.Sprintf(" at %v/s", r)
+	writers := func(clients int, rate, updates float64, lists int, page int64) {
+		s := fmt.Sprintf("%d writers", clients)
+		if rate > 0 {
+			s += fmt.Sprintf(" at %g/s", rate)
 		}
 		parts = append(parts, s)
+		if updates > 0 {
+			parts = append(parts, fmt.Sprintf("%g status updates/s", updates))
+		}
+		parts = append(parts, fmt.Sprintf("%d whole lists per resource after each step in pages of %d", lists, page))
 	}
-	if u, ok := p["update_rate"].(float64); ok && u > 0 {
-		parts = append(parts, fmt.Sprintf("%g status updates/s", u))
-	}
-	if l, ok := p["lists"]; ok {
-		parts = append(parts, fmt.Sprintf("%v whole lists per resource after each step in pages of %v", l, p["page_limit"]))
+	switch p := r.Params.(type) {
+	case *result.ScaleParams:
+		writers(p.Clients, p.Rate, p.UpdateRate, p.Lists, p.PageLimit)
+	case *result.KubeScaleParams:
+		writers(p.Clients, 0, p.UpdateRate, p.Lists, p.PageLimit)
 	}
 	parts = append(parts, "a watch per resource")
 	return strings.Join(parts, ", ")

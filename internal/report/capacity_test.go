@@ -99,7 +99,7 @@ func capacityDoctor() *result.Result {
 	root := &result.Result{Schema: result.Schema, Kind: "doctor", Tool: result.Tool{Name: "etcdperf", Version: "devel"},
 		Started: start, Finished: start.Add(80 * time.Second),
 		Env:    &result.Env{Hostname: "vm", OS: "linux", Arch: "amd64", CPUs: 2},
-		Params: map[string]any{"data_dirs": []any{"/var/lib/etcd", "/mnt/etcd-capped"}, "load": "s", "rate": 150.0, "clients": 50.0, "capacity_step": 2.0, "demand": 600.0},
+		Params: result.RawParams{"data_dirs": []any{"/var/lib/etcd", "/mnt/etcd-capped"}, "load": "s", "rate": 150.0, "clients": 50.0, "capacity_step": 2.0, "demand": 600.0},
 		Runs: []result.Result{
 			location("/var/lib/etcd", "nvme0n1", plain, 0.001, 0.0021, 0.0041),
 			location("/mnt/etcd-capped", "vdb", capped, 0.001, 0.0018, 0.0036),

@@ -28,7 +28,7 @@ func benchResult(name string, seed uint64, slow float64, leaderChanges float64) 
 		Started: start, Finished: start.Add(20 * time.Second),
 		Env: &result.Env{Hostname: "client-0", CPUs: 2, OS: "linux", Arch: "amd64", EtcdVersion: "3.7.3",
 			Endpoints: "https://root:hunter2@10.0.0.1:2379"},
-		Params: map[string]any{"workload": "put", "rate": 1000.0, "clients": 50.0, "conns": 10.0,
+		Params: result.RawParams{"workload": "put", "rate": 1000.0, "clients": 50.0, "conns": 10.0,
 			"key_size": 256.0, "val_size": 1024.0, "total": 20000.0,
 			"user": "root:hunter2", "password": "hunter2",
 			"tls": map[string]any{"cert": "/etc/etcd/client.crt", "auth_token": "s3cr3t"}},

@@ -92,7 +92,7 @@ func TestWhereEmbedded(t *testing.T) {
 // Settings carry their units; a key space of every key is not a float.
 func TestSettingsWithUnits(t *testing.T) {
 	r := result.New("check")
-	r.Params = map[string]any{"duration": 2.5, "command_timeout": 5.0, "key_space_size": int64(math.MaxInt64),
+	r.Params = result.RawParams{"duration": 2.5, "command_timeout": 5.0, "key_space_size": int64(math.MaxInt64),
 		"disk_size": int64(22 << 20), "bs": 2300, "val_size": 1024, "clients": 50, "rate": 150.0}
 	got := map[string]string{}
 	for _, s := range settings(r) {

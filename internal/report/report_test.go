@@ -121,7 +121,7 @@ func TestSecretsNeverShown(t *testing.T) {
 		t.Error("a secret in a note or a table reached the page")
 	}
 	// Nested and non-string values are seen too.
-	r := &result.Result{Params: map[string]any{"tls": map[string]any{"token": 1234}, "list": []any{map[string]any{"secret": true}}}}
+	r := &result.Result{Params: result.RawParams{"tls": map[string]any{"token": 1234}, "list": []any{map[string]any{"secret": true}}}}
 	for _, s := range settings(r) {
 		if s.Value != redacted {
 			t.Errorf("%s = %q is not redacted", s.Key, s.Value)

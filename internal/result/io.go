@@ -183,9 +183,9 @@ func Decode(r io.Reader) (*Result, error) {
 // etcdperf kept elsewhere: the disk's sync mode was only a parameter.
 func (r *Result) upgrade() {
 	if r.Disk != nil && r.Disk.Sync == "" {
-		switch s, ok := r.Params["sync"].(string); {
-		case ok:
-			r.Disk.Sync = s
+		switch p, ok := r.Params.(*DiskParams); {
+		case ok && p.Sync != "":
+			r.Disk.Sync = p.Sync
 		case r.Disk.SyncLatency != nil:
 			// doctor's probe, whose parameters are its load's: it syncs
 			// as etcd does.
