@@ -1,6 +1,3 @@
-// Package check judges measurements against the limits the etcd community
-// uses. The limits are data (Table), each with its source; Evaluate is a
-// pure function of the observed values.
 package check
 
 import (

@@ -1,6 +1,3 @@
-// Package diagnose draws conclusions from everything a run collected. Each
-// rule is a pure function of the Result; each finding carries its evidence
-// and a recommendation taken from the field.
 package diagnose
 
 import (

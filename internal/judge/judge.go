@@ -1,8 +1,3 @@
-// Package judge turns what a run measured into its verdict: the checks
-// against etcd's limits, the findings (package diagnose), the verdict and
-// the summary, from the Result's own data only. Each kind of Result has
-// one judgement, registered here once; a Result read back from JSON can be
-// judged again (Again) and gets the same verdict and findings.
 package judge
 
 import (

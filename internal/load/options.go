@@ -1,16 +1,3 @@
-// Package load generates etcd's client load the way etcd's benchmark tool
-// does (its workloads and flag names), in constant memory: every worker
-// records into its own HDR histograms, merged at the end, and a sampler
-// folds one-second intervals into a series.
-//
-// With a rate the pacer is open-loop: request i is due at start + i/rate,
-// and its latency is measured from that intended time, so a server that
-// stalls cannot hide the requests it delayed (no coordinated omission);
-// the service time, from the actual send, is reported beside it.
-//
-// The request loop is the hot path: requests go straight to etcd's gRPC
-// connection with request and response messages reused per worker, and no
-// lock or channel is shared between workers per request.
 package load
 
 import (

@@ -1,5 +1,3 @@
-// Package pipeline runs the commands' data flow: measure, fold into stats,
-// check and diagnose, and assemble the Result. It prints nothing.
 package pipeline
 
 import (

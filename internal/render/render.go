@@ -1,6 +1,3 @@
-// Package render turns a Result into text for people, JSON for programs and
-// CSV for spreadsheets. Renderers only format: every number they print is
-// in the Result.
 package render
 
 import (

@@ -1,9 +1,3 @@
-// Package result defines the Result document, the stable JSON contract
-// (schema "etcdperf/v1") that every etcdperf command produces and that
-// `report` and `compare` read back.
-//
-// Durations are seconds (float64), rates are per second, sizes are bytes.
-// Fields may be added freely; renaming or removing one needs a new schema.
 package result
 
 import (

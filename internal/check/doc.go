@@ -1,0 +1,20 @@
+// Package check judges measurements against the limits the etcd community
+// uses. The limits are data (Table), each with its source; Evaluate is a
+// pure function of the observed values.
+//
+// Design. Table is every limit etcdperf judges by: the criteria judged as
+// checks of their own (criteria.go), then the levels the findings of
+// package diagnose read (levels.go), each with its ID (the name --limit
+// takes), its limit, an optional warning level and its source. Override
+// applies --limit, Changed and WithLimits carry the changed levels through
+// a Result (Result.Limits), and docs/limits.md's table is generated from
+// Table (docs_test.go fails when they disagree). Also here: the load
+// profiles of check and scale (profiles.go) and the windows in which a
+// Prometheus history passes a criterion (breach.go). This package holds
+// the limits and compares; which measurement a criterion applies to is
+// mostly package judge's choice.
+//
+// Not to be confused with the `check` command (pipeline/check.go, Result
+// kind "check" and its section result.Perf) or result.Check, one
+// criterion as judged.
+package check
