@@ -16,6 +16,9 @@ type Member struct {
 	// SlowApplies and HeartbeatFailures are etcd's counts of its own loop
 	// running late over the run.
 	SlowApplies, HeartbeatFailures float64
+	// SlowReadIndexes counts linearizable reads that waited too long for
+	// the leader's read index.
+	SlowReadIndexes float64
 	// Process is what this host's kernel says of the member's process: its
 	// CPU and its limit, its threads' wait for a CPU, its cgroup's
 	// throttling, the device under its WAL; nil when not measured.
@@ -46,7 +49,8 @@ func Members(r *result.Result) []Member {
 		// A history holds each member's p99 over the period, and nothing
 		// of its process.
 		for _, m := range r.Prom.Members {
-			v := Member{Name: m.Instance, SlowApplies: m.Observed["slow_applies"], HeartbeatFailures: m.Observed["heartbeat_failures"]}
+			v := Member{Name: m.Instance, SlowApplies: m.Observed["slow_applies"], HeartbeatFailures: m.Observed["heartbeat_failures"],
+				SlowReadIndexes: m.Observed["slow_read_indexes"]}
 			if p99, ok := m.Observed[check.WALFsyncP99]; ok {
 				v.WALFsync = &result.Latency{Count: 1, P99: p99}
 			}
@@ -62,7 +66,7 @@ func Members(r *result.Result) []Member {
 				continue
 			}
 			ms = append(ms, Member{Name: m.Name, WALFsync: o.WALFsync, BackendCommit: o.BackendCommit,
-				SlowApplies: o.SlowApplies, HeartbeatFailures: o.HeartbeatFailures, Process: m.Process,
+				SlowApplies: o.SlowApplies, HeartbeatFailures: o.HeartbeatFailures, SlowReadIndexes: o.SlowReadIndexes, Process: m.Process,
 				DBSize: o.DBSize, DBSizeInUse: o.DBSizeInUse, Quota: o.Quota, QuotaSource: quotaMetric})
 		}
 	case r.Server != nil:

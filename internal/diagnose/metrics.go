@@ -23,30 +23,19 @@ func init() {
 			return breachFindings(r, r.Metrics.Breaches, "metrics_", step, step)
 		}},
 		Rule{ID: "metrics_slow_applies", Apply: func(r *result.Result) []result.Finding {
-			return slowApplies(metricsTotals(r), "metrics_slow_applies")
+			if r.Metrics == nil {
+				return nil
+			}
+			return slowApplies(etcdMembers(r), "metrics_slow_applies")
 		}},
 		Rule{ID: "metrics_heartbeat_failures", Apply: func(r *result.Result) []result.Finding {
-			return heartbeatFailures(metricsTotals(r), "metrics_heartbeat_failures")
+			if r.Metrics == nil {
+				return nil
+			}
+			return heartbeatFailures(etcdMembers(r), "metrics_heartbeat_failures")
 		}},
 		Rule{ID: "metrics_slow_read_indexes", Apply: metricsSlowReadIndexes},
 	)
-}
-
-// metricsTotals gives each member's counters over the run as the members
-// of a Prometheus history, for the rules both commands share.
-func metricsTotals(r *result.Result) []result.PromMember {
-	if r.Metrics == nil {
-		return nil
-	}
-	var out []result.PromMember
-	for _, m := range r.Metrics.Members {
-		if o := m.Overall; o != nil {
-			out = append(out, result.PromMember{Instance: m.Name, Observed: map[string]float64{
-				"slow_applies": o.SlowApplies, "heartbeat_failures": o.HeartbeatFailures, "slow_read_indexes": o.SlowReadIndexes,
-			}})
-		}
-	}
-	return out
 }
 
 // metricsUnreachable reports the members that did not answer a scrape: a
@@ -112,7 +101,10 @@ func metricsUnreachable(r *result.Result) []result.Finding {
 // metricsSlowReadIndexes warns about linearizable reads that waited too
 // long for the leader's read index.
 func metricsSlowReadIndexes(r *result.Result) []result.Finding {
-	total, who := memberTotals(metricsTotals(r), "slow_read_indexes")
+	if r.Metrics == nil {
+		return nil
+	}
+	total, who := memberTotals(etcdMembers(r), func(m Member) float64 { return m.SlowReadIndexes })
 	if total == 0 {
 		return nil
 	}

@@ -83,15 +83,15 @@ func TestMetricsRules(t *testing.T) {
 // A leader stalled once sends one late heartbeat to each follower, and
 // etcd counts each: up to that many is one stall; more recur.
 func TestHeartbeatFailuresPerStall(t *testing.T) {
-	members := func(failures ...float64) []result.PromMember {
-		var ms []result.PromMember
+	members := func(failures ...float64) []Member {
+		var ms []Member
 		for i, f := range failures {
-			ms = append(ms, result.PromMember{Instance: fmt.Sprintf("m%d", i+1), Observed: map[string]float64{"heartbeat_failures": f}})
+			ms = append(ms, Member{Name: fmt.Sprintf("m%d", i+1), HeartbeatFailures: f})
 		}
 		return ms
 	}
 	for _, c := range []struct {
-		ms   []result.PromMember
+		ms   []Member
 		want result.Severity
 	}{
 		{members(2, 0, 0), result.Info},

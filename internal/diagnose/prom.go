@@ -162,11 +162,12 @@ func valueIn(v float64, unit string) string {
 	return fmt.Sprintf("%g", v)
 }
 
-func memberTotals(ms []result.PromMember, key string) (total float64, who []string) {
+// memberTotals sums a count of the members, and says whose it is.
+func memberTotals(ms []Member, count func(Member) float64) (total float64, who []string) {
 	for _, m := range ms {
-		if v := m.Observed[key]; v > 0 {
+		if v := count(m); v > 0 {
 			total += v
-			who = append(who, fmt.Sprintf("%s: %g", m.Instance, v))
+			who = append(who, fmt.Sprintf("%s: %g", m.Name, v))
 		}
 	}
 	return total, who
@@ -179,11 +180,11 @@ func historySlowApplies(r *result.Result) []result.Finding {
 	if r.Prom == nil {
 		return nil
 	}
-	return slowApplies(r.Prom.Members, "history_slow_applies")
+	return slowApplies(etcdMembers(r), "history_slow_applies")
 }
 
-func slowApplies(ms []result.PromMember, id string) []result.Finding {
-	total, who := memberTotals(ms, "slow_applies")
+func slowApplies(ms []Member, id string) []result.Finding {
+	total, who := memberTotals(ms, func(m Member) float64 { return m.SlowApplies })
 	if total == 0 {
 		return nil
 	}
@@ -205,7 +206,7 @@ func historyHeartbeatFailures(r *result.Result) []result.Finding {
 	if r.Prom == nil {
 		return nil
 	}
-	return heartbeatFailures(r.Prom.Members, "history_heartbeat_failures")
+	return heartbeatFailures(etcdMembers(r), "history_heartbeat_failures")
 }
 
 // stallSeverity is the severity of n events etcd counted or logged (slow
@@ -224,8 +225,8 @@ func stallSeverity(n, perStall float64) (result.Severity, string) {
 // recurring says whether n events make more than one stall.
 func recurring(n, perStall float64) bool { return n > max(1, perStall) }
 
-func heartbeatFailures(ms []result.PromMember, id string) []result.Finding {
-	total, who := memberTotals(ms, "heartbeat_failures")
+func heartbeatFailures(ms []Member, id string) []result.Finding {
+	total, who := memberTotals(ms, func(m Member) float64 { return m.HeartbeatFailures })
 	if total == 0 {
 		return nil
 	}
