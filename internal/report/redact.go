@@ -123,8 +123,9 @@ func flatten(prefix string, v any, out []Setting) []Setting {
 	case bool:
 		return append(out, Setting{prefix, strconv.FormatBool(t)})
 	}
-	// Params are whatever the command put in the map: ints, durations,
-	// structs. Read them back through JSON so that nested secrets are seen.
+	// Params are their kind's struct (result.Params), or a map for a kind
+	// this version cannot type. Read them as their JSON has them, so that
+	// nested secrets are seen.
 	b, err := json.Marshal(v)
 	var back any
 	if err != nil || json.Unmarshal(b, &back) != nil {
