@@ -63,12 +63,13 @@ func CapacityStep(r *result.Result, offered float64, clients int) result.Capacit
 // Capacity concludes a sweep from its steps (in the order they ran, the
 // offered rate rising but for a last step between the highest that held
 // and the lowest that broke): the highest offered rate that held every
-// limit, what broke next, and why. walLimit is the WAL fsync p99 limit
-// (seconds). The volume's IOPS cap is told from a slow disk by its sign: a
+// limit, what broke next, and why, by the limits of criteria (the WAL
+// fsync p99's, the host's CPUs busy). The volume's IOPS cap is told from a slow disk by its sign: a
 // fast fsync at a low rate, then etcd's fsyncs per second flat across a
 // rising offered rate while the fsync p99 climbs; or, on this host, the
 // member's own cgroup cap, used to at least 60% during the step that broke.
-func Capacity(c *result.Capacity, walLimit float64) {
+func Capacity(c *result.Capacity, criteria []check.Criterion) {
+	walLimit, busyHost := limitOf(criteria, check.WALFsyncP99), limitOf(criteria, check.HostCPUBusy)
 	c.PutsPerS, c.LimitedBy, c.Cause, c.Evidence = 0, nil, result.CauseNone, ""
 	defer headroom(c)
 	var broke *result.CapacityStep
@@ -89,10 +90,10 @@ func Capacity(c *result.Capacity, walLimit float64) {
 	}
 	c.LimitedBy = broke.Broke
 	c.Cause = broke.Cause
-	if cause, ev := iopsCap(c.Steps, broke, walLimit); cause {
+	if cause, ev := iopsCap(c.Steps, broke, walLimit, busyHost); cause {
 		c.Cause, c.Evidence = result.CauseIOPSCap, ev
 	} else {
-		c.Cause = hostCause(broke, walLimit)
+		c.Cause = hostCause(broke, walLimit, busyHost)
 		c.Evidence = stepEvidence(broke)
 	}
 	what := brokeWords(broke)
@@ -137,7 +138,7 @@ func capacityChecks(r *result.Result, criteria []check.Criterion) {
 // low rate), and from the step before the break to the break the offered
 // rate grew by at least half while etcd's WAL fsyncs per second grew by
 // under 15% (a flat ceiling) and the fsync p99 rose past half the limit.
-func iopsCap(steps []result.CapacityStep, broke *result.CapacityStep, walLimit float64) (bool, string) {
+func iopsCap(steps []result.CapacityStep, broke *result.CapacityStep, walLimit, busyHost float64) (bool, string) {
 	// The cap is seen, on this host: the member's cgroup. It is what etcd
 	// ran into when the step used most of it, whatever else was busy (a
 	// cap is a hard ceiling; a busy host's CPU is said beside it), or when
@@ -188,13 +189,15 @@ func iopsCap(steps []result.CapacityStep, broke *result.CapacityStep, walLimit f
 	return true, ev
 }
 
-// busyHost is how busy the host's CPUs must be for them to explain a
-// step that broke with nothing else seen at its limit: the level at which
-// the host rules call them saturated (check.Table's host_cpu_busy).
-var busyHost = hostCPUBusy()
-
-func hostCPUBusy() float64 {
-	c, _ := check.Lookup(check.Table, check.HostCPUBusy)
+// limitOf is criterion id's limit in criteria, else check.Table's. The
+// host's CPUs explain a step that broke with nothing else seen at its
+// limit from host_cpu_busy, the level at which the host rules call them
+// saturated.
+func limitOf(criteria []check.Criterion, id string) float64 {
+	c, ok := check.Lookup(criteria, id)
+	if !ok {
+		c, _ = check.Lookup(check.Table, id)
+	}
 	return c.Limit
 }
 
@@ -204,7 +207,7 @@ func hostCPUBusy() float64 {
 // commit, its CPU as much as its disk: both are said), and nothing named
 // while the host's CPUs, shared by etcd and the load generator, were
 // saturated.
-func hostCause(st *result.CapacityStep, walLimit float64) string {
+func hostCause(st *result.CapacityStep, walLimit, busyHost float64) string {
 	deviceFast := st.DeviceIOPS > 0 && st.DeviceAwait <= fastDeviceAwait && st.DeviceUtil < 0.5
 	switch {
 	case st.Cause == result.CauseDisk && deviceFast && st.WALFsyncP99 < walLimit:

@@ -94,9 +94,29 @@ func TestCapacityCause(t *testing.T) {
 		{"no knee", none, 15000, "none", nil, "carries etcd up to 15,000 puts/s of 1.0 KiB within its limits, the most this sweep offered"},
 	} {
 		cap := &result.Capacity{ValueSize: 1024, Steps: c.steps}
-		Capacity(cap, 0.010)
+		Capacity(cap, check.Table)
 		if cap.PutsPerS != c.puts || cap.Cause != c.cause || !slices.Equal(cap.LimitedBy, c.broke) || !strings.Contains(cap.Answer, c.answer) {
 			t.Errorf("%s: %g puts/s, cause %q, limited by %v, answer %q; want %g, %q, %v, %q", c.name, cap.PutsPerS, cap.Cause, cap.LimitedBy, cap.Answer, c.puts, c.cause, c.broke, c.answer)
+		}
+	}
+}
+
+// The host's CPUs explain a step by host_cpu_busy as the run set it.
+func TestCapacityHostBusyLevel(t *testing.T) {
+	steps := []result.CapacityStep{{Offered: 150, Achieved: 150, WALFsyncP99: 0.001, WALFsyncs: 150},
+		{Offered: 5700, Achieved: 5700, WALFsyncP99: 0.001, WALFsyncs: 2542, Broke: []string{check.RequestP99}, Cause: result.CauseNone, HostCPUBusy: 0.97}}
+	criteria, err := check.Override(check.Table, []string{check.HostCPUBusy + "=99%"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		criteria []check.Criterion
+		cause    string
+	}{{check.Table, result.CauseCPU}, {criteria, result.CauseNone}} {
+		cap := &result.Capacity{ValueSize: 1024, Steps: slices.Clone(steps)}
+		Capacity(cap, c.criteria)
+		if cap.Cause != c.cause {
+			t.Errorf("host 97%% busy, host_cpu_busy %v: cause %q, want %q", limitOf(c.criteria, check.HostCPUBusy), cap.Cause, c.cause)
 		}
 	}
 }
@@ -116,7 +136,7 @@ func TestCapacityHeadroom(t *testing.T) {
 	steps := []result.CapacityStep{{Offered: 150, Achieved: 150}, {Offered: 1000, Achieved: 1000}, {Offered: 2000, Achieved: 1500, Broke: []string{check.Throughput}, Cause: "disk"}}
 	for demand, want := range map[float64]result.Status{400: result.StatusPass, 700: result.StatusWarn, 1500: result.StatusFail} {
 		r := &result.Result{Capacity: &result.Capacity{ValueSize: 1024, Steps: steps, Demand: demand, DemandFrom: "--demand"}}
-		Capacity(r.Capacity, 0.010)
+		Capacity(r.Capacity, check.Table)
 		capacityChecks(r, check.Table)
 		if r.Capacity.Headroom != 1000/demand || len(r.Checks) != 1 || r.Checks[0].Status != want || !strings.Contains(r.Capacity.Answer, "(--demand):") {
 			t.Errorf("demand %g: headroom %g, checks %+v, answer %q; want %g and %s", demand, r.Capacity.Headroom, r.Checks, r.Capacity.Answer, 1000/demand, want)

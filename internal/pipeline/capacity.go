@@ -71,10 +71,6 @@ type CapacityOptions struct {
 // with what it measured when ctx ends or a step fails.
 func Capacity(ctx context.Context, o CapacityOptions) (*result.Capacity, error) {
 	c := &result.Capacity{ValueSize: o.Base.ValSize, KeySize: o.Base.KeySize, StepSeconds: o.Step.Seconds(), Demand: o.Demand, DemandFrom: o.DemandFrom}
-	walLimit := 0.010
-	if cr, ok := check.Lookup(o.Criteria, check.WALFsyncP99); ok {
-		walLimit = cr.Limit
-	}
 	if o.First != nil && o.First.Bench != nil {
 		// The verdict's load, judged as a check is (doctor judges its
 		// target later, as a whole).
@@ -84,7 +80,7 @@ func Capacity(ctx context.Context, o CapacityOptions) (*result.Capacity, error) 
 		st := judge.CapacityStep(&first, o.Base.Rate, o.Base.Clients)
 		c.Steps = append(c.Steps, st)
 		if len(st.Broke) > 0 {
-			judge.Capacity(c, walLimit)
+			judge.Capacity(c, o.Criteria)
 			return c, nil
 		}
 	}
@@ -132,7 +128,7 @@ func Capacity(ctx context.Context, o CapacityOptions) (*result.Capacity, error) 
 		}
 		ok, err := step(i, r)
 		if err != nil {
-			judge.Capacity(c, walLimit)
+			judge.Capacity(c, o.Criteria)
 			return c, err
 		}
 		if !ok {
@@ -148,11 +144,11 @@ func Capacity(ctx context.Context, o CapacityOptions) (*result.Capacity, error) 
 		p := math.Pow(10, math.Floor(math.Log10(mid))-1)
 		if mid = math.Round(mid/p) * p; mid > held && mid < bad {
 			if _, err := step(len(capacityRates), mid); err != nil {
-				judge.Capacity(c, walLimit)
+				judge.Capacity(c, o.Criteria)
 				return c, err
 			}
 		}
 	}
-	judge.Capacity(c, walLimit)
+	judge.Capacity(c, o.Criteria)
 	return c, nil
 }

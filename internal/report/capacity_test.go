@@ -52,7 +52,7 @@ func capacityDoctor() *result.Result {
 			}
 			c.Steps = append(c.Steps, st)
 		}
-		judge.Capacity(c, 0.010)
+		judge.Capacity(c, check.Table)
 		return c
 	}
 	plain := sweep([]step{
