@@ -2,51 +2,23 @@ package pipeline
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"path/filepath"
-	"strings"
-	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
-	"github.com/etcdperf/etcdperf/internal/hist"
 	"github.com/etcdperf/etcdperf/internal/judge"
 	"github.com/etcdperf/etcdperf/internal/load"
+	"github.com/etcdperf/etcdperf/internal/loadrun"
 	"github.com/etcdperf/etcdperf/internal/memberwatch"
 	"github.com/etcdperf/etcdperf/internal/result"
-	"github.com/etcdperf/etcdperf/internal/sysinfo"
 )
 
 // BenchOptions configure `etcdperf bench`.
-type BenchOptions struct {
-	// Target is the etcd to load: external endpoints or embedded members.
-	Target cluster.TargetOptions
-	// Load is the workload; its Prefix defaults to /etcdperf/<run id>/.
-	Load load.Options
-	// Conns is the number of gRPC connections the clients share.
-	Conns int
-	// TargetLeader sends every request to the leader.
-	TargetLeader bool
-	// KeepKeys leaves the keys under the prefix; Compact compacts etcd's
-	// history at the end (after the keys are deleted).
-	KeepKeys, Compact bool
-	// Criteria are the limits the server's metrics are judged by.
-	Criteria []check.Criterion
-	// Started, when set, is called once etcd is up and the load begins.
-	Started func()
-	// Window shapes the window on the members over the load (check and
-	// doctor sample the host's CPUs and disk in it too).
-	Window memberwatch.Options
-}
+type BenchOptions = loadrun.Options
 
-// ErrPrefixInUse is returned when the key prefix already holds keys.
-var ErrPrefixInUse = errors.New("the key prefix is in use")
-
-// cleanupTimeout bounds deleting the run's keys at the end.
-const cleanupTimeout = 30 * time.Second
+// The errors of a key prefix that a run cannot use.
+var (
+	ErrPrefixInUse  = loadrun.ErrPrefixInUse
+	ErrNoPermission = loadrun.ErrNoPermission
+)
 
 // Bench loads etcd and reports the client's view (latency, throughput,
 // errors) with etcd's own (its disk histograms, leader changes, failed
@@ -63,241 +35,19 @@ func Bench(ctx context.Context, o BenchOptions) (*result.Result, error) {
 	return res, err
 }
 
-// measureBench is Bench's measurement, shared with check and doctor, which
-// judge it as theirs; it also returns what the window on the members saw
-// over the load (nil when the load did not run).
-func measureBench(ctx context.Context, o BenchOptions) (res *result.Result, obs *memberwatch.Observation, err error) {
-	if o.Target.RunID == "" {
-		o.Target.RunID = cluster.NewRunID()
+// measureBench is Bench's measurement (loadrun.Run) with its params,
+// shared with check and doctor, which judge it as theirs; it also returns
+// what the window on the members saw over the load.
+func measureBench(ctx context.Context, o BenchOptions) (*result.Result, *memberwatch.Observation, error) {
+	o.Defaults()
+	res, obs, err := loadrun.Run(ctx, o)
+	if res != nil {
+		res.Params = benchParams(o)
 	}
-	if o.Load.Prefix == "" {
-		o.Load.Prefix = "/etcdperf/" + o.Target.RunID + "/"
-	}
-	if err := o.Load.Validate(); err != nil {
-		return nil, nil, err
-	}
-	res = result.New(result.KindBench)
-	res.Params = benchParams(o)
-
-	t, err := cluster.Open(ctx, o.Target)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer closeTarget(t, &res, &err)
-	res.Env = benchEnv(t, o)
-	res.Target = targetSection(t)
-	cli := t.Client()
-
-	// The prefix must be ours alone.
-	if err := prefixFree(ctx, cli, o.Load.Prefix, o.Target.Conn.User); err != nil {
-		return nil, nil, err
-	}
-	if err := checkWritable(ctx, cli, o); err != nil {
-		return nil, nil, err
-	}
-
-	conns, err := openConns(ctx, t, o)
-	defer load.Close(conns)
-	if err != nil {
-		return nil, nil, err
-	}
-
-	win := memberwatch.StartTarget(ctx, t, o.Window)
-	if o.Started != nil {
-		o.Started()
-	}
-	if o.Load.StallTimeout == 0 {
-		o.Load.StallTimeout = cli.CommandTimeout()
-	}
-	st, runErr := load.Run(ctx, conns, o.Load)
-	// The end of the run is measured and cleaned up even after Ctrl-C; after
-	// etcd stopped answering, within one more command timeout.
-	endCtx, endCancel := endContext(ctx, runErr, cli.CommandTimeout())
-	defer endCancel()
-	obs = win.Stop(endCtx)
-	var notes []string
-	if !o.KeepKeys && allRefused(runErr, obs.Last) {
-		runErr = joinCleanupErr(runErr, errors.New("every member refuses connections"), o.Load.Prefix)
-	} else if !o.KeepKeys {
-		if n, err := deleteKeys(endCtx, cli, o.Load.Prefix, o.Compact); err != nil {
-			runErr = joinCleanupErr(runErr, err, o.Load.Prefix)
-		} else if n > 0 && t.Kind() == cluster.External {
-			notes = append(notes, fmt.Sprintf("deleted the run's %d keys under %s", n, o.Load.Prefix))
-		}
-	} else {
-		notes = append(notes, fmt.Sprintf("kept the run's keys under %s (--keep-keys)", o.Load.Prefix))
-	}
-	if st == nil {
-		return nil, nil, runErr
-	}
-	res.Bench = benchSection(st, o)
-	// etcdperf's own CPU, when no member shares its process.
-	if obs.ClientOnly && (t.Kind() == cluster.External || len(t.Members()) > 1 || o.Target.Separate) {
-		res.Bench.ClientCPU = obs.ClientShare()
-	}
-	res.Server = obs.Server
-	res.Bench.Notes = append(append(res.Bench.Notes, notes...), obs.Notes...)
-	if o.Target.KeepData && t.RunDir() != "" {
-		res.Bench.Notes = append(res.Bench.Notes, "kept the embedded etcd's data and logs in "+t.RunDir()+" (--keep-data)")
-	}
-	runErr = explainStall(runErr, t, res.Bench)
-	if runErr != nil {
-		res.Error = runErr.Error()
-		if errors.Is(runErr, context.Canceled) {
-			res.Error = "interrupted"
-		}
-	}
-	return res, obs, runErr
-}
-
-// closeTarget closes t when a command ends; a failure joins the command's
-// error and its Result's.
-func closeTarget(t *cluster.Target, res **result.Result, err *error) {
-	if cerr := t.Close(); cerr != nil {
-		*err = errors.Join(*err, cerr)
-		if *res != nil {
-			(*res).AddError(cerr.Error())
-		}
-	}
-}
-
-// prefixFree checks that no key is under prefix: the run's keys must be
-// its own.
-func prefixFree(ctx context.Context, c *cluster.Client, prefix, user string) error {
-	if n, err := c.CountKeys(ctx, prefix); err != nil {
-		return explainPrefixErr(prefix, user, err)
-	} else if n > 0 {
-		return fmt.Errorf("%w: %q already holds %d keys; choose another --prefix, or delete them (etcdctl del --prefix %s)", ErrPrefixInUse, prefix, n, prefix)
-	}
-	return nil
+	return res, obs, err
 }
 
 func joinErr(a, b string) string { return result.JoinError(a, b) }
-
-func benchEnv(t *cluster.Target, o BenchOptions) *result.Env {
-	var env *result.Env
-	if t.Kind() == cluster.Embedded {
-		// The storage the user chose (--data-dir), not the run's folder
-		// in it, which is gone when the Result is read.
-		env = sysinfo.DirEnv(filepath.Dir(t.RunDir()))
-	} else {
-		env = sysinfo.HostEnv()
-	}
-	env.EtcdVersion = t.Client().Version()
-	env.Endpoints = strings.Join(t.Client().Options().Endpoints, ",")
-	return env
-}
-
-func targetSection(t *cluster.Target) *result.Target {
-	tg := &result.Target{Kind: t.Kind(), Endpoints: t.Client().Options().Endpoints, Version: t.Client().Version(), DataDir: t.RunDir()}
-	if t.Kind() == cluster.External {
-		tg.EndpointsFrom = t.Client().Options().EndpointsFrom
-	}
-	for _, m := range t.Members() {
-		tg.Members = append(tg.Members, result.TargetMember{Name: m.Name, ClientURL: m.ClientURL, MetricsURL: m.MetricsURL,
-			Leader: m.Leader, Version: m.Version, DataDir: m.DataDir})
-	}
-	return tg
-}
-
-// openConns opens the connections the clients share: all to the leader
-// with TargetLeader, else one endpoint each in turn, as etcd's benchmark.
-// When the load speaks HTTP/2 itself (put, range, txn without auth), each
-// connection is its own, and etcd's client, only a fallback for large
-// requests, is opened once per endpoint.
-func openConns(ctx context.Context, t *cluster.Target, o BenchOptions) ([]load.Conn, error) {
-	eps := t.Client().Options().Endpoints
-	if o.TargetLeader {
-		l, ok := t.Leader()
-		if !ok || l.ClientURL == "" {
-			return nil, errors.New("--target-leader: the cluster reports no leader with a client URL")
-		}
-		eps = []string{l.ClientURL}
-	}
-	return load.Dial(ctx, t.Client(), eps, o.Conns, o.Load)
-}
-
-// deleteKeys deletes every key under prefix and, with compact, compacts
-// etcd's history up to the deletion.
-func deleteKeys(ctx context.Context, c *cluster.Client, prefix string, compact bool) (int64, error) {
-	ctx, cancel := context.WithTimeout(ctx, max(cleanupTimeout, c.CommandTimeout()))
-	defer cancel()
-	r, err := c.Delete(ctx, prefix, clientv3.WithPrefix())
-	if err != nil {
-		return 0, fmt.Errorf("delete the run's keys under %s (delete them with etcdctl del --prefix %s): %w", prefix, prefix, err)
-	}
-	if compact {
-		if _, err := c.Compact(ctx, r.Header.Revision); err != nil {
-			return r.Deleted, fmt.Errorf("compact etcd at revision %d: %w", r.Header.Revision, err)
-		}
-	}
-	return r.Deleted, nil
-}
-
-// The latency distribution etcd's benchmark prints.
-var benchPercentiles = []float64{10, 25, 50, 75, 90, 95, 99, 99.9}
-
-func benchSection(st *load.Stats, o BenchOptions) *result.Bench {
-	b := &result.Bench{
-		Workload:   st.Workload,
-		Ops:        st.Ops,
-		Errors:     st.Errors,
-		Seconds:    st.Elapsed.Seconds(),
-		Throughput: st.Throughput(),
-	}
-	b.Description = o.Load.Describe()
-	b.Clients, b.Conns, b.Rate = o.Load.Clients, max(o.Conns, 1), o.Load.Rate
-	if st.Latency.Count() > 0 {
-		l := st.Latency.Latency(true)
-		b.Latency = &l
-		b.Histogram = responseHistogram(st.Latency)
-		for _, p := range benchPercentiles {
-			b.Percentiles = append(b.Percentiles, result.Percentile{P: p, Value: st.Latency.Quantile(p).Seconds()})
-		}
-	}
-	if st.Service != nil && st.Service.Count() > 0 {
-		l := st.Service.Latency(true)
-		b.ServiceLatency = &l
-	}
-	if st.SendLag != nil && st.SendLag.Count() > 0 {
-		l := st.SendLag.Latency(false)
-		b.SendLag = &l
-		busy := st.BusyLag.Seconds()
-		b.SendLagBusy = &busy
-	}
-	for _, p := range st.Parts {
-		bp := result.BenchPart{Name: p.Name, Ops: p.Ops, Errors: p.Errors}
-		if p.Latency != nil && p.Latency.Count() > 0 {
-			l := p.Latency.Latency(false)
-			bp.Latency = &l
-		}
-		b.Parts = append(b.Parts, bp)
-	}
-	b.Series = st.Series
-	b.Notes = append(b.Notes, st.Notes...)
-	return b
-}
-
-// responseHistogram is etcd benchmark's histogram: ten equal steps from
-// the fastest to the slowest request, each with the requests in it.
-func responseHistogram(h *hist.Histogram) []result.HistogramBucket {
-	const steps = 10
-	lo, hi := h.Min(), h.Max()
-	step := (hi - lo) / steps
-	bounds := make([]time.Duration, steps+1)
-	for i := range bounds {
-		bounds[i] = lo + time.Duration(i)*step
-	}
-	bounds[steps] = hi
-	counts := h.CountsAtOrBelow(bounds)
-	out := make([]result.HistogramBucket, len(bounds))
-	var prev int64
-	for i, b := range bounds {
-		out[i] = result.HistogramBucket{LE: b.Seconds(), Count: counts[i] - prev}
-		prev = counts[i]
-	}
-	return out
-}
 
 func benchParams(o BenchOptions) *result.BenchParams {
 	l := o.Load

@@ -12,6 +12,7 @@ import (
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/discover"
 	"github.com/etcdperf/etcdperf/internal/etcdlog"
+	"github.com/etcdperf/etcdperf/internal/loadrun"
 	"github.com/etcdperf/etcdperf/internal/memberwatch"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/sysinfo"
@@ -105,7 +106,7 @@ func observeMembers(ctx context.Context, r *result.Result, conn cluster.ConnOpti
 		return err
 	}
 	defer t.Close()
-	r.Target = targetSection(t)
+	r.Target = loadrun.TargetSection(t)
 	if r.Env == nil {
 		r.Env = sysinfo.HostEnv()
 	}

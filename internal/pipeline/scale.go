@@ -10,6 +10,7 @@ import (
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/judge"
 	"github.com/etcdperf/etcdperf/internal/load"
+	"github.com/etcdperf/etcdperf/internal/loadrun"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/scale"
 )
@@ -36,13 +37,13 @@ func Scale(ctx context.Context, o ScaleOptions) (res *result.Result, err error) 
 	if err != nil {
 		return nil, err
 	}
-	defer closeTarget(t, &res, &err)
-	res.Env = benchEnv(t, BenchOptions{})
-	res.Target = targetSection(t)
-	if err := prefixFree(ctx, t.Client(), o.Prefix, o.Target.Conn.User); err != nil {
+	defer loadrun.CloseTarget(t, &res, &err)
+	res.Env = loadrun.Env(t)
+	res.Target = loadrun.TargetSection(t)
+	if err := loadrun.PrefixFree(ctx, t.Client(), o.Prefix, o.Target.Conn.User); err != nil {
 		return nil, err
 	}
-	conns, err := openConns(ctx, t, BenchOptions{Conns: max(o.Conns, 1), Load: load.Options{Workload: load.Put}})
+	conns, err := loadrun.OpenConns(ctx, t, BenchOptions{Conns: max(o.Conns, 1), Load: load.Options{Workload: load.Put}})
 	defer load.Close(conns)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package pipeline
+package loadrun
 
 import (
 	"context"
@@ -39,7 +39,7 @@ func permissionDenied(err error) bool {
 // checkWritable writes and deletes one key under the prefix before a load
 // that writes, so that a role that may only read there fails at once with
 // advice instead of failing every request of the run.
-func checkWritable(ctx context.Context, c *cluster.Client, o BenchOptions) error {
+func checkWritable(ctx context.Context, c *cluster.Client, o Options) error {
 	if o.Load.Workload == load.Range && o.Load.Prefill == 0 {
 		return nil // reads only, maybe outside the prefix
 	}
