@@ -75,7 +75,8 @@ func clientReasons(r *result.Result) []result.Evidence {
 	return ev
 }
 
-// pacerBehind says whether the load generator sent under 90% of the rate
+// pacerBehind says whether the load generator sent under the throughput
+// criterion's share of the rate (90%)
 // while its clients were free: most of the sends' lag its own, not time
 // with every client waiting for etcd. measured is true when the Result
 // split the lag that way; older Results fall back on the mean number of
@@ -83,7 +84,7 @@ func clientReasons(r *result.Result) []result.Evidence {
 // clients waiting for seconds, then all free) keeps under the clients.
 func pacerBehind(r *result.Result) (behind, measured bool) {
 	pf := r.Perf
-	if pf.SentRate >= 0.9*pf.TargetRate || pf.Clients <= 0 {
+	if pf.SentRate >= LimitOf(r, check.Throughput)*pf.TargetRate || pf.Clients <= 0 {
 		return false, pf.BusyLag != nil
 	}
 	if pf.BusyLag != nil {

@@ -258,8 +258,9 @@ func logsSlowRequests(r *result.Result) []result.Finding {
 	if slow == 0 || logCount(l, "slow_fdatasync", "heartbeat_late", "tick_missed") > 0 {
 		return nil // the disk or raft-loop findings explain slow requests then
 	}
-	ev := tookEvidence(l, "slow_read_only_range", 0.1)
-	ev = append(ev, tookEvidence(l, "slow_apply", 0.1)...)
+	applyLimit := LimitOf(r, check.ApplyDuration)
+	ev := tookEvidence(l, "slow_read_only_range", applyLimit)
+	ev = append(ev, tookEvidence(l, "slow_apply", applyLimit)...)
 	ev = append(ev, countEvidence(l, "slow_apply", "slow_read_only_range", "slow_read_only_txn", "slow_request", "large_range_warning")...)
 	var large []string
 	largeRangeKeys := LimitOf(r, check.LargeRangeKeys)
