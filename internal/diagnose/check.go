@@ -76,12 +76,12 @@ func clientReasons(r *result.Result) []result.Evidence {
 }
 
 // pacerBehind says whether the load generator sent under the throughput
-// criterion's share of the rate (90%)
-// while its clients were free: most of the sends' lag its own, not time
-// with every client waiting for etcd. measured is true when the Result
-// split the lag that way; older Results fall back on the mean number of
-// requests in flight, which a cluster that stalls now and then (all
-// clients waiting for seconds, then all free) keeps under the clients.
+// criterion's share of the rate (90%) while its clients were free: most
+// of the sends' lag its own, not time with every client waiting for
+// etcd. measured is true when the Result split the lag that way; older
+// Results fall back on the mean number of requests in flight, which a
+// cluster that stalls now and then (all clients waiting for seconds, then
+// all free) keeps under the clients.
 func pacerBehind(r *result.Result) (behind, measured bool) {
 	pf := r.Perf
 	if pf.SentRate >= LimitOf(r, check.Throughput)*pf.TargetRate || pf.Clients <= 0 {
