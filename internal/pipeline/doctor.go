@@ -14,6 +14,7 @@ import (
 	"github.com/etcdperf/etcdperf/internal/discover"
 	"github.com/etcdperf/etcdperf/internal/diskprobe"
 	"github.com/etcdperf/etcdperf/internal/judge"
+	"github.com/etcdperf/etcdperf/internal/liveprobe"
 	"github.com/etcdperf/etcdperf/internal/load"
 	"github.com/etcdperf/etcdperf/internal/noise"
 	"github.com/etcdperf/etcdperf/internal/result"
@@ -27,6 +28,8 @@ import (
 const (
 	DefaultDoctorDuration    = 30 * time.Second
 	DefaultDoctorDiskRuntime = 10 * time.Second
+	// DefaultLiveDiskRate is the probe's pace beside a live member.
+	DefaultLiveDiskRate = liveprobe.DefaultLiveDiskRate
 )
 
 // DoctorOptions configure `etcdperf doctor`.
@@ -292,7 +295,13 @@ func doctorTarget(ctx context.Context, o DoctorOptions, dir, runID string) (res 
 	// wanted, once its window is over.
 	afterWindow := func() (*result.Result, error) {
 		if live && (dir != "" || o.Node != nil) && !o.SkipDisk {
-			return finish(probeBesideMember(ctx, o, r, &row, storage, device, runID))
+			return finish(liveprobe.Beside(ctx, liveprobe.Options{
+				Conn: o.Conn, Node: o.Node, Disk: o.Disk, Window: o.Duration, Explicit: o.DiskExplicit, Criteria: o.Criteria, RunID: runID,
+				Probe: func(ctx context.Context, p diskprobe.Options) (*result.Result, error) {
+					return probeDisk(ctx, DiskOptions{Probe: p, Engine: EngineNative, Progress: o.Progress.disk()})
+				},
+				Progress: func(phase string) { o.Progress.set("%s", phase) },
+			}, r, &row, storage, device))
 		}
 		return finish(nil)
 	}

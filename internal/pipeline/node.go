@@ -129,7 +129,7 @@ func observeMembers(ctx context.Context, r *result.Result, conn cluster.ConnOpti
 // doctorNode judges the member on this node: watched (or loaded, without
 // Observe) over Duration; the disk probe, when its own fsyncs cannot judge
 // its disk, in a folder of its own beside its data dir, made only then and
-// removed at the end, also on Ctrl-C (probeBesideMember).
+// removed at the end, also on Ctrl-C (liveprobe.Beside).
 func doctorNode(ctx context.Context, o DoctorOptions, runID string) (*result.Result, error) {
 	o.Conn = o.Node.Conn
 	return doctorTarget(ctx, o, "", runID)

@@ -1,4 +1,9 @@
-package pipeline
+// Package liveprobe is the disk probe beside a live etcd member (doctor
+// --node, or --endpoints with --data-dir): etcd's own WAL fsyncs over the
+// window it was watched judge its disk, and a probe of ours runs only when
+// the member was too idle for its histogram to, paced, and stopped as soon
+// as the member's WAL fsyncs or the device show it is in the way.
+package liveprobe
 
 import (
 	"context"
@@ -12,6 +17,7 @@ import (
 	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/discover"
+	"github.com/etcdperf/etcdperf/internal/diskprobe"
 	"github.com/etcdperf/etcdperf/internal/hoststats"
 	"github.com/etcdperf/etcdperf/internal/promscrape"
 	"github.com/etcdperf/etcdperf/internal/result"
@@ -65,31 +71,51 @@ func memberFsyncs(srv *result.Server) (int64, bool) {
 	return n, known
 }
 
-// probeBesideMember runs the disk probe in dir beside the live member at
-// o.Conn, after the window it was watched (or loaded) over: not at all
-// when the member's own WAL fsyncs in the window judge its disk (unless
-// the user asked for the probe by name, o.DiskExplicit), else paced at
-// o.Disk.Rate and stopped as soon as the member's WAL fsync p99 over the
-// last seconds passes etcd's limit or the device is more than 90% busy.
-// What it did is said in row.DiskProbe, and a stop in r.Disk.Stopped.
-func probeBesideMember(ctx context.Context, o DoctorOptions, r *result.Result, row *result.DoctorTarget, dir, device, runID string) error {
+// Options configure a probe beside a live member.
+type Options struct {
+	// Conn reaches the member; Node, when set, is the member on this node
+	// (the probe then runs in a folder of its own beside its data dir).
+	Conn cluster.ConnOptions
+	Node *discover.Node
+	// Disk is the probe (its Dir is set); Window the time the member was
+	// watched (or loaded) over; Explicit says the user asked for the probe
+	// by name, which then runs even when the member's fsyncs judge its disk.
+	Disk     diskprobe.Options
+	Window   time.Duration
+	Explicit bool
+	// Criteria hold the WAL fsync limit the guard stops the probe at.
+	Criteria []check.Criterion
+	RunID    string
+	// Probe runs the disk probe; Progress, when set, is told what it does.
+	Probe    func(ctx context.Context, o diskprobe.Options) (*result.Result, error)
+	Progress func(phase string)
+}
+
+// Beside runs the disk probe in dir beside the live member at o.Conn,
+// after the window it was watched (or loaded) over: not at all when the
+// member's own WAL fsyncs in the window judge its disk (unless
+// o.Explicit), else paced at o.Disk.Rate and stopped as soon as the
+// member's WAL fsync p99 over the last seconds passes etcd's limit or the
+// device is more than 90% busy. What it did is said in row.DiskProbe, and
+// a stop in r.Disk.Stopped.
+func Beside(ctx context.Context, o Options, r *result.Result, row *result.DoctorTarget, dir, device string) error {
 	n, known := memberFsyncs(r.Server)
-	window := units.Seconds(o.Duration.Seconds())
-	if known && n >= MinMemberFsyncs && !o.DiskExplicit {
+	window := units.Seconds(o.Window.Seconds())
+	if known && n >= MinMemberFsyncs && !o.Explicit {
 		row.DiskProbe = fmt.Sprintf("not run: the member's own %d WAL fsyncs in %s judge its disk (%d are enough); nothing was written beside it",
 			n, window, MinMemberFsyncs)
 		return nil
 	}
 	why := fmt.Sprintf("the member made only %d WAL fsyncs in %s, too few to judge its disk (%d are enough)", n, window, MinMemberFsyncs)
 	switch {
-	case o.DiskExplicit:
+	case o.Explicit:
 		why = "asked for by --disk-runtime or --disk-rate"
 	case !known:
 		why = "the member's WAL fsync histogram could not be read"
 	}
 	if o.Node != nil {
 		// The node's member: a folder of its own beside its data dir.
-		d, err := discover.MakeProbeDir(o.Node, runID)
+		d, err := discover.MakeProbeDir(o.Node, o.RunID)
 		if err != nil {
 			return err
 		}
@@ -124,8 +150,10 @@ func probeBesideMember(ctx context.Context, o DoctorOptions, r *result.Result, r
 	if probe.Rate > 0 {
 		pace = fmt.Sprintf("at most %g fdatasyncs/s", probe.Rate)
 	}
-	o.Progress.set("probing the disk under %s, %s", dir, pace)
-	dres, derr := probeDisk(gctx, DiskOptions{Probe: probe, Engine: EngineNative, Progress: o.Progress.disk()})
+	if o.Progress != nil {
+		o.Progress(fmt.Sprintf("probing the disk under %s, %s", dir, pace))
+	}
+	dres, derr := o.Probe(gctx, probe)
 	stop(nil)
 	<-guarded
 	row.DiskProbe = fmt.Sprintf("ran %s for at most %s: %s", pace, units.Seconds(probe.Runtime.Seconds()), why)
@@ -143,7 +171,7 @@ func probeBesideMember(ctx context.Context, o DoctorOptions, r *result.Result, r
 		dres.Disk.Rate = probe.Rate
 		r.Disk = dres.Disk
 		if dres.Error != "" {
-			r.Error = joinErr(r.Error, dres.Error)
+			r.Error = result.JoinError(r.Error, dres.Error)
 		}
 	}
 	return derr
