@@ -19,6 +19,7 @@ const (
 	DeviceBusy          = "device_busy"
 	DBFragmentedSize    = "db_fragmented_size"
 	DBInUse             = "db_in_use"
+	DBQuotaAlarm        = "db_quota_alarm"
 	HostCPUBusy         = "host_cpu_busy"
 	HostCPUSteal        = "host_cpu_steal"
 	RSSPerValue         = "rss_per_value"
@@ -70,6 +71,8 @@ var levels = []Criterion{
 		Source: maintenance + ": defragmentation gives the free pages back, and blocks the member while it runs; worth it from 100 MiB"},
 	{ID: DBInUse, Title: "share of the database file in use", Unit: Fraction, Op: AtLeast, Limit: 0.50, Findings: "db_fragmented",
 		Source: maintenance + ": free pages count against the quota until a defragmentation; half of the file free is worth one"},
+	{ID: DBQuotaAlarm, Title: "database size / backend quota, beyond which its finding is critical", Unit: Fraction, Op: Below, Limit: 0.95, Findings: "db_near_quota",
+		Source: "etcd's own alert, etcdDatabaseQuotaLowSpace (etcd-io/etcd contrib/mixin), pages at 95% of the quota; the finding warns from db_quota_used's limit"},
 	{ID: HostCPUBusy, Title: "CPU busy on the host etcdperf ran on", Unit: Fraction, Op: Below, Limit: 0.80, Findings: "host_cpu_saturated, disk_too_slow, client_saturated",
 		Source: useMethod + ": CPUs 80% busy delay the threads that complete I/O"},
 	{ID: HostCPUSteal, Title: "CPU time taken by the hypervisor (steal)", Unit: Fraction, Op: Below, Limit: 0.10, Findings: "host_cpu_steal",

@@ -19,12 +19,14 @@ func init() {
 	)
 }
 
-// dbNearQuota warns when a member's database approaches
-// --quota-backend-bytes (db_quota_used's warning level), critical past
-// its limit: at the quota etcd raises the NOSPACE alarm and refuses every
-// write.
+// dbNearQuota warns when a member's database passes db_quota_used's limit
+// of --quota-backend-bytes (the level at which scale stops), critical past
+// db_quota_alarm, where etcd's own alert pages: at the quota etcd raises
+// the NOSPACE alarm and refuses every write. (db_quota_used's warning
+// level, half the quota, is the scale check's early notice; a cluster
+// half full is no finding.)
 func dbNearQuota(r *result.Result) []result.Finding {
-	limit, warn := LimitOf(r, check.DBQuotaUsed), WarnOf(r, check.DBQuotaUsed)
+	warn, limit := LimitOf(r, check.DBQuotaUsed), LimitOf(r, check.DBQuotaAlarm)
 	f := result.Finding{ID: "db_near_quota", Severity: result.Warning}
 	var names []string
 	for _, m := range Members(r) {

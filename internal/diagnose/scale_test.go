@@ -99,8 +99,13 @@ func TestScaleDBQuota(t *testing.T) {
 		t.Errorf("a database at 23%% of its quota said to be near it")
 	}
 	// Past db_quota_used's limit, the quota rule says so of the largest
-	// member, critical; the projection stays a projection.
+	// member, a warning; past db_quota_alarm, critical; the projection
+	// stays a projection.
 	r.Scale.Steps[4].DBSize = 0.9 * (1 << 30)
+	if f, _ := finding(t, Run(r), "db_near_quota"); f.Severity != result.Warning {
+		t.Errorf("%+v", f)
+	}
+	r.Scale.Steps[4].DBSize = 0.97 * (1 << 30)
 	fs := Run(r)
 	if f, _ := finding(t, fs, "db_near_quota"); f.Severity != result.Critical || !strings.Contains(f.Title, "The database of the largest member is close to its quota") ||
 		!strings.Contains(f.Recommendation, "defragment") {
