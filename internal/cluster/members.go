@@ -2,8 +2,10 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
 )
@@ -110,4 +112,30 @@ func (c *Client) withScheme(u string) string {
 		return "https://" + u
 	}
 	return "http://" + u
+}
+
+// DefragmentAll connects to the cluster at conn and defragments every
+// started member, one at a time, as etcdctl's --auto-defrag does.
+func DefragmentAll(ctx context.Context, conn ConnOptions) error {
+	c, err := Connect(ctx, conn)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	ms, err := c.Members(ctx)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, m := range ms {
+		if m.ClientURL == "" {
+			continue
+		}
+		dctx, cancel := context.WithTimeout(ctx, time.Minute)
+		if _, err := c.Defragment(dctx, m.ClientURL); err != nil {
+			errs = append(errs, fmt.Errorf("defragment member %s at %s: %w", m.Name, m.ClientURL, err))
+		}
+		cancel()
+	}
+	return errors.Join(errs...)
 }

@@ -219,34 +219,10 @@ func defragAfter(ctx context.Context, res *result.Result, conn cluster.ConnOptio
 	if len(conn.Endpoints) == 0 {
 		return "--auto-defrag: nothing to defragment, the embedded etcd's data was removed", nil
 	}
-	if err := defragMembers(context.WithoutCancel(ctx), conn); err != nil {
+	if err := cluster.DefragmentAll(context.WithoutCancel(ctx), conn); err != nil {
+		err = fmt.Errorf("--auto-defrag: %w", err)
 		res.Error = joinErr(res.Error, err.Error())
 		return "--auto-defrag failed", err
 	}
 	return "defragmented every member (--auto-defrag)", nil
-}
-
-// defragMembers defragments every member of the cluster, one at a time.
-func defragMembers(ctx context.Context, conn cluster.ConnOptions) error {
-	c, err := cluster.Connect(ctx, conn)
-	if err != nil {
-		return fmt.Errorf("--auto-defrag: %w", err)
-	}
-	defer c.Close()
-	ms, err := c.Members(ctx)
-	if err != nil {
-		return fmt.Errorf("--auto-defrag: %w", err)
-	}
-	var errs []error
-	for _, m := range ms {
-		if m.ClientURL == "" {
-			continue
-		}
-		dctx, cancel := context.WithTimeout(ctx, time.Minute)
-		if _, err := c.Defragment(dctx, m.ClientURL); err != nil {
-			errs = append(errs, fmt.Errorf("--auto-defrag: defragment member %s at %s: %w", m.Name, m.ClientURL, err))
-		}
-		cancel()
-	}
-	return errors.Join(errs...)
 }
