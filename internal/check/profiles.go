@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 )
@@ -86,4 +87,22 @@ func LookupProfile(name string) (Profile, error) {
 // LookupScaleProfile returns the check datascale profile called name.
 func LookupScaleProfile(name string) (ScaleProfile, error) {
 	return lookup(ScaleProfiles, func(p ScaleProfile) string { return p.Name }, name)
+}
+
+// ClientsFor is how many clients check perf's profiles use at a rate
+// (s 50 at 150/s, m 200 at 1,000, l 500 at 8,000, xl 1,000 at 15,000),
+// interpolated on the log of the rate between them.
+func ClientsFor(r float64) int {
+	pts := Profiles
+	if r <= pts[0].Rate {
+		return pts[0].Clients
+	}
+	for i := 1; i < len(pts); i++ {
+		a, b := pts[i-1], pts[i]
+		if r <= b.Rate {
+			f := math.Log(r/a.Rate) / math.Log(b.Rate/a.Rate)
+			return int(math.Round(float64(a.Clients) + f*float64(b.Clients-a.Clients)))
+		}
+	}
+	return pts[len(pts)-1].Clients
 }

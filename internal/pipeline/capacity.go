@@ -23,24 +23,6 @@ const DefaultCapacityStep = 2 * time.Second
 // steps between m and l where most disks' knees lie.
 var capacityRates = []float64{1000, 2000, 4000, 8000, 15000}
 
-// clientsFor is how many clients check perf's profiles use at a rate
-// (s 50 at 150/s, m 200 at 1,000, l 500 at 8,000, xl 1,000 at 15,000),
-// interpolated on the log of the rate between them.
-func clientsFor(r float64) int {
-	pts := check.Profiles
-	if r <= pts[0].Rate {
-		return pts[0].Clients
-	}
-	for i := 1; i < len(pts); i++ {
-		a, b := pts[i-1], pts[i]
-		if r <= b.Rate {
-			f := math.Log(r/a.Rate) / math.Log(b.Rate/a.Rate)
-			return int(math.Round(float64(a.Clients) + f*float64(b.Clients-a.Clients)))
-		}
-	}
-	return pts[len(pts)-1].Clients
-}
-
 // CapacityOptions configure a capacity sweep.
 type CapacityOptions struct {
 	// Target is where the sweep runs: an embedded etcd (DataDir, Members,
@@ -99,7 +81,7 @@ func Capacity(ctx context.Context, o CapacityOptions) (*result.Capacity, error) 
 		}
 	}
 	step := func(i int, r float64) (bool, error) {
-		clients := clientsFor(r)
+		clients := check.ClientsFor(r)
 		if o.Stepping != nil {
 			o.Stepping(r, clients)
 		}
