@@ -2,10 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"fmt"
-	"io"
-	"os/exec"
-	"strconv"
 	"strings"
 	"time"
 
@@ -63,36 +59,15 @@ func nodeLogParams(r *result.Result) *result.NodeLogParams {
 const journalTimeout = 30 * time.Second
 
 // readNodeJournal reads what the member's systemd unit logged since the
-// run began from the node's journal (journalctl -u UNIT -o json, with
-// --root for a node's files mounted elsewhere) into r.Logs. A journal
-// that cannot be read is said in the Result's parameters.
+// run began from the node's journal (etcdlog.OpenJournal) into r.Logs. A
+// journal that cannot be read is said in the Result's parameters.
 func readNodeJournal(ctx context.Context, r *result.Result, n *discover.Node, since time.Time) {
-	args := []string{"-u", n.Unit, "-o", "json", "--no-pager", "-q", "--since", "@" + strconv.FormatInt(since.Unix(), 10)}
-	if n.Root != "" && n.Root != "/" {
-		args = append([]string{"--root", n.Root}, args...)
-	}
-	source := "journalctl " + strings.Join(args, " ")
 	jctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), journalTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(jctx, "journalctl", args...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err == nil {
-		err = cmd.Start()
-	}
-	if err != nil {
-		scanNodeLog(ctx, r, "log_journal", source, nil, fmt.Errorf("read the member's journal: %w", err), since)
-		return
-	}
-	inputs, err := etcdlog.Inputs([]string{"-"}, out)
-	if err == nil && n.Found.Name != "" {
-		inputs[0].Member = n.Found.Name
-	}
-	scanNodeLog(ctx, r, "log_journal", source, inputs, err, since)
-	io.Copy(io.Discard, out)
-	if p, err := nodeLogParams(r), cmd.Wait(); err != nil && p.LogError == "" {
-		p.LogError = fmt.Sprintf("journalctl: %v %s", err, strings.TrimSpace(stderr.String()))
+	j, err := etcdlog.OpenJournal(jctx, n.Unit, n.Root, n.Found.Name, since)
+	scanNodeLog(ctx, r, "log_journal", j.Source, j.Inputs, err, since)
+	if p, err := nodeLogParams(r), j.Wait(); err != nil && p.LogError == "" {
+		p.LogError = err.Error()
 	}
 }
 
