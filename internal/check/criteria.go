@@ -76,6 +76,9 @@ const (
 )
 
 // sloSource is where the Kubernetes API call latency SLO is defined.
+// limitSource starts the source of a criterion set with --limit.
+const limitSource = "set with --limit "
+
 const sloSource = "Kubernetes SLO on API call latency (sig-scalability/slos/api_call_latency.md)"
 
 // Table holds every limit etcdperf judges by: the checks' criteria, then
@@ -230,7 +233,7 @@ func Override(table []Criterion, settings []string) ([]Criterion, error) {
 		}
 		out[i].Limit = v
 		out[i].Warn = nil
-		out[i].Source = "set with --limit " + s
+		out[i].Source = limitSource + s
 		if hasWarn {
 			w, err := parseValue(out[i].Unit, warn)
 			if err != nil {

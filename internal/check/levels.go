@@ -1,6 +1,10 @@
 package check
 
-import "github.com/etcdperf/etcdperf/internal/result"
+import (
+	"strings"
+
+	"github.com/etcdperf/etcdperf/internal/result"
+)
 
 // The levels the findings judge by (package diagnose): unlike the criteria
 // above, none of them is a check of its own; a finding quotes its level as
@@ -93,13 +97,15 @@ var levels = []Criterion{
 		Source: "etcd-io/etcd#8931: a range query that returns 1000s of keys will probably take ~100ms"},
 }
 
-// Changed lists the criteria of table whose limit, warning level or source
-// differ from Table's (set with --limit), as a Result records them.
+// Changed lists the criteria of table set with --limit (their limit or
+// warning level differs from Table's, or --limit named them), as a Result
+// records them. A source alone that differs is no change: a Result written
+// by an earlier version quotes the table of its day.
 func Changed(table []Criterion) []result.Limit {
 	var out []result.Limit
 	for _, c := range table {
 		d, ok := Lookup(Table, c.ID)
-		if ok && c.Limit == d.Limit && sameWarn(c.Warn, d.Warn) && c.Source == d.Source {
+		if ok && c.Limit == d.Limit && sameWarn(c.Warn, d.Warn) && !strings.HasPrefix(c.Source, limitSource) {
 			continue
 		}
 		out = append(out, result.Limit{Name: c.ID, Limit: c.Limit, Warn: c.Warn, Source: c.Source})

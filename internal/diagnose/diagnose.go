@@ -69,15 +69,6 @@ func FindCheck(r *result.Result, id string) (result.Check, bool) {
 // --limit), or check.Table's when r holds neither.
 func LimitOf(r *result.Result, id string) float64 { return Level(r, id).Limit }
 
-// WarnOf returns the warning level of r's check or level id, its limit
-// when it has none (a limit set with --limit without one).
-func WarnOf(r *result.Result, id string) float64 {
-	if c := Level(r, id); c.Warn != nil {
-		return *c.Warn
-	}
-	return LimitOf(r, id)
-}
-
 // Level returns the criterion id as r was judged by it: its check's limit,
 // warning level and source, or the level r records (set with --limit),
 // else check.Table's.

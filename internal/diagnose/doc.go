@@ -7,7 +7,7 @@
 // init function; Run applies them all and sorts the findings, most severe
 // first, and Verdict combines them with the checks (a critical finding
 // fails, a warning warns). A rule's levels are check.Table's as the run
-// was judged by them (Level, LimitOf, WarnOf), so --limit reaches them and
+// was judged by them (Level, LimitOf), so --limit reaches them and
 // a finding quotes the level as the limit of its evidence. Rules read the
 // members through Members (member.go), one view of each member whichever
 // command saw it, so that each rule is written once: cause.go names what

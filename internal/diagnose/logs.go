@@ -258,7 +258,10 @@ func logsSlowRequests(r *result.Result) []result.Finding {
 	if slow == 0 || logCount(l, "slow_fdatasync", "heartbeat_late", "tick_missed") > 0 {
 		return nil // the disk or raft-loop findings explain slow requests then
 	}
-	applyLimit := LimitOf(r, check.ApplyDuration)
+	// etcd logs a request over its own --warning-apply-duration (100ms by
+	// default): the logs quote etcd's setting, which --limit does not move.
+	apply, _ := check.Lookup(check.Table, check.ApplyDuration)
+	applyLimit := apply.Limit
 	ev := tookEvidence(l, "slow_read_only_range", applyLimit)
 	ev = append(ev, tookEvidence(l, "slow_apply", applyLimit)...)
 	ev = append(ev, countEvidence(l, "slow_apply", "slow_read_only_range", "slow_read_only_txn", "slow_request", "large_range_warning")...)

@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -57,5 +58,57 @@ func TestLevelSetWithLimitHoldsAgain(t *testing.T) {
 	Again(res)
 	if steal(res) || len(res.Limits) != 1 {
 		t.Errorf("judged again: findings %+v, limits %+v; want the level set kept", res.Findings, res.Limits)
+	}
+}
+
+// A level set with --limit reaches the findings of every run of a doctor
+// Result, its load under noise included (judged through its target), and
+// a Result judged again keeps it there.
+func TestDoctorLevelsReachNoiseRun(t *testing.T) {
+	res, err := result.ReadFile("../render/testdata/doctor-noise.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	noisy := func() *result.Result { return &res.Runs[0].Runs[0] }
+	busy := func() bool {
+		for _, f := range noisy().Findings {
+			if f.ID == "device_busy" {
+				return true
+			}
+		}
+		return false
+	}
+	Judge(res, check.Table)
+	if !busy() {
+		t.Fatalf("by check.Table: the noisy run's findings %+v; want device_busy (its device 84%% busy)", noisy().Findings)
+	}
+	criteria, err := check.Override(check.Table, []string{check.DeviceBusy + "=90%"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	Judge(res, criteria)
+	if busy() || len(noisy().Limits) != 1 || noisy().Limits[0].Name != check.DeviceBusy {
+		t.Fatalf("by device_busy=90%%: the noisy run's findings %+v, limits %+v", noisy().Findings, noisy().Limits)
+	}
+	Again(res)
+	if busy() {
+		t.Errorf("judged again: the noisy run's findings %+v; want the level set kept", noisy().Findings)
+	}
+}
+
+// A source that differs from check.Table's, as a Result of an earlier
+// version quotes it, is no level set with --limit.
+func TestChangedIgnoresOldSources(t *testing.T) {
+	old := append([]check.Criterion(nil), check.Table...)
+	old[0].Source = "an earlier wording"
+	if ch := check.Changed(old); len(ch) != 0 {
+		t.Errorf("changed %+v; want none", ch)
+	}
+	set, err := check.Override(check.Table, []string{old[0].ID + "=" + strconv.FormatFloat(old[0].Limit, 'g', -1, 64)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch := check.Changed(set); len(ch) != 1 || ch[0].Name != old[0].ID {
+		t.Errorf("set to its own value with --limit: changed %+v; want it recorded", ch)
 	}
 }

@@ -14,6 +14,7 @@ import (
 // a node's member) with its load under noise, then the run as a whole
 // (the worst target, and how the targets compare).
 func Doctor(r *result.Result, criteria []check.Criterion) {
+	r.Limits = check.Changed(criteria)
 	if !isDoctorTop(r) {
 		target(r, criteria)
 		return
@@ -52,6 +53,9 @@ func isDoctorTop(r *result.Result) bool {
 // the load under noise, judged first, and its row's noise effect the
 // bytes the neighbour wrote.
 func target(r *result.Result, criteria []check.Criterion) {
+	// The findings read their levels from the Result they judge: each
+	// target, and its load under noise, records the levels set.
+	r.Limits = check.Changed(criteria)
 	var row result.DoctorTarget
 	if r.Doctor != nil && len(r.Doctor.Targets) > 0 {
 		old := r.Doctor.Targets[0]

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/etcdlog"
 	"github.com/etcdperf/etcdperf/internal/judge"
 	"github.com/etcdperf/etcdperf/internal/result"
@@ -18,6 +19,9 @@ type LogsOptions struct {
 	Paths []string
 	Stdin io.Reader
 	Scan  etcdlog.ScanOptions
+	// Criteria hold the levels the findings are judged by (--limit);
+	// check.Table when nil.
+	Criteria []check.Criterion
 }
 
 // NoEtcdLinesError says that the inputs held no etcd log line at all:
@@ -60,7 +64,7 @@ func Logs(ctx context.Context, o LogsOptions) (*result.Result, error) {
 			res.Error = fmt.Sprintf("interrupted after %d lines: the Result holds what was read", res.Logs.Lines)
 		}
 	}
-	judge.Judge(res, nil)
+	judge.Judge(res, o.Criteria)
 	res.Finish()
 	return res, err
 }
