@@ -141,6 +141,16 @@ func Lookup(table []Criterion, id string) (Criterion, bool) {
 	return Criterion{}, false
 }
 
+// LimitOf returns criterion id's limit in table (the criteria a run is
+// judged with, --limit applied), else Table's.
+func LimitOf(table []Criterion, id string) float64 {
+	c, ok := Lookup(table, id)
+	if !ok {
+		c, _ = Lookup(Table, id)
+	}
+	return c.Limit
+}
+
 // Evaluate judges one observed value.
 func Evaluate(c Criterion, observed float64) result.Check {
 	ch := result.Check{

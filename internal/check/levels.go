@@ -33,6 +33,12 @@ const (
 	NoiseSlower         = "noise_slower"
 	LeaderChanges15m    = "leader_changes_15m"
 	LargeRangeKeys      = "large_range_keys"
+	IOPSCapUsed         = "iops_cap_used"
+	DeviceFastAwait     = "device_fast_await"
+	DeviceIdle          = "device_idle"
+	FsyncsFlatGrowth    = "fsyncs_flat_growth"
+	ProbeDeviceBusy     = "probe_device_busy"
+	MemberFsyncsEnough  = "member_fsyncs_enough"
 )
 
 // The sources the levels share.
@@ -95,6 +101,27 @@ var levels = []Criterion{
 		Source: etcdMixin + ": etcdHighNumberOfLeaderChanges, increase(etcd_server_leader_changes_seen_total[15m]) >= 4"},
 	{ID: LargeRangeKeys, Title: "keys of a range that make it large", Unit: Count, Op: Below, Limit: 1000, Findings: "logs_slow_requests",
 		Source: "etcd-io/etcd#8931: a range query that returns 1000s of keys will probably take ~100ms"},
+	// A capacity sweep's cause at its knee (judge.Capacity).
+	{ID: IOPSCapUsed, Title: "share of its cgroup's write-IOPS cap a member used in the step that broke, from which the cap is the cause", Unit: Fraction, Op: Below, Limit: 0.6,
+		Findings: "the capacity sweep's cause iops_cap",
+		Source:   "etcdperf's: the cgroup (io.max, blkio throttle) counts the writes it lets through, and a step near its knee spends part of its time under the cap; capped members measured at their knee wrote 82% and 92% of it"},
+	{ID: DeviceFastAwait, Title: "device's mean write time (iostat w_await) under which it explains no etcd limit", Unit: Seconds, Op: AtMost, Limit: 0.002,
+		Findings: "the capacity sweep's cause disk_or_cpu",
+		Source:   "etcdperf's: a fifth of the WAL fsync p99 limit (10ms, etcd metrics guide); etcd waiting for its commits while the device answers each write that fast waited above the device, its CPU as much as its disk"},
+	{ID: DeviceIdle, Title: "device busy (iostat %util) under which it explains none of etcd's waits", Unit: Fraction, Op: Below, Limit: 0.5,
+		Findings: "the capacity sweep's causes iops_cap and disk_or_cpu",
+		Source:   useMethod + "; etcdperf's: a device busy under half the time, answering fast, has no queue for etcd to wait in"},
+	{ID: FsyncsFlatGrowth, Title: "growth of etcd's WAL fsyncs/s while the offered rate rose by half, under which they are flat (a volume's IOPS cap)", Unit: Times, Op: AtLeast, Limit: 1.15,
+		Findings: "the capacity sweep's cause iops_cap",
+		Source:   "etcdperf's: a cloud volume's provisioned IOPS (e.g. gp2, gp3) hold etcd's WAL fsyncs per second at a ceiling the host cannot see; under 15% more fsyncs for 50% more load offered is flat beside noise and etcd's batching"},
+	// The disk probe beside a live member (doctor --node, or --endpoints
+	// with --data-dir; package liveprobe).
+	{ID: MemberFsyncsEnough, Title: "WAL fsyncs a live member makes in its window for them to judge its disk (no probe written beside it)", Unit: Count, Op: AtLeast, Limit: 300,
+		Findings: "the disk probe beside a live member",
+		Source:   "etcdperf's: the member's own etcd_disk_wal_fsync_duration_seconds (etcd metrics guide) measures its disk under the real load; with 300 fsyncs its p99 rests on its 3 slowest rather than on one"},
+	{ID: ProbeDeviceBusy, Title: "device busy (iostat %util) beyond which the probe beside a live member stops", Unit: Fraction, Op: AtMost, Limit: 0.9,
+		Findings: "the disk probe beside a live member",
+		Source:   useMethod + "; etcdperf's: the probe yields before the device, 90% busy, queues the member's own writes"},
 }
 
 // Changed lists the criteria of table set with --limit (their limit or

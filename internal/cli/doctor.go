@@ -94,14 +94,15 @@ member is in production: for --duration it watches the member's /metrics (WAL
 fsync, backend commit, leader changes, peer round trips), its process (CPU,
 wait for a CPU, throttling, the device under its WAL) and this host's CPUs and
 device. The member's own WAL fsyncs are the disk probe: when it made at least
-300 during the window, nothing is written beside it. Only a member too idle
-to judge gets a probe of ours, after the window, in a folder of its own beside
-the data dir on the same file system (in the data dir beside member/ when the
-data dir is a disk of its own, never inside member/): paced (--disk-rate, 50
-fdatasyncs/s) for at most --disk-runtime, and stopped at once when the
-member's WAL fsync p99 over the last 3 seconds passes 10ms or the device is
-over 90% busy. --disk-runtime or --disk-rate given by name runs the probe
-even on a busy member (still paced and guarded); --disk-runtime 0 never
+300 during the window (--limit member_fsyncs_enough), nothing is written
+beside it. Only a member too idle to judge gets a probe of ours, after the
+window, in a folder of its own beside the data dir on the same file system
+(in the data dir beside member/ when the data dir is a disk of its own, never
+inside member/): paced (--disk-rate, 50 fdatasyncs/s) for at most
+--disk-runtime, and stopped at once when the member's WAL fsync p99 over the
+last 3 seconds passes 10ms or the device is over 90% busy (--limit
+wal_fsync_p99, probe_device_busy). --disk-runtime or --disk-rate given by name
+runs the probe even on a busy member (still paced and guarded); --disk-runtime 0 never
 runs it. The same holds for --endpoints with --data-dir. Then it reads the member's log written
 during the run (kubelet's pod log found on the node, its systemd unit's
 journal, or --log-file) as etcdperf logs does. --load s adds check perf's

@@ -67,9 +67,10 @@ func CapacityStep(r *result.Result, offered float64, clients int) result.Capacit
 // fsync p99's, the host's CPUs busy). The volume's IOPS cap is told from a slow disk by its sign: a
 // fast fsync at a low rate, then etcd's fsyncs per second flat across a
 // rising offered rate while the fsync p99 climbs; or, on this host, the
-// member's own cgroup cap, used to at least 60% during the step that broke.
+// member's own cgroup cap, used to at least iops_cap_used during the step
+// that broke.
 func Capacity(c *result.Capacity, criteria []check.Criterion) {
-	walLimit, busyHost := limitOf(criteria, check.WALFsyncP99), limitOf(criteria, check.HostCPUBusy)
+	lv := capacityLevelsOf(criteria)
 	c.PutsPerS, c.LimitedBy, c.Cause, c.Evidence = 0, nil, result.CauseNone, ""
 	defer headroom(c)
 	var broke *result.CapacityStep
@@ -90,10 +91,10 @@ func Capacity(c *result.Capacity, criteria []check.Criterion) {
 	}
 	c.LimitedBy = broke.Broke
 	c.Cause = broke.Cause
-	if cause, ev := iopsCap(c.Steps, broke, walLimit, busyHost); cause {
+	if cause, ev := iopsCap(c.Steps, broke, lv); cause {
 		c.Cause, c.Evidence = result.CauseIOPSCap, ev
 	} else {
-		c.Cause = hostCause(broke, walLimit, busyHost)
+		c.Cause = hostCause(broke, lv)
 		c.Evidence = stepEvidence(broke)
 	}
 	what := brokeWords(broke)
@@ -105,14 +106,28 @@ func Capacity(c *result.Capacity, criteria []check.Criterion) {
 		rate(c.PutsPerS), size, rate(broke.Offered), what, causeWords(c.Cause, c.Evidence))
 }
 
-// capUsed is how much of a seen cap a step must use for the cap to be
-// what it ran into: the cgroup counts the operations it throttles, and a
-// step near its knee spends part of its time below the cap.
-const capUsed = 0.6
+// capacityLevels are the levels a sweep's cause is judged by, as the run
+// set them (check.Table, --limit applied): the WAL fsync limit and the
+// host's CPUs busy (host_cpu_busy, the level at which the host rules call
+// them saturated); how much of a seen cap a step must use for the cap to
+// be what it ran into (the cgroup counts the operations it throttles, and
+// a step near its knee spends part of its time below the cap); the device
+// write time and utilisation under which the device explains no etcd
+// limit; and the growth of etcd's fsyncs/s under which they are flat.
+type capacityLevels struct {
+	walLimit, busyHost, capUsed, fastAwait, idleUtil, flatGrowth float64
+}
 
-// fastDeviceAwait is a device write latency that explains no etcd limit
-// (its WAL fsync limit is 10ms).
-const fastDeviceAwait = 0.002
+func capacityLevelsOf(criteria []check.Criterion) capacityLevels {
+	return capacityLevels{
+		walLimit:   check.LimitOf(criteria, check.WALFsyncP99),
+		busyHost:   check.LimitOf(criteria, check.HostCPUBusy),
+		capUsed:    check.LimitOf(criteria, check.IOPSCapUsed),
+		fastAwait:  check.LimitOf(criteria, check.DeviceFastAwait),
+		idleUtil:   check.LimitOf(criteria, check.DeviceIdle),
+		flatGrowth: check.LimitOf(criteria, check.FsyncsFlatGrowth),
+	}
+}
 
 // headroom judges the capacity against the cluster's peak demand, when
 // one is given, and says so in the answer.
@@ -137,27 +152,29 @@ func capacityChecks(r *result.Result, criteria []check.Criterion) {
 // the first step's WAL fsync p99 well under the limit (a fast device at a
 // low rate), and from the step before the break to the break the offered
 // rate grew by at least half while etcd's WAL fsyncs per second grew by
-// under 15% (a flat ceiling) and the fsync p99 rose past half the limit.
-func iopsCap(steps []result.CapacityStep, broke *result.CapacityStep, walLimit, busyHost float64) (bool, string) {
+// under fsyncs_flat_growth (a flat ceiling) and the fsync p99 rose past
+// half the limit.
+func iopsCap(steps []result.CapacityStep, broke *result.CapacityStep, lv capacityLevels) (bool, string) {
+	walLimit := lv.walLimit
 	// The cap is seen, on this host: the member's cgroup. It is what etcd
 	// ran into when the step used most of it, whatever else was busy (a
 	// cap is a hard ceiling; a busy host's CPU is said beside it), or when
 	// etcd waited for its disk while the device itself answered fast (the
 	// wait was above it) and nothing else was named.
-	// A device neither busy nor slow per write (under half the WAL fsync
-	// limit) cannot explain etcd's waits: with a cap seen, they were above
+	// A device neither busy (under device_idle) nor slow per write (under
+	// half the WAL fsync limit) cannot explain etcd's waits: with a cap seen, they were above
 	// it (bbolt's commits write in bursts, which a cap delays even when
 	// the mean rate is under it).
-	deviceIdle := broke.DeviceIOPS > 0 && broke.DeviceAwait < walLimit/2 && broke.DeviceUtil < 0.5
+	deviceIdle := broke.DeviceIOPS > 0 && broke.DeviceAwait < walLimit/2 && broke.DeviceUtil < lv.idleUtil
 	otherNamed := broke.Cause == result.CauseCPU || broke.Cause == result.CauseClient || broke.Cause == result.CauseNetwork
-	used := broke.IOPSCap > 0 && broke.CappedWriteIOPS >= capUsed*broke.IOPSCap
+	used := broke.IOPSCap > 0 && broke.CappedWriteIOPS >= lv.capUsed*broke.IOPSCap
 	if used || (broke.IOPSCap > 0 && deviceIdle && !otherNamed) {
 		ev := fmt.Sprintf("the member's cgroup caps its writes on %s at %s IOPS, and it wrote %s/s during the step",
 			broke.CapDevice, rate(broke.IOPSCap), rate(broke.CappedWriteIOPS))
 		if deviceIdle {
 			ev += fmt.Sprintf(", while the device answered each write in %s on average, %.0f%% busy", units.Seconds(broke.DeviceAwait), broke.DeviceUtil*100)
 		}
-		if broke.HostCPUBusy >= busyHost {
+		if broke.HostCPUBusy >= lv.busyHost {
 			ev += fmt.Sprintf("; this host's CPUs were also %.0f%% busy", broke.HostCPUBusy*100)
 		}
 		return true, ev
@@ -175,7 +192,7 @@ func iopsCap(steps []result.CapacityStep, broke *result.CapacityStep, walLimit, 
 	if prev == nil || first.WALFsyncP99 > walLimit/2 || prev.WALFsyncs <= 0 {
 		return false, ""
 	}
-	flat := broke.WALFsyncs < prev.WALFsyncs*1.15 && broke.Offered >= prev.Offered*1.5
+	flat := broke.WALFsyncs < prev.WALFsyncs*lv.flatGrowth && broke.Offered >= prev.Offered*1.5
 	if !flat || broke.WALFsyncP99 < walLimit/2 {
 		return false, ""
 	}
@@ -189,30 +206,18 @@ func iopsCap(steps []result.CapacityStep, broke *result.CapacityStep, walLimit, 
 	return true, ev
 }
 
-// limitOf is criterion id's limit in criteria, else check.Table's. The
-// host's CPUs explain a step that broke with nothing else seen at its
-// limit from host_cpu_busy, the level at which the host rules call them
-// saturated.
-func limitOf(criteria []check.Criterion, id string) float64 {
-	c, ok := check.Lookup(criteria, id)
-	if !ok {
-		c, _ = check.Lookup(check.Table, id)
-	}
-	return c.Limit
-}
-
 // hostCause refines what the verdict's rules named at the knee with what
 // a sweep sees that one load does not: a "disk" whose device answered fast
 // while etcd's WAL fsyncs held their limit (the wait was etcd's backend
 // commit, its CPU as much as its disk: both are said), and nothing named
 // while the host's CPUs, shared by etcd and the load generator, were
 // saturated.
-func hostCause(st *result.CapacityStep, walLimit, busyHost float64) string {
-	deviceFast := st.DeviceIOPS > 0 && st.DeviceAwait <= fastDeviceAwait && st.DeviceUtil < 0.5
+func hostCause(st *result.CapacityStep, lv capacityLevels) string {
+	deviceFast := st.DeviceIOPS > 0 && st.DeviceAwait <= lv.fastAwait && st.DeviceUtil < lv.idleUtil
 	switch {
-	case st.Cause == result.CauseDisk && deviceFast && st.WALFsyncP99 < walLimit:
+	case st.Cause == result.CauseDisk && deviceFast && st.WALFsyncP99 < lv.walLimit:
 		return result.CauseDiskOrCPU
-	case (st.Cause == result.CauseNone || st.Cause == result.CauseEtcd || st.Cause == "") && st.HostCPUBusy >= busyHost:
+	case (st.Cause == result.CauseNone || st.Cause == result.CauseEtcd || st.Cause == "") && st.HostCPUBusy >= lv.busyHost:
 		return result.CauseCPU
 	}
 	return st.Cause

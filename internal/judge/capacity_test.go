@@ -116,7 +116,54 @@ func TestCapacityHostBusyLevel(t *testing.T) {
 		cap := &result.Capacity{ValueSize: 1024, Steps: slices.Clone(steps)}
 		Capacity(cap, c.criteria)
 		if cap.Cause != c.cause {
-			t.Errorf("host 97%% busy, host_cpu_busy %v: cause %q, want %q", limitOf(c.criteria, check.HostCPUBusy), cap.Cause, c.cause)
+			t.Errorf("host 97%% busy, host_cpu_busy %v: cause %q, want %q", check.LimitOf(c.criteria, check.HostCPUBusy), cap.Cause, c.cause)
+		}
+	}
+}
+
+// A sweep's cause follows each of its levels as the run set them with
+// --limit: the share of a cgroup cap used, the device's fast write time
+// and idle utilisation, and the growth under which fsyncs/s are flat.
+func TestCapacityCauseLevels(t *testing.T) {
+	held := func(offered, wal, fsyncs float64) result.CapacityStep {
+		return result.CapacityStep{Offered: offered, Achieved: offered, WALFsyncP99: wal, WALFsyncs: fsyncs}
+	}
+	// A cap used to 82% (1,231 of 1,500 IOPS) while the CPU was named.
+	capped := []result.CapacityStep{held(150, 0.0064, 150), held(1000, 0.0258, 477), held(390, 0.0038, 382)}
+	capped[1].Broke, capped[1].Cause = []string{check.WALFsyncP99}, result.CauseCPU
+	capped[1].IOPSCap, capped[1].CappedWriteIOPS, capped[1].CapDevice = 1500, 1231, "vda"
+	capped[1].DeviceIOPS, capped[1].DeviceAwait, capped[1].DeviceUtil = 1136, 0.000203, 0.19
+	// Backend commits broke while the device answered in 108µs, 37% busy.
+	commit := []result.CapacityStep{held(150, 0.001, 150), held(2800, 0.0027, 1728)}
+	commit[1].Broke, commit[1].Cause = []string{check.BackendCommitP99}, result.CauseDisk
+	commit[1].DeviceIOPS, commit[1].DeviceAwait, commit[1].DeviceUtil = 3781, 0.000108, 0.37
+	// etcd's fsyncs/s grew 3% (700 to 720) while the offered rate doubled.
+	cloud := []result.CapacityStep{held(150, 0.0008, 150), held(1000, 0.002, 700), held(2000, 0.014, 720)}
+	cloud[2].Broke, cloud[2].Cause = []string{check.WALFsyncP99}, result.CauseDisk
+	for _, c := range []struct {
+		name         string
+		steps        []result.CapacityStep
+		limit        string
+		table, moved string
+	}{
+		{"cap used", capped, check.IOPSCapUsed + "=99%", result.CauseIOPSCap, result.CauseCPU},
+		{"device fast", commit, check.DeviceFastAwait + "=100us", result.CauseDiskOrCPU, result.CauseDisk},
+		{"device idle", commit, check.DeviceIdle + "=30%", result.CauseDiskOrCPU, result.CauseDisk},
+		{"fsyncs flat", cloud, check.FsyncsFlatGrowth + "=1.02", result.CauseIOPSCap, result.CauseDisk},
+	} {
+		criteria, err := check.Override(check.Table, []string{c.limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, j := range []struct {
+			criteria []check.Criterion
+			want     string
+		}{{check.Table, c.table}, {criteria, c.moved}} {
+			cap := &result.Capacity{ValueSize: 1024, Steps: slices.Clone(c.steps)}
+			Capacity(cap, j.criteria)
+			if cap.Cause != j.want {
+				t.Errorf("%s, %d criteria changed (--limit %s): cause %q, want %q", c.name, len(check.Changed(j.criteria)), c.limit, cap.Cause, j.want)
+			}
 		}
 	}
 }

@@ -27,12 +27,10 @@ import (
 // Beside a live member (doctor --node, or --endpoints with --data-dir)
 // etcd's own WAL fsyncs are the disk probe: etcd_disk_wal_fsync_duration
 // measures the disk under the real load. A probe of ours runs only when
-// the member is too idle for its histogram to judge, paced, and it yields.
+// the member is too idle for its histogram to judge (fewer WAL fsyncs in
+// the window than check.MemberFsyncsEnough), paced, and it yields (at
+// check.ProbeDeviceBusy, or the member's WAL fsync p99 past its limit).
 const (
-	// MinMemberFsyncs is how many WAL fsyncs the member must make during
-	// the window for its own histogram to judge its disk: its p99 then
-	// rests on its 3 slowest fsyncs rather than on one.
-	MinMemberFsyncs = 300
 	// DefaultLiveDiskRate is the probe's pace beside a live member, in
 	// fdatasyncs per second: a fifth of what a modest cloud volume (gp2's
 	// 100-IOPS floor is the lowest) leaves free, 2.3 KiB each.
@@ -40,9 +38,43 @@ const (
 	// guardWindow is how far back the guard looks: the member's WAL fsync
 	// p99 and the device's utilisation over the last 3 seconds.
 	guardWindow = 3 * time.Second
-	// guardUtil stops the probe when the device is busier than this.
-	guardUtil = 0.9
 )
+
+// mark is what the guard read at one tick: the members' metrics and the
+// host's counters.
+type mark struct {
+	at      time.Time
+	scrapes []promscrape.MemberScrape
+	host    hoststats.Snapshot
+	hasHost bool
+}
+
+// guardCheck says why the probe must stop between the marks first and m,
+// nil if it may go on: a member's WAL fsync p99 past limit (seconds), or
+// the device busier than busy (a fraction).
+func guardCheck(first, m mark, device string, limit, busy float64) *guardStop {
+	span := units.Seconds(m.at.Sub(first.at).Round(100 * time.Millisecond).Seconds())
+	for i, s := range m.scrapes {
+		if s.Err != nil || first.scrapes[i].Err != nil {
+			continue
+		}
+		h, ok := promscrape.HistDelta(first.scrapes[i].Snap, s.Snap, promscrape.MetricWALFsync)
+		if !ok || h.Count == 0 {
+			continue
+		}
+		if p99, _, _ := h.Quantile(0.99); p99 > limit {
+			return &guardStop{fmt.Sprintf("member %s's WAL fsync p99 over the last %s rose to %s (over %s)",
+				s.Member.Name, span, units.Seconds(p99), units.Seconds(limit))}
+		}
+	}
+	if m.hasHost && first.hasHost {
+		if hs := hoststats.Between(first.host, m.host); hs.Util > busy {
+			return &guardStop{fmt.Sprintf("the device %s was %.0f%% busy over the last %s (over %.0f%%)",
+				device, hs.Util*100, span, busy*100)}
+		}
+	}
+	return nil
+}
 
 // guardStop is why the guard stopped the probe.
 type guardStop struct{ why string }
@@ -83,7 +115,9 @@ type Options struct {
 	Disk     diskprobe.Options
 	Window   time.Duration
 	Explicit bool
-	// Criteria hold the WAL fsync limit the guard stops the probe at.
+	// Criteria hold the run's levels (check.Table's unless set with
+	// --limit): the member's WAL fsyncs enough to judge its disk, and the
+	// WAL fsync limit and device utilisation the guard stops the probe at.
 	Criteria []check.Criterion
 	RunID    string
 	// Probe runs the disk probe; Progress, when set, is told what it does.
@@ -96,17 +130,18 @@ type Options struct {
 // member's own WAL fsyncs in the window judge its disk (unless
 // o.Explicit), else paced at o.Disk.Rate and stopped as soon as the
 // member's WAL fsync p99 over the last seconds passes etcd's limit or the
-// device is more than 90% busy. What it did is said in row.DiskProbe, and
+// device is busier than probe_device_busy. What it did is said in row.DiskProbe, and
 // a stop in r.Disk.Stopped.
 func Beside(ctx context.Context, o Options, r *result.Result, row *result.DoctorTarget, dir, device string) error {
 	n, known := memberFsyncs(r.Server)
 	window := units.Seconds(o.Window.Seconds())
-	if known && n >= MinMemberFsyncs && !o.Explicit {
-		row.DiskProbe = fmt.Sprintf("not run: the member's own %d WAL fsyncs in %s judge its disk (%d are enough); nothing was written beside it",
-			n, window, MinMemberFsyncs)
+	enough := check.LimitOf(o.Criteria, check.MemberFsyncsEnough)
+	if known && float64(n) >= enough && !o.Explicit {
+		row.DiskProbe = fmt.Sprintf("not run: the member's own %d WAL fsyncs in %s judge its disk (%.0f are enough); nothing was written beside it",
+			n, window, enough)
 		return nil
 	}
-	why := fmt.Sprintf("the member made only %d WAL fsyncs in %s, too few to judge its disk (%d are enough)", n, window, MinMemberFsyncs)
+	why := fmt.Sprintf("the member made only %d WAL fsyncs in %s, too few to judge its disk (%.0f are enough)", n, window, enough)
 	switch {
 	case o.Explicit:
 		why = "asked for by --disk-runtime or --disk-rate"
@@ -127,16 +162,13 @@ func Beside(ctx context.Context, o Options, r *result.Result, row *result.Doctor
 		return err
 	}
 	defer t.Close()
-	limit := 0.010
-	if c, ok := check.Lookup(o.Criteria, check.WALFsyncP99); ok {
-		limit = c.Limit
-	}
+	limit, busy := check.LimitOf(o.Criteria, check.WALFsyncP99), check.LimitOf(o.Criteria, check.ProbeDeviceBusy)
 	gctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	guarded := make(chan struct{})
 	go func() {
 		defer close(guarded)
-		guardProbe(gctx, stop, t.Client().HTTPClient(), t.Members(), device, limit)
+		guardProbe(gctx, stop, t.Client().HTTPClient(), t.Members(), device, limit, busy)
 	}()
 	probe := o.Disk
 	probe.Dir = dir
@@ -180,14 +212,8 @@ func Beside(ctx context.Context, o Options, r *result.Result, row *result.Doctor
 // guardProbe watches the live members' WAL fsync histograms and the device
 // every second while the probe runs, and stops it (stop with a *guardStop)
 // when any member's WAL fsync p99 over the last guardWindow passes limit
-// (seconds), or the device is busier than guardUtil over it.
-func guardProbe(ctx context.Context, stop context.CancelCauseFunc, httpc *http.Client, members []cluster.Member, device string, limit float64) {
-	type mark struct {
-		at      time.Time
-		scrapes []promscrape.MemberScrape
-		host    hoststats.Snapshot
-		hasHost bool
-	}
+// (seconds), or the device is busier than busy (a fraction) over it.
+func guardProbe(ctx context.Context, stop context.CancelCauseFunc, httpc *http.Client, members []cluster.Member, device string, limit, busy float64) {
 	var marks []mark
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -205,28 +231,10 @@ func guardProbe(ctx context.Context, stop context.CancelCauseFunc, httpc *http.C
 		for len(marks) > 2 && m.at.Sub(marks[1].at) >= guardWindow {
 			marks = marks[1:]
 		}
-		if first := marks[0]; len(marks) > 1 {
-			span := units.Seconds(m.at.Sub(first.at).Round(100 * time.Millisecond).Seconds())
-			for i, s := range m.scrapes {
-				if s.Err != nil || first.scrapes[i].Err != nil {
-					continue
-				}
-				h, ok := promscrape.HistDelta(first.scrapes[i].Snap, s.Snap, promscrape.MetricWALFsync)
-				if !ok || h.Count == 0 {
-					continue
-				}
-				if p99, _, _ := h.Quantile(0.99); p99 > limit {
-					stop(&guardStop{fmt.Sprintf("member %s's WAL fsync p99 over the last %s rose to %s (over %s)",
-						s.Member.Name, span, units.Seconds(p99), units.Seconds(limit))})
-					return
-				}
-			}
-			if m.hasHost && first.hasHost {
-				if hs := hoststats.Between(first.host, m.host); hs.Util > guardUtil {
-					stop(&guardStop{fmt.Sprintf("the device %s was %.0f%% busy over the last %s (over %.0f%%)",
-						device, hs.Util*100, span, guardUtil*100)})
-					return
-				}
+		if len(marks) > 1 {
+			if gs := guardCheck(marks[0], m, device, limit, busy); gs != nil {
+				stop(gs)
+				return
 			}
 		}
 		select {

@@ -6,7 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/diskprobe"
+	"github.com/etcdperf/etcdperf/internal/hoststats"
 	"github.com/etcdperf/etcdperf/internal/result"
 )
 
@@ -37,5 +40,57 @@ func TestBesideSkipsWhenTheMemberJudgesItsDisk(t *testing.T) {
 	}
 	if !strings.HasPrefix(row.DiskProbe, "not run: the member's own 450 WAL fsyncs in 30s judge its disk") || r.Disk != nil {
 		t.Errorf("row %q, disk %+v", row.DiskProbe, r.Disk)
+	}
+}
+
+// member_fsyncs_enough, as set with --limit, decides whether the member's
+// own fsyncs judge its disk: 450 are enough by default, not when 500 are
+// asked for (the probe then goes on to reach the member).
+func TestBesideMemberFsyncsLevel(t *testing.T) {
+	srv := &result.Server{Members: []result.MemberServer{{Name: "a", WALFsync: &result.Latency{Count: 450}}}}
+	more, err := check.Override(check.Table, []string{check.MemberFsyncsEnough + "=500"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // reaching the member fails at once
+	for _, c := range []struct {
+		criteria []check.Criterion
+		skipped  bool
+	}{{nil, true}, {check.Table, true}, {more, false}} {
+		o := Options{Window: 30 * time.Second, Criteria: c.criteria, Conn: cluster.ConnOptions{Endpoints: []string{"127.0.0.1:1"}},
+			Probe: func(context.Context, diskprobe.Options) (*result.Result, error) {
+				t.Fatal("the probe ran without reaching the member")
+				return nil, nil
+			}}
+		var row result.DoctorTarget
+		err := Beside(ctx, o, &result.Result{Server: srv}, &row, t.TempDir(), "")
+		skipped := strings.HasPrefix(row.DiskProbe, "not run: the member's own 450 WAL fsyncs in 30s judge its disk")
+		if skipped != c.skipped || (err == nil) != c.skipped {
+			t.Errorf("%v: row %q, err %v; want skipped %v", check.Changed(c.criteria), row.DiskProbe, err, c.skipped)
+		}
+	}
+}
+
+// The guard stops the probe when the device is busier than
+// probe_device_busy as set with --limit: 95% busy stops it by default,
+// not when the level is 98%; a member's WAL fsync p99 is not read here.
+func TestGuardDeviceBusyLevel(t *testing.T) {
+	at := time.Unix(1000, 0)
+	first := mark{at: at, hasHost: true, host: hoststats.Snapshot{At: at, HasDev: true}}
+	m := mark{at: at.Add(3 * time.Second), hasHost: true, host: hoststats.Snapshot{At: at.Add(3 * time.Second), HasDev: true}}
+	m.host.Disk.IOMs = 2850 // 95% of 3s
+	higher, err := check.Override(check.Table, []string{check.ProbeDeviceBusy + "=98%"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		criteria []check.Criterion
+		stops    bool
+	}{{check.Table, true}, {higher, false}} {
+		gs := guardCheck(first, m, "vdb", check.LimitOf(c.criteria, check.WALFsyncP99), check.LimitOf(c.criteria, check.ProbeDeviceBusy))
+		if (gs != nil) != c.stops || gs != nil && gs.why != "the device vdb was 95% busy over the last 3s (over 90%)" {
+			t.Errorf("%v: stop %+v, want %v", check.Changed(c.criteria), gs, c.stops)
+		}
 	}
 }
