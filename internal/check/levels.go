@@ -37,6 +37,7 @@ const (
 	DeviceFastAwait     = "device_fast_await"
 	DeviceIdle          = "device_idle"
 	FsyncsFlatGrowth    = "fsyncs_flat_growth"
+	OfferedRise         = "offered_rise"
 	ProbeDeviceBusy     = "probe_device_busy"
 	MemberFsyncsEnough  = "member_fsyncs_enough"
 )
@@ -114,6 +115,9 @@ var levels = []Criterion{
 	{ID: FsyncsFlatGrowth, Title: "growth of etcd's WAL fsyncs/s while the offered rate rose by half, under which they are flat (a volume's IOPS cap)", Unit: Times, Op: AtLeast, Limit: 1.15,
 		Findings: "the capacity sweep's cause iops_cap",
 		Source:   "etcdperf's: a cloud volume's provisioned IOPS (e.g. gp2, gp3) hold etcd's WAL fsyncs per second at a ceiling the host cannot see; under 15% more fsyncs for 50% more load offered is flat beside noise and etcd's batching"},
+	{ID: OfferedRise, Title: "rise of the offered rate from the step before the break, from which flat WAL fsyncs/s show a volume's IOPS cap", Unit: Times, Op: AtLeast, Limit: 1.5,
+		Findings: "the capacity sweep's cause iops_cap",
+		Source:   "etcdperf's: half as much load again is a rise that fsyncs/s not held at a ceiling follow well beyond fsyncs_flat_growth; a smaller one leaves them within noise of flat"},
 	// The disk probe beside a live member (doctor --node, or --endpoints
 	// with --data-dir; package liveprobe).
 	{ID: MemberFsyncsEnough, Title: "WAL fsyncs a live member makes in its window for them to judge its disk (no probe written beside it)", Unit: Count, Op: AtLeast, Limit: 300,

@@ -113,19 +113,21 @@ func Capacity(c *result.Capacity, criteria []check.Criterion) {
 // be what it ran into (the cgroup counts the operations it throttles, and
 // a step near its knee spends part of its time below the cap); the device
 // write time and utilisation under which the device explains no etcd
-// limit; and the growth of etcd's fsyncs/s under which they are flat.
+// limit; and the growth of etcd's fsyncs/s under which they are flat
+// while the offered rate rose by offeredRise.
 type capacityLevels struct {
-	walLimit, busyHost, capUsed, fastAwait, idleUtil, flatGrowth float64
+	walLimit, busyHost, capUsed, fastAwait, idleUtil, flatGrowth, offeredRise float64
 }
 
 func capacityLevelsOf(criteria []check.Criterion) capacityLevels {
 	return capacityLevels{
-		walLimit:   check.LimitOf(criteria, check.WALFsyncP99),
-		busyHost:   check.LimitOf(criteria, check.HostCPUBusy),
-		capUsed:    check.LimitOf(criteria, check.IOPSCapUsed),
-		fastAwait:  check.LimitOf(criteria, check.DeviceFastAwait),
-		idleUtil:   check.LimitOf(criteria, check.DeviceIdle),
-		flatGrowth: check.LimitOf(criteria, check.FsyncsFlatGrowth),
+		walLimit:    check.LimitOf(criteria, check.WALFsyncP99),
+		busyHost:    check.LimitOf(criteria, check.HostCPUBusy),
+		capUsed:     check.LimitOf(criteria, check.IOPSCapUsed),
+		fastAwait:   check.LimitOf(criteria, check.DeviceFastAwait),
+		idleUtil:    check.LimitOf(criteria, check.DeviceIdle),
+		flatGrowth:  check.LimitOf(criteria, check.FsyncsFlatGrowth),
+		offeredRise: check.LimitOf(criteria, check.OfferedRise),
 	}
 }
 
@@ -151,9 +153,9 @@ func capacityChecks(r *result.Result, criteria []check.Criterion) {
 // iopsCap reports whether the steps up to broke show a volume's IOPS cap:
 // the first step's WAL fsync p99 well under the limit (a fast device at a
 // low rate), and from the step before the break to the break the offered
-// rate grew by at least half while etcd's WAL fsyncs per second grew by
-// under fsyncs_flat_growth (a flat ceiling) and the fsync p99 rose past
-// half the limit.
+// rate grew by at least offered_rise while etcd's WAL fsyncs per second
+// grew by under fsyncs_flat_growth (a flat ceiling) and the fsync p99
+// rose past half the limit.
 func iopsCap(steps []result.CapacityStep, broke *result.CapacityStep, lv capacityLevels) (bool, string) {
 	walLimit := lv.walLimit
 	// The cap is seen, on this host: the member's cgroup. It is what etcd
@@ -192,7 +194,7 @@ func iopsCap(steps []result.CapacityStep, broke *result.CapacityStep, lv capacit
 	if prev == nil || first.WALFsyncP99 > walLimit/2 || prev.WALFsyncs <= 0 {
 		return false, ""
 	}
-	flat := broke.WALFsyncs < prev.WALFsyncs*lv.flatGrowth && broke.Offered >= prev.Offered*1.5
+	flat := broke.WALFsyncs < prev.WALFsyncs*lv.flatGrowth && broke.Offered >= prev.Offered*lv.offeredRise
 	if !flat || broke.WALFsyncP99 < walLimit/2 {
 		return false, ""
 	}

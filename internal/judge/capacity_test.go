@@ -123,7 +123,8 @@ func TestCapacityHostBusyLevel(t *testing.T) {
 
 // A sweep's cause follows each of its levels as the run set them with
 // --limit: the share of a cgroup cap used, the device's fast write time
-// and idle utilisation, and the growth under which fsyncs/s are flat.
+// and idle utilisation, the growth under which fsyncs/s are flat and the
+// offered rate's rise they are flat across.
 func TestCapacityCauseLevels(t *testing.T) {
 	held := func(offered, wal, fsyncs float64) result.CapacityStep {
 		return result.CapacityStep{Offered: offered, Achieved: offered, WALFsyncP99: wal, WALFsyncs: fsyncs}
@@ -150,6 +151,7 @@ func TestCapacityCauseLevels(t *testing.T) {
 		{"device fast", commit, check.DeviceFastAwait + "=100us", result.CauseDiskOrCPU, result.CauseDisk},
 		{"device idle", commit, check.DeviceIdle + "=30%", result.CauseDiskOrCPU, result.CauseDisk},
 		{"fsyncs flat", cloud, check.FsyncsFlatGrowth + "=1.02", result.CauseIOPSCap, result.CauseDisk},
+		{"offered rise", cloud, check.OfferedRise + "=2.5", result.CauseIOPSCap, result.CauseDisk},
 	} {
 		criteria, err := check.Override(check.Table, []string{c.limit})
 		if err != nil {
