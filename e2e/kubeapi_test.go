@@ -269,16 +269,22 @@ func TestKubeScale(t *testing.T) {
 	if !k.ServerMetrics || k.QPS <= 0 || k.Burst <= 0 || !strings.Contains(res.Summary, "QPS") {
 		t.Errorf("plain directory: the API server's metrics read %v, QPS %g, burst %d, summary %q", k.ServerMetrics, k.QPS, k.Burst, res.Summary)
 	}
-	// Every verb the run makes, timed by etcdperf and by the API server.
+	// Every verb the run makes, timed by etcdperf and by the API server in
+	// the same step. The updates (a pod's status, a lease's renewal) run on
+	// tickers beside the creations: a step that a busy machine's API server
+	// makes short may hold none of one kind, so any step counts (a CI run's
+	// second step held no lease renewal).
 	seen := map[string]bool{}
-	for _, c := range k.Steps[1].Calls {
-		if c.Client != nil && c.Client.Count > 0 && c.Server != nil && c.Server.Count > 0 {
-			seen[c.Verb+" "+c.Resource] = true
+	for _, st := range k.Steps {
+		for _, c := range st.Calls {
+			if c.Client != nil && c.Client.Count > 0 && c.Server != nil && c.Server.Count > 0 {
+				seen[c.Verb+" "+c.Resource] = true
+			}
 		}
 	}
 	for _, want := range []string{"POST pods", "POST secrets", "POST leases", "PUT leases", "PATCH pods/status", "GET configmaps", "LIST pods"} {
 		if !seen[want] {
-			t.Errorf("plain directory: no %s timed by both etcdperf and the API server in step 2: %v", want, seen)
+			t.Errorf("plain directory: no %s timed by both etcdperf and the API server in a step: %v", want, seen)
 		}
 	}
 	if st := k.Steps[1]; st.WALFsync == nil || st.WALFsync.Count == 0 || len(st.Etcd) == 0 {
