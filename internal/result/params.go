@@ -181,9 +181,7 @@ type ScaleParams struct {
 	EventTTL     float64           `json:"event_ttl"`
 	Namespaces   int               `json:"namespaces"`
 	RandomState  uint64            `json:"random_state,omitempty"`
-	// Seed is RandomState in Results written before it had that name.
-	Seed uint64  `json:"seed,omitempty"`
-	Rate float64 `json:"rate,omitempty"`
+	Rate         float64           `json:"rate,omitempty"`
 	TargetParams
 }
 
