@@ -506,9 +506,12 @@ watch:
 	if run.Server == nil || run.Server.WALFsync == nil || run.Server.WALFsync.Count < 300 {
 		t.Fatalf("the member's own fsyncs were not read: %+v", run.Server)
 	}
-	// Its write demand over the window is the load's rate.
-	if d := run.Server.Demand; d == nil || d.Puts < 180 || d.Puts > 220 || d.ProposalsCommitted < d.Puts {
-		t.Errorf("write demand %+v: want ~200 puts/s (the load's rate, within 10%%), as many proposals or more", d)
+	// Its write demand over the window is the load's rate. etcd counts a
+	// proposal when it commits and a put when it applies it: at each end
+	// of the window, up to the load's 4 clients' puts may fall on either
+	// side of a scrape (a CI run counted one put more than proposals).
+	if d := run.Server.Demand; d == nil || d.Puts < 180 || d.Puts > 220 || (d.Puts-d.ProposalsCommitted)*d.Seconds > 4 {
+		t.Errorf("write demand %+v: want ~200 puts/s (the load's rate, within 10%%), as many proposals, give or take the 4 clients' requests in flight", d)
 	}
 }
 
