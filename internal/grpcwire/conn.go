@@ -542,14 +542,7 @@ func (c *conn) handle(typ, flags byte, id uint32, p []byte) error {
 			return status.Error(codes.Internal, "HTTP/2: bad RST_STREAM")
 		}
 		code := binary.BigEndian.Uint32(p)
-		c.smu.Lock()
-		cl := c.streams[id]
-		delete(c.streams, id)
-		if cl != nil {
-			c.ended()
-		}
-		c.smu.Unlock()
-		if cl != nil {
+		if cl := c.take(id); cl != nil {
 			cl.err = status.Errorf(codes.Unavailable, "stream reset by the server (HTTP/2 error %d)", code)
 			cl.done <- struct{}{}
 		}
@@ -674,14 +667,20 @@ func (c *conn) goAway(last uint32) {
 
 // complete hands a finished stream to its worker.
 func (c *conn) complete(id uint32) {
+	if cl := c.take(id); cl != nil {
+		cl.done <- struct{}{}
+	}
+}
+
+// take removes stream id, ended, and returns its call (nil when the
+// stream is not open).
+func (c *conn) take(id uint32) *call {
 	c.smu.Lock()
+	defer c.smu.Unlock()
 	cl := c.streams[id]
 	delete(c.streams, id)
 	if cl != nil {
 		c.ended()
 	}
-	c.smu.Unlock()
-	if cl != nil {
-		cl.done <- struct{}{}
-	}
+	return cl
 }
