@@ -92,14 +92,14 @@ func TestDoctorCapacity(t *testing.T) {
 		}
 		// The plain directory carries more, unless this host's CPU (or the
 		// load generator) stopped it first: then that is named.
-		if plain.PutsPerS <= capped.PutsPerS && !slices.Contains([]string{"cpu", "client"}, plain.Cause) {
+		if plain.PutsPerS <= capped.PutsPerS && !slices.Contains([]result.Cause{"cpu", "client"}, plain.Cause) {
 			t.Errorf("plain %g puts/s (%s) against capped %g: want the plain directory to carry more", plain.PutsPerS, plain.Cause, capped.PutsPerS)
 		}
 	})
 
 	t.Run("tmpfs", func(t *testing.T) {
 		ram := capacityRun(t, tmpfsDir(t))
-		if c := ram.Capacity; slices.Contains([]string{"disk", "disk_or_cpu", result.CauseIOPSCap}, c.Cause) || c.PutsPerS < 150 {
+		if c := ram.Capacity; slices.Contains([]result.Cause{"disk", "disk_or_cpu", result.CauseIOPSCap}, c.Cause) || c.PutsPerS < 150 {
 			t.Errorf("tmpfs: %g puts/s, cause %s: %s; want past 150 and never the disk", c.PutsPerS, c.Cause, c.Answer)
 		}
 	})

@@ -38,7 +38,7 @@ type cell struct {
 	verdict result.Verdict
 	// cause is the one cause the command names ("" for none), on members
 	// (numbers of the cluster: 3 is etcdperf-3).
-	cause   string
+	cause   result.Cause
 	members []int
 	// someOf: the cause is named on some of members and on no other (a
 	// history names the members whose p99 passed its limit; when every
@@ -70,10 +70,10 @@ type matrixCase struct {
 func all(f cluster.Fault) []cluster.Fault   { return []cluster.Fault{f, f, f} }
 func third(f cluster.Fault) []cluster.Fault { return []cluster.Fault{{}, {}, f} }
 func pass() cell                            { return cell{verdict: result.Pass} }
-func blames(v result.Verdict, cause string, ms ...int) cell {
+func blames(v result.Verdict, cause result.Cause, ms ...int) cell {
 	return cell{verdict: v, cause: cause, members: ms}
 }
-func someOf(v result.Verdict, cause string, ms ...int) cell {
+func someOf(v result.Verdict, cause result.Cause, ms ...int) cell {
 	return cell{verdict: v, cause: cause, members: ms, someOf: true}
 }
 func (c cell) failOrWarn() cell { c.verdict, c.orWarn = "", true; return c }
@@ -333,7 +333,7 @@ func runMatrixCase(t *testing.T, mc matrixCase) {
 			t.Errorf("%s: verdict %s, want %s; findings:\n%s", cmd, res.Verdict, want.verdict, findingLines(judged))
 		}
 		got := causesOf(judged)
-		wantCauses := map[string][]string{}
+		wantCauses := map[result.Cause][]string{}
 		if want.cause != "" {
 			wantCauses[want.cause] = c.memberNames(want.members)
 			if cmd == "prom" {
@@ -354,8 +354,8 @@ func runMatrixCase(t *testing.T, mc matrixCase) {
 }
 
 // causesOf is every cause a Result's findings name, with the members.
-func causesOf(r *result.Result) map[string][]string {
-	out := map[string][]string{}
+func causesOf(r *result.Result) map[result.Cause][]string {
+	out := map[result.Cause][]string{}
 	for _, f := range r.Findings {
 		if f.Cause == "" {
 			continue

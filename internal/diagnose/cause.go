@@ -182,7 +182,7 @@ func deviceEvidence(lv causeLevels, p *result.MemberProcess, p99 float64) (ev []
 
 // blame is one cause named for some members.
 type blame struct {
-	cause    string
+	cause    result.Cause
 	members  []string
 	severity result.Severity
 	title    []string
@@ -194,10 +194,10 @@ type blame struct {
 func memberBlames(r *result.Result) []blame {
 	views := etcdMembers(r)
 	lv := causeLevelsOf(r)
-	by := map[string]*blame{}
-	var order []string
+	by := map[result.Cause]*blame{}
+	var order []result.Cause
 	// A member's disk or CPU is named for a limit passed: critical.
-	add := func(cause, member string, title string, ev []result.Evidence) {
+	add := func(cause result.Cause, member string, title string, ev []result.Evidence) {
 		addAs(by, &order, result.Critical, cause, member, title, ev)
 	}
 	// explained: members whose late answers to their peers' probes their
@@ -313,7 +313,7 @@ func memberBlames(r *result.Result) []blame {
 
 // addAs names cause for member with its evidence, at severity sev or
 // the severity it already has, whichever is higher.
-func addAs(by map[string]*blame, order *[]string, sev result.Severity, cause, member, title string, ev []result.Evidence) {
+func addAs(by map[result.Cause]*blame, order *[]result.Cause, sev result.Severity, cause result.Cause, member, title string, ev []result.Evidence) {
 	b, ok := by[cause]
 	if !ok {
 		b = &blame{cause: cause, severity: sev}
@@ -436,40 +436,21 @@ func fastText(rtts []result.PeerRTT, high float64) string {
 	return units.Seconds(meanOf(fast))
 }
 
-// Finding IDs of the cause rules.
-const (
-	FindingMemberDisk      = "member_disk_slow"
-	FindingMemberCPU       = "member_cpu_starved"
-	FindingMemberDiskOrCPU = "member_disk_or_cpu"
-	FindingMemberNetwork   = "member_network_slow"
+// Finding IDs of the cause rules (the cause table's).
+var (
+	FindingMemberDisk      = result.CauseDisk.Info().Finding.ID
+	FindingMemberCPU       = result.CauseCPU.Info().Finding.ID
+	FindingMemberDiskOrCPU = result.CauseDiskOrCPU.Info().Finding.ID
+	FindingMemberNetwork   = result.CauseNetwork.Info().Finding.ID
 )
-
-// causeWords are each cause's finding: its ID, its title (the members,
-// then what was measured) and its advice.
-var causeWords = map[string]struct{ id, title, advice string }{
-	result.CauseDisk: {FindingMemberDisk, "The disk of %s is too slow for etcd: %s",
-		"etcd waits for this storage on every write: " + diskAdvice},
-	result.CauseCPU: {FindingMemberCPU, "%s is short of CPU, not of disk: %s",
-		"etcd's fsync histogram counts the time a starved member waits for a CPU after the disk answered. " +
-			"Raise or remove the member's CPU limit (its cgroup's quota; in Kubernetes, the etcd container's CPU limit), give it dedicated CPUs, " +
-			"and keep builds, workers and load generators off its host."},
-	result.CauseDiskOrCPU: {FindingMemberDiskOrCPU, "The disk or the CPU of %s is too slow for etcd: %s",
-		"etcd's fsync histogram counts both the disk and the wait for a CPU after it: to tell them apart, run " +
-			"`etcdperf doctor --endpoints <its client URL>` on that member's host (etcdperf then reads the member's run-queue wait and CPU throttling), " +
-			"or `etcdperf disk --dir <its data dir>` there: a fast fdatasync there means its CPU."},
-	result.CauseNetwork: {FindingMemberNetwork, "The network to %s is slow: %s",
-		"Heartbeats and log entries to this member take as long: it lags and answers its clients late, and with longer delays " +
-			"it starts elections. Check the link to its host (latency, packet loss, a saturated NIC); if the members are far apart by design, " +
-			"set --heartbeat-interval to about the round trip and --election-timeout to 10x it on every member (etcd tuning guide)."},
-}
 
 func memberCauseFindings(r *result.Result) []result.Finding {
 	var out []result.Finding
 	for _, b := range memberBlames(r) {
 		f := result.Finding{Severity: b.severity, Cause: b.cause, Members: b.members, Evidence: b.evidence}
 		who := strings.Join(b.members, ", ")
-		w := causeWords[b.cause]
-		f.ID, f.Title, f.Recommendation = w.id, fmt.Sprintf(w.title, who, strings.Join(b.title, "; ")), w.advice
+		w := b.cause.Info().Finding
+		f.ID, f.Title, f.Recommendation = w.ID, fmt.Sprintf(w.Title, who, strings.Join(b.title, "; ")), w.Remedy
 		out = append(out, f)
 	}
 	return out

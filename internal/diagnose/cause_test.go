@@ -41,8 +41,8 @@ func metricsOf(ms []member, rtts []result.PeerRTT) *result.Result {
 }
 
 // causes are the findings that blame something, as cause: members.
-func causes(fs []result.Finding) map[string]string {
-	out := map[string]string{}
+func causes(fs []result.Finding) map[result.Cause]string {
+	out := map[result.Cause]string{}
 	for _, f := range fs {
 		if f.Cause != "" {
 			out[f.Cause] = strings.Join(f.Members, ",")
@@ -65,29 +65,29 @@ func TestMemberCauses(t *testing.T) {
 		name string
 		ms   []member
 		rtts []result.PeerRTT
-		want map[string]string
+		want map[result.Cause]string
 	}{
-		{"healthy", []member{ok, ok, ok}, nil, map[string]string{}},
+		{"healthy", []member{ok, ok, ok}, nil, map[result.Cause]string{}},
 		{"one member throttled: its CPU, though its round trips are slow too",
-			[]member{ok, ok, {0.15, throttled}}, slowTo, map[string]string{result.CauseCPU: "m3"}},
+			[]member{ok, ok, {0.15, throttled}}, slowTo, map[result.Cause]string{result.CauseCPU: "m3"}},
 		{"one member on a slow storage without device statistics, its CPU prompt",
-			[]member{ok, ok, {0.03, fuse}}, nil, map[string]string{result.CauseDisk: "m3"}},
+			[]member{ok, ok, {0.03, fuse}}, nil, map[result.Cause]string{result.CauseDisk: "m3"}},
 		{"every member throttled",
-			[]member{{0.1, throttled}, {0.2, throttled}, {0.12, throttled}}, nil, map[string]string{result.CauseCPU: "m1,m2,m3"}},
+			[]member{{0.1, throttled}, {0.2, throttled}, {0.12, throttled}}, nil, map[result.Cause]string{result.CauseCPU: "m1,m2,m3"}},
 		{"every member throttled, one under its limits: named too, as the run failed",
-			[]member{{0.1, throttled}, {0.2, throttled}, {0.005, throttled}}, nil, map[string]string{result.CauseCPU: "m1,m2,m3"}},
+			[]member{{0.1, throttled}, {0.2, throttled}, {0.005, throttled}}, nil, map[result.Cause]string{result.CauseCPU: "m1,m2,m3"}},
 		{"a throttled member in a run within its limits: named (a warning), its late answers to its peers not blamed on the network",
-			[]member{ok, ok, {0.005, throttled}}, slowTo, map[string]string{result.CauseCPU: "m3"}},
+			[]member{ok, ok, {0.005, throttled}}, slowTo, map[result.Cause]string{result.CauseCPU: "m3"}},
 		{"a member waiting for the CPUs of a busy host, in a run within its limits: nothing named",
-			[]member{ok, ok, {0.005, busyHost}}, nil, map[string]string{}},
+			[]member{ok, ok, {0.005, busyHost}}, nil, map[result.Cause]string{}},
 		{"a throttled member in a failed run, its round trips slow: its CPU, not the network",
-			[]member{{0.03, fuse}, ok, {0.005, throttled}}, slowTo, map[string]string{result.CauseDisk: "m1", result.CauseCPU: "m3"}},
+			[]member{{0.03, fuse}, ok, {0.005, throttled}}, slowTo, map[result.Cause]string{result.CauseDisk: "m1", result.CauseCPU: "m3"}},
 		{"a slow member elsewhere: its disk or its CPU",
-			[]member{ok, ok, {0.03, nil}}, nil, map[string]string{result.CauseDiskOrCPU: "m3"}},
-		{"a slow link to one member", []member{ok, ok, ok}, slowTo, map[string]string{result.CauseNetwork: "m3"}},
-		{"a slow link to a member elsewhere, with a fast fsync", []member{ok, ok, {0.002, nil}}, slowTo, map[string]string{result.CauseNetwork: "m3"}},
+			[]member{ok, ok, {0.03, nil}}, nil, map[result.Cause]string{result.CauseDiskOrCPU: "m3"}},
+		{"a slow link to one member", []member{ok, ok, ok}, slowTo, map[result.Cause]string{result.CauseNetwork: "m3"}},
+		{"a slow link to a member elsewhere, with a fast fsync", []member{ok, ok, {0.002, nil}}, slowTo, map[result.Cause]string{result.CauseNetwork: "m3"}},
 		{"one slow pair of two members names both", []member{ok, ok},
-			[]result.PeerRTT{{From: "m1", To: "m2", Mean: 0.1, Count: 1}}, map[string]string{result.CauseNetwork: "m1,m2"}},
+			[]result.PeerRTT{{From: "m1", To: "m2", Mean: 0.1, Count: 1}}, map[result.Cause]string{result.CauseNetwork: "m1,m2"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -163,13 +163,13 @@ func TestStallsNameStarvedMembers(t *testing.T) {
 		name    string
 		proc    *result.MemberProcess
 		applies float64
-		want    map[string]string
+		want    map[result.Cause]string
 		verdict result.Verdict
 	}{
-		{"slow applies recurring", busyHost, 4, map[string]string{result.CauseCPU: "m1,m2,m3"}, result.Warn},
-		{"a single slow apply", busyHost, 1, map[string]string{}, result.Pass},
-		{"no stall", busyHost, 0, map[string]string{}, result.Pass},
-		{"no stall, throttled by their own limit", throttled, 0, map[string]string{result.CauseCPU: "m1,m2,m3"}, result.Warn},
+		{"slow applies recurring", busyHost, 4, map[result.Cause]string{result.CauseCPU: "m1,m2,m3"}, result.Warn},
+		{"a single slow apply", busyHost, 1, map[result.Cause]string{}, result.Pass},
+		{"no stall", busyHost, 0, map[result.Cause]string{}, result.Pass},
+		{"no stall, throttled by their own limit", throttled, 0, map[result.Cause]string{result.CauseCPU: "m1,m2,m3"}, result.Warn},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := metricsOf([]member{{0.003, c.proc}, {0.003, c.proc}, {0.003, c.proc}}, nil)

@@ -28,7 +28,7 @@ const metricsSrc = "etcd /metrics"
 // while clients were free, or a saturated machine whose CPU went to the
 // client more than to etcd), result.CauseServer when every client was
 // waiting for etcd, "" when the target was reached.
-func LoadLimitedBy(r *result.Result) string {
+func LoadLimitedBy(r *result.Result) result.Cause {
 	pf := r.Perf
 	if pf == nil || r.Bench == nil || pf.TargetRate <= 0 {
 		return ""

@@ -101,8 +101,8 @@ func TestLoadAndDoctorLimits(t *testing.T) {
 	cases := []struct {
 		name       string
 		c          loadCase
-		load       string // LoadLimitedBy
-		doctor     string // DoctorLimitedBy
+		load       result.Cause // LoadLimitedBy
+		doctor     result.Cause // DoctorLimitedBy
 		findings   map[string]result.Severity
 		notFinding []string
 	}{
@@ -314,7 +314,7 @@ func TestDoctorRules(t *testing.T) {
 		name   string
 		row    result.DoctorTarget
 		want   map[string]result.Severity
-		doctor string
+		doctor result.Cause
 	}{
 		{"no noise", quiet, map[string]result.Severity{}, result.CauseNone},
 		{"noise barely matters", func() result.DoctorTarget {

@@ -32,8 +32,8 @@ func volatileStorage(r *result.Result) []result.Finding {
 	}}
 }
 
-const diskAdvice = "Put etcd's data dir (at least its WAL, --wal-dir) on a dedicated SSD/NVMe or provisioned-IOPS volume, " +
-	"keep image pulls, builds and logs of neighbouring workloads off that device, and give etcd I/O priority (ionice -c2 -n0)."
+// diskAdvice is what to do about a disk too slow for etcd.
+const diskAdvice = result.DiskRemedy
 
 func diskTooSlow(r *result.Result) []result.Finding {
 	c, ok := FindCheck(r, check.DiskSyncP99)

@@ -25,14 +25,14 @@ func init() {
 // network when the leader changed; "none" when nothing is near its limit.
 // How busy this host's CPUs were is not a cause by itself: only a
 // member's own process tells whether etcd waited for a CPU.
-func DoctorLimitedBy(r *result.Result) string {
+func DoctorLimitedBy(r *result.Result) result.Cause {
 	l, _ := DoctorLimit(r)
 	return l
 }
 
 // DoctorLimit is DoctorLimitedBy with the members the finding names (none
 // when it names none).
-func DoctorLimit(r *result.Result) (string, []string) {
+func DoctorLimit(r *result.Result) (result.Cause, []string) {
 	for _, f := range r.Findings {
 		if f.Severity == result.Info {
 			continue

@@ -214,7 +214,7 @@ func iopsCap(steps []result.CapacityStep, broke *result.CapacityStep, lv capacit
 // commit, its CPU as much as its disk: both are said), and nothing named
 // while the host's CPUs, shared by etcd and the load generator, were
 // saturated.
-func hostCause(st *result.CapacityStep, lv capacityLevels) string {
+func hostCause(st *result.CapacityStep, lv capacityLevels) result.Cause {
 	deviceFast := st.DeviceIOPS > 0 && st.DeviceAwait <= lv.fastAwait && st.DeviceUtil < lv.idleUtil
 	switch {
 	case st.Cause == result.CauseDisk && deviceFast && st.WALFsyncP99 < lv.walLimit:
@@ -262,16 +262,8 @@ func brokeWords(st *result.CapacityStep) string {
 }
 
 // causeWords says what limited etcd at the knee, with the evidence.
-func causeWords(cause, ev string) string {
-	w := map[string]string{
-		result.CauseIOPSCap:   "the volume was at its IOPS limit, not slow per write (raise its provisioned IOPS or move to a tier with more: gp3/io2, a higher Premium SSD tier)",
-		result.CauseDisk:      "the disk's latency limits etcd there",
-		result.CauseCPU:       "etcd's CPU limits it there",
-		result.CauseDiskOrCPU: "its disk or its CPU limits it there: etcd waited for its commits while the device answered fast; compare etcd's CPU with its cores, and measure the disk alone with etcdperf disk",
-		result.CauseNetwork:   "the network between the members limits it there",
-		result.CauseClient:    "the load generator could not send that fast on this host (not etcd's limit)",
-		result.CauseEtcd:      "etcd itself limits it there (every client waited for it; neither the disk nor the CPU was seen at its limit)",
-	}[cause]
+func causeWords(cause result.Cause, ev string) string {
+	w := cause.Info().AtKnee
 	if w == "" {
 		w = "nothing observed explains it"
 	}

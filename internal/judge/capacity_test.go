@@ -17,7 +17,7 @@ func TestCapacityCause(t *testing.T) {
 	held := func(offered, wal, fsyncs float64) result.CapacityStep {
 		return result.CapacityStep{Offered: offered, Achieved: offered, WALFsyncP99: wal, WALFsyncs: fsyncs}
 	}
-	broke := func(offered, wal, fsyncs float64, cause string, ids ...string) result.CapacityStep {
+	broke := func(offered, wal, fsyncs float64, cause result.Cause, ids ...string) result.CapacityStep {
 		st := held(offered, wal, fsyncs)
 		st.Broke, st.Cause = ids, cause
 		return st
@@ -75,7 +75,7 @@ func TestCapacityCause(t *testing.T) {
 		name   string
 		steps  []result.CapacityStep
 		puts   float64
-		cause  string
+		cause  result.Cause
 		broke  []string
 		answer string
 	}{
@@ -111,7 +111,7 @@ func TestCapacityHostBusyLevel(t *testing.T) {
 	}
 	for _, c := range []struct {
 		criteria []check.Criterion
-		cause    string
+		cause    result.Cause
 	}{{check.Table, result.CauseCPU}, {criteria, result.CauseNone}} {
 		cap := &result.Capacity{ValueSize: 1024, Steps: slices.Clone(steps)}
 		Capacity(cap, c.criteria)
@@ -145,7 +145,7 @@ func TestCapacityCauseLevels(t *testing.T) {
 		name         string
 		steps        []result.CapacityStep
 		limit        string
-		table, moved string
+		table, moved result.Cause
 	}{
 		{"cap used", capped, check.IOPSCapUsed + "=99%", result.CauseIOPSCap, result.CauseCPU},
 		{"device fast", commit, check.DeviceFastAwait + "=100us", result.CauseDiskOrCPU, result.CauseDisk},
@@ -159,7 +159,7 @@ func TestCapacityCauseLevels(t *testing.T) {
 		}
 		for _, j := range []struct {
 			criteria []check.Criterion
-			want     string
+			want     result.Cause
 		}{{check.Table, c.table}, {criteria, c.moved}} {
 			cap := &result.Capacity{ValueSize: 1024, Steps: slices.Clone(c.steps)}
 			Capacity(cap, j.criteria)

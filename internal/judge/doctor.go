@@ -190,15 +190,6 @@ func fsyncHeadroom(r *result.Result, row result.DoctorTarget) float64 {
 	return limit / v
 }
 
-// limitWords says what limits etcd, for a volatile target's summary.
-var limitWords = map[string]string{
-	result.CauseCPU:       "the CPU limits it",
-	result.CauseClient:    "the load generator's machine was saturated",
-	result.CauseNetwork:   "the network between the members limits it",
-	result.CauseDiskOrCPU: "the disk or the CPU of a member limits it",
-	result.CauseEtcd:      "it could not keep up with the load",
-}
-
 // targetSummary says in one sentence what a doctor target's run means.
 func targetSummary(r *result.Result) string {
 	t := r.Doctor.Targets[0]
@@ -213,12 +204,14 @@ func targetSummary(r *result.Result) string {
 	return head + " (" + strings.Join(figs, ", ") + ")."
 }
 
-// verdictHead says what a target's verdict means, by what limits etcd.
+// verdictHead says what a target's verdict means, by what limits etcd
+// (the cause table's heads).
 func verdictHead(v result.Verdict, t result.DoctorTarget) string {
 	what := "this storage"
 	if t.Dir == "" {
 		what = "this cluster"
 	}
+	info := t.LimitedBy.Info()
 	if t.Volatile {
 		where := t.Dir
 		if where == "" {
@@ -227,44 +220,28 @@ func verdictHead(v result.Verdict, t result.DoctorTarget) string {
 		s := fmt.Sprintf("%s is on %s, in memory: fast but not durable (fsync never reaches a disk and the data is lost on reboot), for throw-away CI clusters only", where, t.FSType)
 		if v == result.Fail {
 			s += "; etcd still failed here"
-			if w, ok := limitWords[t.LimitedBy]; ok {
-				s += ": " + w
+			if info.Volatile != "" {
+				s += ": " + info.Volatile
 			}
 		}
 		return s
 	}
+	where := on(t)
+	if t.LimitedBy == result.CauseNetwork {
+		where = netOn(t)
+	}
 	switch v {
 	case result.Fail:
-		switch t.LimitedBy {
-		case result.CauseDisk:
-			if t.Noise != nil && t.Noise.Verdict == result.Fail && t.FsyncHeadroom >= 1 {
-				return what + " is fast enough for etcd alone, but not with a neighbour writing bulk data on the same device: the disk limits it under contention"
-			}
-			return what + " is too slow for etcd: the disk" + on(t) + " limits it"
-		case result.CauseCPU:
-			return "etcd fails on " + what + ", but not because of the storage: the CPU" + on(t) + " limits it"
-		case result.CauseClient:
-			return "the load generator's machine, not etcd, was saturated: this run cannot judge " + what
-		case result.CauseNetwork:
-			return "etcd fails on " + what + ": the network" + netOn(t) + " limits it"
-		case result.CauseDiskOrCPU:
-			return "etcd fails on " + what + ": the disk or the CPU" + on(t) + " limits it (etcdperf cannot see that host; the findings say how to tell)"
-		case result.CauseEtcd:
-			return "etcd could not keep up with the load on " + what
+		if t.LimitedBy == result.CauseDisk && t.Noise != nil && t.Noise.Verdict == result.Fail && t.FsyncHeadroom >= 1 {
+			return what + " is fast enough for etcd alone, but not with a neighbour writing bulk data on the same device: the disk limits it under contention"
+		}
+		if info.Failed != "" {
+			return fmt.Sprintf(info.Failed, what, where)
 		}
 		return "etcd fails on " + what
 	case result.Warn:
-		switch t.LimitedBy {
-		case result.CauseDisk:
-			return "etcd runs on " + what + " with little headroom: the disk" + on(t) + " is close to its limit"
-		case result.CauseCPU:
-			return "the storage is fast enough, but the CPU" + on(t) + " limits etcd on " + what
-		case result.CauseClient:
-			return "the load generator's machine, not etcd, was saturated: this run cannot judge " + what
-		case result.CauseNetwork:
-			return "etcd runs on " + what + " with little headroom: the network" + netOn(t) + " limits it"
-		case result.CauseDiskOrCPU:
-			return "etcd runs on " + what + " with little headroom: the disk or the CPU" + on(t) + " limits it"
+		if info.Tight != "" {
+			return fmt.Sprintf(info.Tight, what, where)
 		}
 		return "etcd runs on " + what + " with little headroom"
 	}
@@ -337,7 +314,7 @@ func doctorSummary(top *result.Result) string {
 		case t.Volatile:
 			s += " (fast but not durable)"
 		case t.LimitedBy != "" && t.LimitedBy != result.CauseNone:
-			s += " (limited by " + limitNoun(t.LimitedBy) + ")"
+			s += " (limited by " + t.LimitedBy.Info().Noun + ")"
 		}
 		parts = append(parts, s)
 	}
@@ -353,20 +330,6 @@ func fsWord(t result.DoctorTarget) string {
 		return ""
 	}
 	return " (" + t.FSType + ")"
-}
-
-func limitNoun(l string) string {
-	switch l {
-	case result.CauseClient:
-		return "the load generator"
-	case result.CauseCPU:
-		return "the CPU"
-	case result.CauseEtcd:
-		return "etcd itself"
-	case result.CauseDiskOrCPU:
-		return "the disk or the CPU"
-	}
-	return "the " + l
 }
 
 // compareTargets says how many times the fastest target beats the

@@ -201,7 +201,7 @@ var doctorRows = []row{
 		return s
 	}},
 	{name: "verdict", text: func(t result.DoctorTarget) string { return strings.ToUpper(string(t.Verdict)) }},
-	{name: "limited by", text: func(t result.DoctorTarget) string { return t.LimitedBy }},
+	{name: "limited by", text: func(t result.DoctorTarget) string { return string(t.LimitedBy) }},
 	{name: "disk fdatasync p99", unit: "s", value: func(t result.DoctorTarget) (float64, bool) { return t.DiskSyncP99, t.DiskSyncP99 > 0 }},
 	{name: "disk IOPS", unit: "ops/s", value: func(t result.DoctorTarget) (float64, bool) { return t.DiskIOPS, t.DiskIOPS > 0 }},
 	{name: "etcd WAL fsync p99", unit: "s", value: func(t result.DoctorTarget) (float64, bool) { return t.WALFsyncP99, t.WALFsyncP99 > 0 },
@@ -216,7 +216,7 @@ var doctorRows = []row{
 	}},
 	{name: "request p99", unit: "s", value: func(t result.DoctorTarget) (float64, bool) { return t.RequestP99, t.RequestP99 > 0 }},
 	{name: "capacity (puts/s)", unit: "ops/s", value: func(t result.DoctorTarget) (float64, bool) { return t.Capacity, t.CapacityCause != "" }},
-	{name: "capacity limited by", text: func(t result.DoctorTarget) string { return t.CapacityCause }},
+	{name: "capacity limited by", text: func(t result.DoctorTarget) string { return string(t.CapacityCause) }},
 	{name: "throughput", unit: "ops/s", value: func(t result.DoctorTarget) (float64, bool) { return t.Throughput, t.TargetRate > 0 }},
 	{name: "device busy", unit: "ratio", value: func(t result.DoctorTarget) (float64, bool) { return t.DeviceUtil, t.Device != "" && t.TargetRate > 0 }},
 	{name: "etcd CPU (cores)", unit: "cores", value: func(t result.DoctorTarget) (float64, bool) { return t.ServerCPU, t.ServerCPU > 0 }},

@@ -49,7 +49,7 @@ func perfBlock(runs []Run) Block {
 		Header: []string{"", "profile", "clients", "rate", "sent", "waiting for etcd", "limited by", "etcd CPU", "client CPU"}}
 	for _, r := range runs {
 		p := r.Result.Perf
-		limited := p.LimitedBy
+		limited := string(p.LimitedBy)
 		if limited == "" {
 			limited = "-"
 		}

@@ -17,7 +17,7 @@ type Capacity struct {
 	// "iops_cap" (the volume's IOPS or throughput cap), "cpu", "client"
 	// (the load generator), "network", "disk_or_cpu", "etcd" (etcd itself,
 	// none of the others observed), or "none" when no step broke.
-	Cause string `json:"cause"`
+	Cause Cause `json:"cause"`
 	// Evidence says in words what shows the cause, with its numbers.
 	Evidence string `json:"evidence,omitempty"`
 	// StepSeconds is how long each step of the sweep lasted.
@@ -71,5 +71,5 @@ type CapacityStep struct {
 	ClientCPU float64 `json:"client_cpu,omitempty"`
 	// Broke are the criteria this step failed; Cause what limited it.
 	Broke []string `json:"broke,omitempty"`
-	Cause string   `json:"cause,omitempty"`
+	Cause Cause    `json:"cause,omitempty"`
 }

@@ -21,6 +21,9 @@
 // Incomplete whatever its checks say (MarkIncomplete). io.go writes and reads the document (Encode, Decode,
 // WriteFile atomically, ReadFile; Decode fills what earlier versions kept
 // elsewhere). This package is data and its JSON: no limits, no
-// conclusions, no wording. A Check here is one criterion as judged (see
+// conclusions, and no wording but the cause table (cause.go): each Cause's
+// noun, remedy, finding and verdict words sit beside its JSON name, in one
+// entry that judge, diagnose and render read (TestCauseTable fails on a
+// cause without one). A Check here is one criterion as judged (see
 // package check); KindCheck is the `check` command's Result.
 package result

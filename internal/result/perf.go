@@ -44,7 +44,7 @@ type Perf struct {
 	// LimitedBy says what kept the throughput under the target, when it
 	// was: "client" (the load generator could not send on time) or
 	// "server" (every client was waiting for etcd).
-	LimitedBy string `json:"limited_by,omitempty"`
+	LimitedBy Cause `json:"limited_by,omitempty"`
 	// Notes are facts the reader needs to trust the numbers.
 	Notes []string `json:"notes,omitempty"`
 }
@@ -115,14 +115,14 @@ type DoctorTarget struct {
 	// Capacity is the capacity sweep's puts/s (capacity.puts_per_s) and
 	// CapacityCause what limits etcd at its knee, when doctor swept.
 	Capacity      float64 `json:"capacity,omitempty"`
-	CapacityCause string  `json:"capacity_cause,omitempty"`
+	CapacityCause Cause   `json:"capacity_cause,omitempty"`
 	// SimulatedFsyncDelay is the delay added to every fsync by a slow view
 	// of the directory (--simulate-fsync-delay), in seconds.
 	SimulatedFsyncDelay float64 `json:"simulated_fsync_delay,omitempty"`
 	Verdict             Verdict `json:"verdict"`
 	// LimitedBy names what limits etcd here: "disk", "cpu", "client",
 	// "network" or "none".
-	LimitedBy string `json:"limited_by"`
+	LimitedBy Cause `json:"limited_by"`
 	// LimitedOn names the members where it limits etcd, when the finding
 	// that says so names them.
 	LimitedOn []string `json:"limited_on,omitempty"`

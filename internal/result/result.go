@@ -392,34 +392,8 @@ type Finding struct {
 	Title    string   `json:"title"`
 	// Cause is what the finding blames, when it blames something: one of
 	// the Cause values. Members are the members it names.
-	Cause          string     `json:"cause,omitempty"`
+	Cause          Cause      `json:"cause,omitempty"`
 	Members        []string   `json:"members,omitempty"`
 	Evidence       []Evidence `json:"evidence,omitempty"`
 	Recommendation string     `json:"recommendation,omitempty"`
 }
-
-// What limits etcd, or what a finding blames: one vocabulary for
-// Finding.Cause, DoctorTarget.LimitedBy and CapacityCause, Capacity.Cause
-// and CapacityStep.Cause, and Perf.LimitedBy (CauseClient or CauseServer).
-// A finding blames only the first five.
-const (
-	CauseDisk    = "disk"
-	CauseCPU     = "cpu"
-	CauseNetwork = "network"
-	// CauseDiskOrCPU: a member's fsync was slow and etcdperf could not
-	// see its host to tell its disk from its CPU.
-	CauseDiskOrCPU = "disk_or_cpu"
-	// CauseClient: the load generator could not send on time.
-	CauseClient = "client"
-	// CauseServer: every client was waiting for etcd (a load check's
-	// limit, where the alternative is CauseClient).
-	CauseServer = "server"
-	// CauseEtcd: etcd could not keep up, and neither its disk nor its CPU
-	// stood out.
-	CauseEtcd = "etcd"
-	// CauseIOPSCap: the volume's IOPS (or throughput) cap, not its
-	// latency, is what etcd ran into (a capacity sweep's knee).
-	CauseIOPSCap = "iops_cap"
-	// CauseNone: nothing is near its limit.
-	CauseNone = "none"
-)
