@@ -40,6 +40,11 @@ const (
 	OfferedRise         = "offered_rise"
 	ProbeDeviceBusy     = "probe_device_busy"
 	MemberFsyncsEnough  = "member_fsyncs_enough"
+	// VolumeIOPS and VolumeWriteBPS are the volume's provisioned write
+	// IOPS and bytes/s as the user states them (--volume-iops,
+	// --volume-mbps); 0: not stated.
+	VolumeIOPS     = "volume_iops"
+	VolumeWriteBPS = "volume_write_bps"
 )
 
 // The sources the levels share.
@@ -103,8 +108,8 @@ var levels = []Criterion{
 	{ID: LargeRangeKeys, Title: "keys of a range that make it large", Unit: Count, Op: Below, Limit: 1000, Findings: "logs_slow_requests",
 		Source: "etcd-io/etcd#8931: a range query that returns 1000s of keys will probably take ~100ms"},
 	// A capacity sweep's cause at its knee (judge.Capacity).
-	{ID: IOPSCapUsed, Title: "share of its cgroup's write-IOPS cap a member used in the step that broke, from which the cap is the cause", Unit: Fraction, Op: Below, Limit: 0.6,
-		Findings: "the capacity sweep's cause iops_cap",
+	{ID: IOPSCapUsed, Title: "share of a write-IOPS cap (its cgroup's, or the volume's as --volume-iops states it) a member used, from which the cap is the cause", Unit: Fraction, Op: Below, Limit: 0.6,
+		Findings: "the cause iops_cap",
 		Source:   "etcdperf's: the cgroup (io.max, blkio throttle) counts the writes it lets through, and a step near its knee spends part of its time under the cap; capped members measured at their knee wrote 82% and 92% of it"},
 	{ID: DeviceFastAwait, Title: "device's mean write time (iostat w_await) under which it explains no etcd limit", Unit: Seconds, Op: AtMost, Limit: 0.002,
 		Findings: "the capacity sweep's cause disk_or_cpu",
@@ -118,6 +123,14 @@ var levels = []Criterion{
 	{ID: OfferedRise, Title: "rise of the offered rate from the step before the break, from which flat WAL fsyncs/s show a volume's IOPS cap", Unit: Times, Op: AtLeast, Limit: 1.5,
 		Findings: "the capacity sweep's cause iops_cap",
 		Source:   "etcdperf's: half as much load again is a rise that fsyncs/s not held at a ceiling follow well beyond fsyncs_flat_growth; a smaller one leaves them within noise of flat"},
+	// The volume's provisioned figures, as the user states them: a cap
+	// below the guest that no reading on the host shows.
+	{ID: VolumeIOPS, Title: "the volume's provisioned write IOPS (--volume-iops; 0: not stated)", Unit: PerSec, Op: AtMost, Limit: 0,
+		Findings: "the cause iops_cap",
+		Source:   "the volume's provisioning, as the user states it: AWS gp3 3,000 IOPS by default, gp2 3 per GiB (100 to 16,000), Azure Premium SSD P15 1,100 (AWS EBS volume types; Azure managed disk sizes)"},
+	{ID: VolumeWriteBPS, Title: "the volume's provisioned throughput in bytes/s (--volume-mbps in MiB/s; 0: not stated)", Unit: Bytes, Op: AtMost, Limit: 0,
+		Findings: "the cause iops_cap",
+		Source:   "the volume's provisioning, as the user states it: AWS gp3 125 MiB/s by default, Azure Premium SSD P15 125 MB/s (AWS EBS volume types; Azure managed disk sizes)"},
 	// The disk probe beside a live member (doctor --node, or --endpoints
 	// with --data-dir; package liveprobe).
 	{ID: MemberFsyncsEnough, Title: "WAL fsyncs a live member makes in its window for them to judge its disk (no probe written beside it)", Unit: Count, Op: AtLeast, Limit: 300,

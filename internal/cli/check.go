@@ -25,6 +25,7 @@ type checkFlags struct {
 	autoCompact bool
 	autoDefrag  bool
 	limits      []string
+	volume      volumeFlags
 }
 
 func addCheckFlags(cmd *cobra.Command) *checkFlags {
@@ -36,6 +37,7 @@ func addCheckFlags(cmd *cobra.Command) *checkFlags {
 	fl.BoolVar(&cf.autoCompact, "auto-compact", false, "compact etcd's history after deleting the run's keys (as etcdctl)")
 	fl.BoolVar(&cf.autoDefrag, "auto-defrag", false, "defragment every member afterwards (as etcdctl; an external cluster only)")
 	fl.StringArrayVar(&cf.limits, "limit", nil, "override a limit: NAME=VALUE[,WARN], e.g. wal_fsync_p99=5ms or throughput=95% (repeatable)")
+	cf.volume.add(fl)
 	return cf
 }
 
@@ -63,9 +65,9 @@ func (cf *checkFlags) common(cmd *cobra.Command) (cluster.TargetOptions, []check
 	if cf.prefix != "" && !strings.HasSuffix(cf.prefix, "/") {
 		cf.prefix += "/"
 	}
-	criteria, err := check.Override(check.Table, cf.limits)
+	criteria, err := criteriaOf(cf.limits, &cf.volume)
 	if err != nil {
-		return t, nil, usageError("%v", err)
+		return t, nil, err
 	}
 	return t, criteria, nil
 }

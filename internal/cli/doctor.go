@@ -39,6 +39,7 @@ func newDoctorCmd() *cobra.Command {
 		noiseOn     bool
 		slowDelay   time.Duration
 		limits      []string
+		volume      volumeFlags
 		reportPath  string
 		noReport    bool
 	)
@@ -164,6 +165,7 @@ Exit codes: 0 pass or warn, 1 a location failed, 2 the run could not be done.`,
 	fl.BoolVar(&noiseOn, "noise", false, "measure each location again while a background writer writes bulk data on its device")
 	fl.DurationVar(&slowDelay, "simulate-fsync-delay", 0, "run on a slow view of each location whose fsyncs wait this long more (needs root and /dev/fuse)")
 	fl.StringArrayVar(&limits, "limit", nil, "override a limit: NAME=VALUE[,WARN], e.g. wal_fsync_p99=5ms (repeatable)")
+	volume.add(fl)
 	fl.StringVar(&reportPath, "report", defaultReport, "write the Result (JSON) to this file")
 	fl.BoolVar(&noReport, "no-report", false, "do not write the Result file")
 
@@ -250,9 +252,9 @@ Exit codes: 0 pass or warn, 1 a location failed, 2 the run could not be done.`,
 				return usageError("%v", err)
 			}
 		}
-		criteria, err := check.Override(check.Table, limits)
+		criteria, err := criteriaOf(limits, &volume)
 		if err != nil {
-			return usageError("%v", err)
+			return err
 		}
 		probe := diskprobe.Options{Dir: ".", BlockSize: diskprobe.DefaultBlockSize, Size: diskSize, Runtime: diskRuntime,
 			Prealloc: true, Sync: diskprobe.SyncFdatasync, RW: diskprobe.Sequential, Jobs: 1, DirFlag: "--data-dir", SizeFlag: "--disk-size"}

@@ -2,9 +2,15 @@ package cli
 
 import (
 	"errors"
+	"fmt"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/spf13/pflag"
+
+	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
 
@@ -95,3 +101,45 @@ func (r rangeLimitValue) Set(s string) error {
 }
 
 func (rangeLimitValue) Type() string { return "int|NAME=VALUE" }
+
+// volumeFlags are the volume's provisioned figures as the user states
+// them (--volume-iops, --volume-mbps): the levels volume_iops and
+// volume_write_bps, which a cap below the guest is judged against.
+type volumeFlags struct{ iops, mibps float64 }
+
+func (v *volumeFlags) add(fl *pflag.FlagSet) {
+	fl.Float64Var(&v.iops, "volume-iops", 0, "the volume's provisioned write IOPS, e.g. 3000 for an AWS gp3 volume's default or 900 for a 300 GiB gp2: the writes are judged against it (a cap used, the headroom left)")
+	fl.Float64Var(&v.mibps, "volume-mbps", 0, "the volume's provisioned throughput in MiB/s, e.g. 125 for gp3's default")
+}
+
+// limits are the --limit settings the flags stand for, or an error for a
+// value that is not a positive figure.
+func (v *volumeFlags) limits() ([]string, error) {
+	var out []string
+	for _, f := range []struct {
+		flag, level string
+		v, scale    float64
+	}{{"--volume-iops", check.VolumeIOPS, v.iops, 1}, {"--volume-mbps", check.VolumeWriteBPS, v.mibps, 1 << 20}} {
+		switch {
+		case f.v < 0 || math.IsNaN(f.v) || math.IsInf(f.v, 0):
+			return nil, fmt.Errorf("%s %g: want the volume's provisioned figure, more than 0", f.flag, f.v)
+		case f.v > 0:
+			out = append(out, fmt.Sprintf("%s=%.0f", f.level, f.v*f.scale))
+		}
+	}
+	return out, nil
+}
+
+// criteriaOf is check.Table with --limit's settings and the volume's
+// stated figures applied; an error is a usage error.
+func criteriaOf(limits []string, vol *volumeFlags) ([]check.Criterion, error) {
+	vl, err := vol.limits()
+	if err != nil {
+		return nil, usageError("%v", err)
+	}
+	criteria, err := check.Override(check.Table, append(slices.Clone(limits), vl...))
+	if err != nil {
+		return nil, usageError("%v", err)
+	}
+	return criteria, nil
+}

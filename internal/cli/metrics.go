@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/pipeline"
 	"github.com/etcdperf/etcdperf/internal/render"
 	"github.com/etcdperf/etcdperf/internal/result"
@@ -65,10 +64,12 @@ to say. 'etcdperf bench' reports etcd's metrics of its own load.`,
 	var (
 		interval, duration time.Duration
 		limits             []string
+		volume             volumeFlags
 	)
 	fl.DurationVar(&interval, "interval", 5*time.Second, "time between two scrapes of every member (at least 100ms)")
 	fl.DurationVar(&duration, "duration", time.Minute, "watch for this long; 0 watches until Ctrl-C")
 	fl.StringArrayVar(&limits, "limit", nil, "override a limit: NAME=VALUE[,WARN], e.g. wal_fsync_p99=5ms (repeatable)")
+	volume.add(fl)
 
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		sinks, err := out.sinks()
@@ -84,9 +85,9 @@ to say. 'etcdperf bench' reports etcd's metrics of its own load.`,
 		if duration > 0 && duration < interval {
 			return usageError("--duration %s is shorter than --interval %s: no interval would end", duration, interval)
 		}
-		criteria, err := check.Override(check.Table, limits)
+		criteria, err := criteriaOf(limits, &volume)
 		if err != nil {
-			return usageError("%v", err)
+			return err
 		}
 		co, err := conn.options(cmd)
 		if err != nil {

@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/pipeline"
 	"github.com/etcdperf/etcdperf/internal/promexport"
 )
@@ -190,6 +189,7 @@ Result with the table in "prom" (and plot data with --matrix).`,
 func newPromCheckCmd() *cobra.Command {
 	var (
 		limits []string
+		volume volumeFlags
 		step   string
 	)
 	cmd := &cobra.Command{
@@ -229,6 +229,7 @@ it warns (exit 0) when limits were passed only in some windows.`,
 	pf := addPromFlags(fl, "24h")
 	fl.StringVar(&step, "step", "", "time between two evaluation points (default: the period / 1000, at least 1s)")
 	fl.StringArrayVar(&limits, "limit", nil, "override a limit: NAME=VALUE[,WARN], e.g. wal_fsync_p99=5ms (repeatable)")
+	volume.add(fl)
 
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		sinks, err := out.sinks()
@@ -242,9 +243,9 @@ it warns (exit 0) when limits were passed only in some windows.`,
 		if err != nil {
 			return err
 		}
-		criteria, err := check.Override(check.Table, limits)
+		criteria, err := criteriaOf(limits, &volume)
 		if err != nil {
-			return usageError("%v", err)
+			return err
 		}
 		res, err := pipeline.PromCheck(cmd.Context(), pipeline.PromCheckOptions{
 			Conn: conn, Range: rng, Window: win, Selector: sel, Criteria: criteria, Matrix: pf.matrix,
