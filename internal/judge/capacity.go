@@ -1,7 +1,10 @@
 package judge
 
 import (
+	"cmp"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 
 	"github.com/etcdperf/etcdperf/internal/check"
@@ -47,6 +50,7 @@ func CapacityStep(r *result.Result, offered float64, clients int) result.Capacit
 		st.HostCPUBusy = h.Summary.CPUBusy
 		if h.Device != "" {
 			st.DeviceIOPS, st.DeviceUtil, st.DeviceAwait = h.Summary.WriteIOPS, h.Summary.Util, h.Summary.WriteAwait
+			st.DeviceWriteBytes = h.Summary.WriteBytes
 		}
 	}
 	for _, c := range r.Checks {
@@ -72,7 +76,12 @@ func CapacityStep(r *result.Result, offered float64, clients int) result.Capacit
 func Capacity(c *result.Capacity, criteria []check.Criterion) {
 	lv := capacityLevelsOf(criteria)
 	c.PutsPerS, c.LimitedBy, c.Cause, c.Evidence = 0, nil, result.CauseNone, ""
+	if len(c.Steps) == 0 {
+		c.Answer = "no step of the sweep ran"
+		return
+	}
 	defer headroom(c)
+	defer provisioned(c, lv)
 	var broke *result.CapacityStep
 	for i := range c.Steps {
 		st := &c.Steps[i]
@@ -91,8 +100,8 @@ func Capacity(c *result.Capacity, criteria []check.Criterion) {
 	}
 	c.LimitedBy = broke.Broke
 	c.Cause = broke.Cause
-	if cause, ev := iopsCap(c.Steps, broke, lv); cause {
-		c.Cause, c.Evidence = result.CauseIOPSCap, ev
+	if cause, ev := iopsCap(c.Steps, broke, lv); cause != "" {
+		c.Cause, c.Evidence = cause, ev
 	} else {
 		c.Cause = hostCause(broke, lv)
 		c.Evidence = stepEvidence(broke)
@@ -117,6 +126,9 @@ func Capacity(c *result.Capacity, criteria []check.Criterion) {
 // while the offered rate rose by offeredRise.
 type capacityLevels struct {
 	walLimit, busyHost, capUsed, fastAwait, idleUtil, flatGrowth, offeredRise float64
+	// volumeIOPS and volumeBPS are the volume's provisioned figures as
+	// the user stated them (0: not stated).
+	volumeIOPS, volumeBPS float64
 }
 
 func capacityLevelsOf(criteria []check.Criterion) capacityLevels {
@@ -128,6 +140,8 @@ func capacityLevelsOf(criteria []check.Criterion) capacityLevels {
 		idleUtil:    check.LimitOf(criteria, check.DeviceIdle),
 		flatGrowth:  check.LimitOf(criteria, check.FsyncsFlatGrowth),
 		offeredRise: check.LimitOf(criteria, check.OfferedRise),
+		volumeIOPS:  check.LimitOf(criteria, check.VolumeIOPS),
+		volumeBPS:   check.LimitOf(criteria, check.VolumeWriteBPS),
 	}
 }
 
@@ -142,6 +156,37 @@ func headroom(c *result.Capacity) {
 	c.Answer += fmt.Sprintf("; against a peak demand of %s writes/s (%s): %s headroom", rate(c.Demand), c.DemandFrom, units.Ratio(c.Headroom))
 }
 
+// provisioned says, when the user stated the volume's provisioned
+// figures, how much of them the device wrote at the capacity's step (the
+// highest that held; the first step when none did), and so the headroom
+// the provisioning leaves.
+func provisioned(c *result.Capacity, lv capacityLevels) {
+	c.VolumeIOPS, c.VolumeWriteBPS, c.VolumeIOPSUsed, c.VolumeBPSUsed = lv.volumeIOPS, lv.volumeBPS, 0, 0
+	if lv.volumeIOPS <= 0 && lv.volumeBPS <= 0 {
+		return
+	}
+	at := c.Steps[0]
+	for _, s := range c.Steps {
+		if len(s.Broke) == 0 && s.Offered == c.PutsPerS {
+			at = s
+		}
+	}
+	var parts []string
+	if lv.volumeIOPS > 0 && at.DeviceIOPS > 0 {
+		c.VolumeIOPSUsed = at.DeviceIOPS / lv.volumeIOPS
+		parts = append(parts, fmt.Sprintf("%s of the %s IOPS provisioned (%.0f%%)", rate(at.DeviceIOPS), rate(lv.volumeIOPS), 100*c.VolumeIOPSUsed))
+	}
+	if lv.volumeBPS > 0 && at.DeviceWriteBytes > 0 {
+		c.VolumeBPSUsed = at.DeviceWriteBytes / lv.volumeBPS
+		parts = append(parts, fmt.Sprintf("%s/s of the %s/s provisioned (%.0f%%)", units.Bytes(at.DeviceWriteBytes), units.Bytes(lv.volumeBPS), 100*c.VolumeBPSUsed))
+	}
+	if len(parts) == 0 {
+		c.Answer += "; the device's writes were not measured, so the provisioned figures cannot be judged"
+		return
+	}
+	c.Answer += fmt.Sprintf("; at %s puts/s the device wrote %s", rate(at.Offered), strings.Join(parts, " and "))
+}
+
 // capacityChecks adds the headroom check of a sweep judged against a
 // demand.
 func capacityChecks(r *result.Result, criteria []check.Criterion) {
@@ -150,13 +195,13 @@ func capacityChecks(r *result.Result, criteria []check.Criterion) {
 	}
 }
 
-// iopsCap reports whether the steps up to broke show a volume's IOPS cap:
-// the first step's WAL fsync p99 well under the limit (a fast device at a
-// low rate), and from the step before the break to the break the offered
-// rate grew by at least offered_rise while etcd's WAL fsyncs per second
-// grew by under fsyncs_flat_growth (a flat ceiling) and the fsync p99
-// rose past half the limit.
-func iopsCap(steps []result.CapacityStep, broke *result.CapacityStep, lv capacityLevels) (bool, string) {
+// iopsCap names a write cap at the knee, and its evidence ("" when none
+// shows): the member's own cgroup cap on this host, used to at least
+// iops_cap_used during the step that broke (or etcd waiting above an idle
+// device with nothing else named); the volume's provisioned figures as the
+// user stated them, written to at least iops_cap_used of them; else a flat
+// ceiling of etcd's writes (flatCeiling).
+func iopsCap(steps []result.CapacityStep, broke *result.CapacityStep, lv capacityLevels) (result.Cause, string) {
 	walLimit := lv.walLimit
 	// The cap is seen, on this host: the member's cgroup. It is what etcd
 	// ran into when the step used most of it, whatever else was busy (a
@@ -179,45 +224,107 @@ func iopsCap(steps []result.CapacityStep, broke *result.CapacityStep, lv capacit
 		if broke.HostCPUBusy >= lv.busyHost {
 			ev += fmt.Sprintf("; this host's CPUs were also %.0f%% busy", broke.HostCPUBusy*100)
 		}
-		return true, ev
+		return result.CauseIOPSCap, ev
 	}
-	if otherNamed || len(steps) < 2 {
-		return false, ""
+	if lv.volumeIOPS > 0 && broke.DeviceIOPS >= lv.capUsed*lv.volumeIOPS {
+		return result.CauseIOPSCap, fmt.Sprintf("the device wrote %s IOPS during the step, %.0f%% of the %s provisioned (--volume-iops)",
+			rate(broke.DeviceIOPS), 100*broke.DeviceIOPS/lv.volumeIOPS, rate(lv.volumeIOPS))
 	}
-	first := steps[0]
-	var prev *result.CapacityStep
-	for i := range steps {
-		if s := &steps[i]; s.Offered < broke.Offered && (prev == nil || s.Offered > prev.Offered) {
-			prev = s
+	if lv.volumeBPS > 0 && broke.DeviceWriteBytes >= lv.capUsed*lv.volumeBPS {
+		return result.CauseIOPSCap, fmt.Sprintf("the device wrote %s/s during the step, %.0f%% of the %s/s provisioned (--volume-mbps)",
+			units.Bytes(broke.DeviceWriteBytes), 100*broke.DeviceWriteBytes/lv.volumeBPS, units.Bytes(lv.volumeBPS))
+	}
+	if otherNamed {
+		return "", ""
+	}
+	return flatCeiling(steps, broke, lv)
+}
+
+// flatCeiling reports a cap seen from etcd's behaviour alone, wherever it
+// sits (a cloud volume's below the guest, or a cgroup's the host hides):
+// a fast WAL fsync at the sweep's lowest rate, then etcd's WAL fsyncs per
+// second (and the device's write IOPS, when known) flat, within
+// fsyncs_flat_growth of their highest, across the steps at and past the
+// knee (the step that broke among them) while the offered rate rose by at
+// least offered_rise and the fsync p99 climbed (doubled, or a disk limit
+// broke). The knee's middle step only adds a point to the band: which side
+// of the knee it falls on does not decide the cause. A latency-bound disk
+// holds a flat ceiling too, but its fsync p99 does not climb with the
+// rate. When the device was neither busy nor slow and this host's CPUs
+// were busy, etcd batching its writes for want of a CPU looks the same:
+// both are said.
+func flatCeiling(steps []result.CapacityStep, broke *result.CapacityStep, lv capacityLevels) (result.Cause, string) {
+	sorted := slices.Clone(steps)
+	slices.SortStableFunc(sorted, func(a, b result.CapacityStep) int { return cmp.Compare(a.Offered, b.Offered) })
+	first := sorted[0]
+	if len(sorted) < 2 || first.Offered >= broke.Offered || first.WALFsyncP99 > lv.walLimit/2 {
+		return "", ""
+	}
+	top := 0.0
+	for _, s := range sorted {
+		top = max(top, s.WALFsyncs)
+	}
+	inBand := func(s result.CapacityStep) bool { return s.WALFsyncs > 0 && s.WALFsyncs*lv.flatGrowth >= top }
+	var band []result.CapacityStep
+	for _, s := range sorted {
+		if inBand(s) {
+			band = append(band, s)
 		}
 	}
-	if prev == nil || first.WALFsyncP99 > walLimit/2 || prev.WALFsyncs <= 0 {
-		return false, ""
+	if len(band) < 2 || !inBand(*broke) {
+		return "", ""
 	}
-	flat := broke.WALFsyncs < prev.WALFsyncs*lv.flatGrowth && broke.Offered >= prev.Offered*lv.offeredRise
-	if !flat || broke.WALFsyncP99 < walLimit/2 {
-		return false, ""
+	lo, hi := band[0], band[len(band)-1]
+	if hi.Offered < lo.Offered*lv.offeredRise {
+		return "", ""
 	}
-	ev := fmt.Sprintf("etcd's WAL fsyncs stayed at ~%s/s (%s/s at %s puts/s offered, %s/s at %s) while its fsync p99 rose from %s to %s; at %s puts/s it was %s",
-		rate(broke.WALFsyncs), rate(prev.WALFsyncs), rate(prev.Offered), rate(broke.WALFsyncs), rate(broke.Offered),
-		p99Words(first.WALFsyncP99, first.WALFsyncBound), p99Words(broke.WALFsyncP99, broke.WALFsyncBound),
-		rate(first.Offered), p99Words(first.WALFsyncP99, first.WALFsyncBound))
-	if broke.DeviceIOPS > 0 {
-		ev += fmt.Sprintf("; the device wrote %s IOPS, %.0f%% busy", rate(broke.DeviceIOPS), broke.DeviceUtil*100)
+	peakP99, devMin, devMax, util, await := 0.0, math.Inf(1), 0.0, 0.0, 0.0
+	for _, s := range band {
+		peakP99 = max(peakP99, s.WALFsyncP99)
+		devMin, devMax = min(devMin, s.DeviceIOPS), max(devMax, s.DeviceIOPS)
+		util, await = max(util, s.DeviceUtil), max(await, s.DeviceAwait)
 	}
-	return true, ev
+	device := devMin > 0
+	if device && devMax > devMin*lv.flatGrowth {
+		return "", "" // the device wrote more as the rate rose: no ceiling
+	}
+	climbed := peakP99 >= 2*first.WALFsyncP99 || slices.Contains(broke.Broke, check.WALFsyncP99) || slices.Contains(broke.Broke, check.BackendCommitP99)
+	if !climbed {
+		return "", ""
+	}
+	what := fmt.Sprintf("etcd's WAL fsyncs held at ~%s/s", rate(top))
+	if device {
+		what = fmt.Sprintf("the volume delivered at most ~%s write IOPS (etcd's WAL fsyncs ~%s/s)", rate(devMax), rate(top))
+	}
+	ev := fmt.Sprintf("%s from %s to %s puts/s offered, while its fsync p99 rose from %s at %s puts/s to %s",
+		what, rate(lo.Offered), rate(hi.Offered), p99Words(first.WALFsyncP99, first.WALFsyncBound), rate(first.Offered), units.Seconds(peakP99))
+	deviceBusy := device && util >= lv.idleUtil
+	switch {
+	case deviceBusy:
+		ev += fmt.Sprintf("; the device was %.0f%% busy, its writes waiting %s on average: they queued below this host, at the volume", util*100, units.Seconds(await))
+	case device:
+		ev += fmt.Sprintf("; the device itself was %.0f%% busy, answering in %s on average: the writes waited above it", util*100, units.Seconds(await))
+	}
+	if broke.HostCPUBusy >= lv.busyHost {
+		ev += fmt.Sprintf("; this host's CPUs were %.0f%% busy", broke.HostCPUBusy*100)
+		if !deviceBusy {
+			return result.CauseIOPSCapOrCPU, ev
+		}
+	}
+	return result.CauseIOPSCap, ev
 }
 
 // hostCause refines what the verdict's rules named at the knee with what
-// a sweep sees that one load does not: a "disk" whose device answered fast
-// while etcd's WAL fsyncs held their limit (the wait was etcd's backend
-// commit, its CPU as much as its disk: both are said), and nothing named
+// a sweep sees that one load does not: a "disk" whose device answered fast,
+// or was not measured (a cluster's member on another host), while etcd's
+// WAL fsyncs held their limit (the wait was etcd's backend commit, its CPU
+// as much as its disk: both are said), and nothing named
 // while the host's CPUs, shared by etcd and the load generator, were
 // saturated.
 func hostCause(st *result.CapacityStep, lv capacityLevels) result.Cause {
 	deviceFast := st.DeviceIOPS > 0 && st.DeviceAwait <= lv.fastAwait && st.DeviceUtil < lv.idleUtil
 	switch {
-	case st.Cause == result.CauseDisk && deviceFast && st.WALFsyncP99 < lv.walLimit:
+	case st.Cause == result.CauseDisk && (deviceFast || st.DeviceIOPS == 0) && st.WALFsyncP99 < lv.walLimit:
 		return result.CauseDiskOrCPU
 	case (st.Cause == result.CauseNone || st.Cause == result.CauseEtcd || st.Cause == "") && st.HostCPUBusy >= lv.busyHost:
 		return result.CauseCPU

@@ -29,6 +29,15 @@ type Capacity struct {
 	Demand     float64 `json:"demand,omitempty"`
 	DemandFrom string  `json:"demand_from,omitempty"`
 	Headroom   float64 `json:"headroom,omitempty"`
+	// VolumeIOPS and VolumeWriteBPS are the volume's provisioned write
+	// IOPS and bytes/s as the user stated them (--volume-iops,
+	// --volume-mbps); VolumeIOPSUsed and VolumeBPSUsed the share of each
+	// the device wrote at the capacity's step (the headroom the
+	// provisioning leaves is the rest).
+	VolumeIOPS     float64 `json:"volume_iops,omitempty"`
+	VolumeIOPSUsed float64 `json:"volume_iops_used,omitempty"`
+	VolumeWriteBPS float64 `json:"volume_write_bps,omitempty"`
+	VolumeBPSUsed  float64 `json:"volume_bps_used,omitempty"`
 	// Answer is the one-line answer: what the storage carries, what broke
 	// next and why.
 	Answer string `json:"answer"`
@@ -55,6 +64,8 @@ type CapacityStep struct {
 	DeviceIOPS  float64 `json:"device_iops,omitempty"`
 	DeviceUtil  float64 `json:"device_util,omitempty"`
 	DeviceAwait float64 `json:"device_await,omitempty"`
+	// DeviceWriteBytes is the device's bytes written per second.
+	DeviceWriteBytes float64 `json:"device_write_bytes,omitempty"`
 	// IOPSCap is the tightest write IOPS cap of an etcd member's cgroup on
 	// the device of its data dir (cgroup v1 blkio, v2 io.max), when this
 	// host sets one; CappedWriteIOPS is what that cgroup wrote per second

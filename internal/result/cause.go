@@ -26,6 +26,10 @@ const (
 	// CauseIOPSCap: the volume's IOPS (or throughput) cap, not its
 	// latency, is what etcd ran into.
 	CauseIOPSCap Cause = "iops_cap"
+	// CauseIOPSCapOrCPU: etcd's writes held at a ceiling, as under a
+	// cap, while this host's CPUs were busy, as when etcd batches its
+	// writes for want of a CPU: the evidence cannot tell them apart.
+	CauseIOPSCapOrCPU Cause = "iops_cap_or_cpu"
 	// CauseNone: nothing is near its limit.
 	CauseNone Cause = "none"
 )
@@ -124,6 +128,11 @@ var causes = map[Cause]CauseInfo{
 	CauseIOPSCap: {
 		Noun:   "the IOPS cap",
 		AtKnee: "the volume was at its IOPS limit, not slow per write (" + IOPSCapRemedy + ")",
+	},
+	CauseIOPSCapOrCPU: {
+		Noun: "a write IOPS cap or the CPU",
+		AtKnee: "a write IOPS cap or etcd's CPU limits it there: its writes held at a ceiling, as under a volume's cap, while this host's CPUs were busy, as when etcd batches its writes for want of a CPU; " +
+			"to tell them apart, measure the storage alone (etcdperf disk --dir <the data dir>): fdatasyncs/s near that ceiling mean a cap (" + IOPSCapRemedy + "), far above it the CPU",
 	},
 	CauseNone: {
 		Noun: "nothing",
