@@ -117,10 +117,10 @@ var levels = []Criterion{
 	{ID: DeviceIdle, Title: "device busy (iostat %util) under which it explains none of etcd's waits", Unit: Fraction, Op: Below, Limit: 0.5,
 		Findings: "the capacity sweep's causes iops_cap and disk_or_cpu",
 		Source:   useMethod + "; etcdperf's: a device busy under half the time, answering fast, has no queue for etcd to wait in"},
-	{ID: FsyncsFlatGrowth, Title: "growth of etcd's WAL fsyncs/s while the offered rate rose by half, under which they are flat (a volume's IOPS cap)", Unit: Times, Op: AtLeast, Limit: 1.15,
+	{ID: FsyncsFlatGrowth, Title: "spread of etcd's WAL fsyncs/s (and the device's write IOPS) across a sweep's steps at and past its knee, under which they are flat (a write cap)", Unit: Times, Op: AtLeast, Limit: 1.15,
 		Findings: "the capacity sweep's cause iops_cap",
 		Source:   "etcdperf's: a cloud volume's provisioned IOPS (e.g. gp2, gp3) hold etcd's WAL fsyncs per second at a ceiling the host cannot see; under 15% more fsyncs for 50% more load offered is flat beside noise and etcd's batching"},
-	{ID: OfferedRise, Title: "rise of the offered rate from the step before the break, from which flat WAL fsyncs/s show a volume's IOPS cap", Unit: Times, Op: AtLeast, Limit: 1.5,
+	{ID: OfferedRise, Title: "rise of the offered rate across the steps whose WAL fsyncs/s are flat, from which the flat ceiling shows a write cap", Unit: Times, Op: AtLeast, Limit: 1.5,
 		Findings: "the capacity sweep's cause iops_cap",
 		Source:   "etcdperf's: half as much load again is a rise that fsyncs/s not held at a ceiling follow well beyond fsyncs_flat_growth; a smaller one leaves them within noise of flat"},
 	// The volume's provisioned figures, as the user states them: a cap
