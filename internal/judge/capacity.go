@@ -303,7 +303,7 @@ func flatCeiling(steps []result.CapacityStep, broke *result.CapacityStep, lv cap
 	case deviceBusy:
 		ev += fmt.Sprintf("; the device was %.0f%% busy, its writes waiting %s on average: they queued below this host, at the volume", util*100, units.Seconds(await))
 	case device:
-		ev += fmt.Sprintf("; the device itself was %.0f%% busy, answering in %s on average: the writes waited above it", util*100, units.Seconds(await))
+		ev += fmt.Sprintf("; the device was at most %.0f%% busy, its writes %s on average", util*100, units.Seconds(await))
 	}
 	if broke.HostCPUBusy >= lv.busyHost {
 		ev += fmt.Sprintf("; this host's CPUs were %.0f%% busy", broke.HostCPUBusy*100)

@@ -213,6 +213,11 @@ func TestCapacityFlatCeiling(t *testing.T) {
 	// 2,401 IOPS; the knee above 1,000 puts/s, its middle step held.
 	high := []result.CapacityStep{step(150, 0.0026, 150, 420, 0.2), step(1000, 0.004, 980, 2256, 0.93),
 		step(2000, 0.009, 992, 2401, 0.97, check.BackendCommitP99), step(1400, 0.006, 990, 2350, 0.95)}
+	// The same volume in 10s steps, as measured: the device (the volume's
+	// loop device) at most 48% busy; fsyncs 996, 1,089 and 1,071/s.
+	high10 := []result.CapacityStep{step(150, 0.00169, 150, 404, 0.06), step(1000, 0.001, 996, 2374, 0.01),
+		step(2000, 0.00703, 1071, 2576, 0.48, check.BackendCommitP99), step(1400, 0.00247, 1089, 2595, 0.35)}
+	high10[2].HostCPUBusy = 0.66
 	// Capped at 400: fsyncs 288/s at 390 and 273/s at 1,000 offered.
 	low := []result.CapacityStep{step(150, 0.002, 150, 300, 0.3), step(1000, 0.0498, 273, 692, 0.85, check.WALFsyncP99), step(390, 0.03, 288, 724, 0.88, check.WALFsyncP99)}
 	lowHeld := slices.Clone(low)
@@ -236,6 +241,7 @@ func TestCapacityFlatCeiling(t *testing.T) {
 		answer string
 	}{
 		{"cap at a high knee", high, 1400, result.CauseIOPSCap, "the volume delivered at most ~2,401 write IOPS (etcd's WAL fsyncs ~992/s) from 1,000 to 2,000 puts/s offered"},
+		{"cap at a high knee, 10s steps", high10, 1400, result.CauseIOPSCap, "the volume delivered at most ~2,595 write IOPS (etcd's WAL fsyncs ~1,089/s) from 1,000 to 2,000 puts/s offered"},
 		{"cap at a low knee, its middle step broke", low, 150, result.CauseIOPSCap, "from 390 to 1,000 puts/s offered"},
 		{"cap at a low knee, its middle step held", lowHeld, 390, result.CauseIOPSCap, "they queued below this host, at the volume"},
 		{"etcd batching on a busy host", batching, 2800, result.CauseCPU, "etcd's CPU limits it there"},
