@@ -12,6 +12,7 @@ import (
 	"math"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/etcdperf/etcdperf/internal/check"
@@ -142,11 +143,19 @@ func Beside(ctx context.Context, o Options, r *result.Result, row *result.Doctor
 		return nil
 	}
 	why := fmt.Sprintf("the member made only %d WAL fsyncs in %s, too few to judge its disk (%.0f are enough)", n, window, enough)
-	switch {
-	case o.Explicit:
+	if o.Explicit {
 		why = "asked for by --disk-runtime or --disk-rate"
-	case !known:
-		why = "the member's WAL fsync histogram could not be read"
+	}
+	// The guard must see what it guards on: the member's WAL fsyncs and
+	// the device. Blind, it does not start beside a live member unless the
+	// probe was asked for by name; then the row says what it could not see.
+	blind := guardBlind(known, device)
+	if blind != "" && !o.Explicit {
+		row.DiskProbe = "not run: " + blind + ", so nothing would stop the probe if it slowed the member; nothing was written beside it"
+		return nil
+	}
+	if blind != "" {
+		why += "; the guard could not watch everything: " + blind
 	}
 	if o.Node != nil {
 		// The node's member: a folder of its own beside its data dir.
@@ -209,6 +218,23 @@ func Beside(ctx context.Context, o Options, r *result.Result, row *result.Doctor
 	return derr
 }
 
+// guardBlind says what the guard cannot see ("" when it sees all it
+// guards on): the member's WAL fsync histogram (known) and the device under
+// the probe, when there is one (a FUSE or network file system has none:
+// the member's fsyncs alone guard it).
+func guardBlind(known bool, device string) string {
+	var blind []string
+	if !known {
+		blind = append(blind, "the member's WAL fsync histogram could not be read")
+	}
+	if device != "" {
+		if _, err := hoststats.Take(device); err != nil {
+			blind = append(blind, fmt.Sprintf("the device %s could not be read (%v)", device, err))
+		}
+	}
+	return strings.Join(blind, "; ")
+}
+
 // guardProbe watches the live members' WAL fsync histograms and the device
 // every second while the probe runs, and stops it (stop with a *guardStop)
 // when any member's WAL fsync p99 over the last guardWindow passes limit
@@ -220,9 +246,12 @@ func guardProbe(ctx context.Context, stop context.CancelCauseFunc, httpc *http.C
 	for {
 		m := mark{at: time.Now(), scrapes: promscrape.ScrapeMembers(ctx, httpc, members)}
 		if device != "" {
-			if s, err := hoststats.Take(device); err == nil {
-				m.host, m.hasHost = s, true
+			s, err := hoststats.Take(device)
+			if err != nil {
+				stop(&guardStop{why: fmt.Sprintf("the device %s could no longer be read (%v)", device, err)})
+				return
 			}
+			m.host, m.hasHost = s, true
 		}
 		if ctx.Err() != nil {
 			return

@@ -2,6 +2,7 @@ package liveprobe
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -64,7 +65,7 @@ func TestBesideMemberFsyncsLevel(t *testing.T) {
 				return nil, nil
 			}}
 		var row result.DoctorTarget
-		err := Beside(ctx, o, &result.Result{Server: srv}, &row, t.TempDir(), "")
+		err := Beside(ctx, o, &result.Result{Server: srv}, &row, t.TempDir(), anyDevice(t))
 		skipped := strings.HasPrefix(row.DiskProbe, "not run: the member's own 450 WAL fsyncs in 30s judge its disk")
 		if skipped != c.skipped || (err == nil) != c.skipped {
 			t.Errorf("%v: row %q, err %v; want skipped %v", check.Changed(c.criteria), row.DiskProbe, err, c.skipped)
@@ -91,6 +92,67 @@ func TestGuardDeviceBusyLevel(t *testing.T) {
 		gs := guardCheck(first, m, "vdb", check.LimitOf(c.criteria, check.WALFsyncP99), check.LimitOf(c.criteria, check.ProbeDeviceBusy))
 		if (gs != nil) != c.stops || gs != nil && gs.why != "the device vdb was 95% busy over the last 3s (over 90%)" {
 			t.Errorf("%v: stop %+v, want %v", check.Changed(c.criteria), gs, c.stops)
+		}
+	}
+}
+
+// anyDevice is a block device this host's /proc/diskstats lists, for a
+// guard that must see one.
+func anyDevice(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/diskstats")
+	if err != nil {
+		t.Skipf("skipped: no /proc/diskstats: %v", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 2 {
+			return f[2]
+		}
+	}
+	t.Skip("skipped: /proc/diskstats lists no device")
+	return ""
+}
+
+// A guard that cannot see what it guards on does not start the probe
+// beside a live member, and says why in the row; asked for by name, the
+// probe goes on (here to reach the member) with the guard's blind side
+// said.
+func TestBesideBlindGuard(t *testing.T) {
+	few := &result.Server{Members: []result.MemberServer{{Name: "a", WALFsync: &result.Latency{Count: 5}}}}
+	dev := anyDevice(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // reaching the member fails at once
+	for _, c := range []struct {
+		name     string
+		srv      *result.Server
+		device   string
+		explicit bool
+		row      string
+	}{
+		{"a device that cannot be read", few, "nosuchdevice", false, "not run: the device nosuchdevice could not be read"},
+		{"no fsync histogram", &result.Server{}, dev, false, "not run: the member's WAL fsync histogram could not be read, so nothing"},
+		{"no block device: the fsyncs guard it", few, "", false, ""},
+		{"asked for by name", &result.Server{}, "nosuchdevice", true, ""},
+	} {
+		dir := t.TempDir()
+		o := Options{Window: 30 * time.Second, Explicit: c.explicit, Conn: cluster.ConnOptions{Endpoints: []string{"127.0.0.1:1"}},
+			Probe: func(context.Context, diskprobe.Options) (*result.Result, error) {
+				t.Fatalf("%s: the probe ran", c.name)
+				return nil, nil
+			}}
+		var row result.DoctorTarget
+		err := Beside(ctx, o, &result.Result{Server: c.srv}, &row, dir, c.device)
+		if c.row == "" {
+			if err == nil {
+				t.Errorf("%s: the probe did not go on to reach the member (row %q)", c.name, row.DiskProbe)
+			}
+			continue
+		}
+		if err != nil || !strings.HasPrefix(row.DiskProbe, c.row) {
+			t.Errorf("%s: row %q, err %v; want %q", c.name, row.DiskProbe, err, c.row)
+		}
+		if ents, _ := os.ReadDir(dir); len(ents) > 0 {
+			t.Errorf("%s: %d files written beside the member", c.name, len(ents))
 		}
 	}
 }

@@ -15,6 +15,7 @@ package memberwatch
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"sync"
@@ -49,8 +50,10 @@ type Window struct {
 	first, last []promscrape.MemberScrape
 	procs       *hoststats.MemberWatch
 	sampler     *hoststats.Sampler
-	cpu0        time.Duration
-	t0          time.Time
+	// hostErr is why the host could not be sampled (Options.Host).
+	hostErr error
+	cpu0    time.Duration
+	t0      time.Time
 	// self is true when a member runs in this process.
 	self  bool
 	once  sync.Once
@@ -67,7 +70,7 @@ func Start(ctx context.Context, client *http.Client, members []cluster.Member, o
 	w.last = w.first
 	w.procs = hoststats.WatchMembers(members)
 	if o.Host {
-		w.sampler, _ = hoststats.Start(o.Device, time.Second)
+		w.sampler, w.hostErr = hoststats.Start(o.Device, time.Second)
 	}
 	for _, m := range members {
 		w.self = w.self || m.PID == os.Getpid()
@@ -170,12 +173,15 @@ func (w *Window) end(mark func()) *Observation {
 			o.ClientCPU = (selfCPU() - w.cpu0).Seconds() / o.Elapsed.Seconds()
 		}
 		if w.sampler != nil {
-			o.Host, _ = w.sampler.Stop()
+			o.Host, w.hostErr = w.sampler.Stop()
 		}
 		processes := w.Processes()
 		mark()
 		o.First, o.Last = w.first, w.last
 		o.Server, o.Notes = promscrape.ServerSection(w.first, w.last)
+		if w.hostErr != nil {
+			o.Notes = append(o.Notes, hostNote(w.hostErr))
+		}
 		if o.Server != nil {
 			o.Server.Processes, o.Server.PeerRTTs = processes, promscrape.PeerRTTsBetween(w.first, w.last)
 		}
@@ -183,6 +189,12 @@ func (w *Window) end(mark func()) *Observation {
 		w.ended = o
 	})
 	return w.ended
+}
+
+// hostNote says that this host's CPUs and device could not be read, so
+// that no rule's silence about them reads as health.
+func hostNote(err error) string {
+	return fmt.Sprintf("this host's CPUs and device could not be read (%v): nothing here judges them", err)
 }
 
 // selfCPU is the CPU time this process used so far.

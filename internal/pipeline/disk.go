@@ -50,7 +50,7 @@ func probeDisk(ctx context.Context, o DiskOptions) (*result.Result, error) {
 	res.Params = diskParams(o)
 	// The host's view of the device while the probe runs (iostat-like);
 	// optional: a machine without /proc/diskstats still gets its probe.
-	sampler, _ := hoststats.Start(res.Env.Device, time.Second)
+	sampler, hostErr := hoststats.Start(res.Env.Device, time.Second)
 	var err error
 	switch o.Engine {
 	case EngineNative, "":
@@ -69,10 +69,13 @@ func probeDisk(ctx context.Context, o DiskOptions) (*result.Result, error) {
 		err = fmt.Errorf("unknown engine %q (use native or fio)", o.Engine)
 	}
 	if sampler != nil {
-		res.Host, _ = sampler.Stop()
+		res.Host, hostErr = sampler.Stop()
 	}
 	if res.Disk == nil {
 		return nil, err
+	}
+	if hostErr != nil {
+		res.Disk.Notes = append(res.Disk.Notes, fmt.Sprintf("the device %s could not be read while the probe ran (%v): its utilisation and queue are not judged", res.Env.Device, hostErr))
 	}
 	if err != nil {
 		res.Error = errorText(err)

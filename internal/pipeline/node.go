@@ -98,6 +98,9 @@ func observeMembers(ctx context.Context, r *result.Result, conn cluster.ConnOpti
 	}
 	obs := win.Stop(context.WithoutCancel(ctx))
 	r.Server, r.Host = obs.Server, obs.Host
+	if r.Server != nil {
+		r.Server.Notes = obs.Notes
+	}
 	return runErr
 }
 

@@ -92,6 +92,11 @@ func targetBlock(w io.Writer, r *result.Result, verdict, ended bool) {
 			fmt.Fprintf(w, "    note: %s\n", n)
 		}
 	}
+	if s := r.Server; s != nil && r.Bench == nil {
+		for _, n := range s.Notes {
+			fmt.Fprintf(w, "  note: %s\n", n)
+		}
+	}
 	if r.Doctor != nil && len(r.Doctor.Targets) == 1 && r.Doctor.Targets[0].DiskProbe != "" {
 		fmt.Fprintf(w, "  disk probe beside the member: %s\n", r.Doctor.Targets[0].DiskProbe)
 	}

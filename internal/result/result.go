@@ -305,6 +305,10 @@ type Sample struct {
 // Server holds what etcd's own metrics said about the run, as deltas
 // between a scrape before and one after.
 type Server struct {
+	// Notes say what of the members and their host could not be measured
+	// in a watch without a load of etcdperf's (doctor --node); a load's
+	// run keeps them in its Bench notes.
+	Notes           []string `json:"notes,omitempty"`
 	WALFsync        *Latency `json:"wal_fsync,omitempty"`
 	BackendCommit   *Latency `json:"backend_commit,omitempty"`
 	LeaderChanges   float64  `json:"leader_changes"`
