@@ -43,6 +43,7 @@ const (
 	// VolumeIOPS and VolumeWriteBPS are the volume's provisioned write
 	// IOPS and bytes/s as the user states them (--volume-iops,
 	// --volume-mbps); 0: not stated.
+	RequestsFailed = "requests_failed"
 	VolumeIOPS     = "volume_iops"
 	VolumeWriteBPS = "volume_write_bps"
 )
@@ -123,6 +124,9 @@ var levels = []Criterion{
 	{ID: OfferedRise, Title: "rise of the offered rate across the steps whose WAL fsyncs/s are flat, from which the flat ceiling shows a write cap", Unit: Times, Op: AtLeast, Limit: 1.5,
 		Findings: "the capacity sweep's cause iops_cap",
 		Source:   "etcdperf's: half as much load again is a rise that fsyncs/s not held at a ceiling follow well beyond fsyncs_flat_growth; a smaller one leaves them within noise of flat"},
+	// A load run's failed requests (bench_errors).
+	{ID: RequestsFailed, Title: "share of a load's requests that failed, from which the failures are critical", Unit: Fraction, Op: Below, Limit: 0.1, Findings: "bench_errors",
+		Source: "etcdperf's: a tenth of the requests failing is no longer a passing fault (a leader change, a timeout) but a cluster that cannot serve the load; any failure warns"},
 	// The volume's provisioned figures, as the user states them: a cap
 	// below the guest that no reading on the host shows.
 	{ID: VolumeIOPS, Title: "the volume's provisioned write IOPS (--volume-iops; 0: not stated)", Unit: PerSec, Op: AtMost, Limit: 0,

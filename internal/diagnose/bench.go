@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/result"
 )
 
@@ -13,7 +14,7 @@ func init() {
 }
 
 // benchErrors reports failed requests of a load run with the most frequent
-// reason; a tenth or more failed is critical.
+// reason; from requests_failed of them (a tenth) it is critical.
 func benchErrors(r *result.Result) []result.Finding {
 	if r.Bench == nil || len(r.Bench.Errors) == 0 {
 		return nil
@@ -31,7 +32,7 @@ func benchErrors(r *result.Result) []result.Finding {
 		Severity: result.Warning,
 		Title:    fmt.Sprintf("%d of %d requests failed, most with %q", failed, total, keys[0]),
 	}
-	if failed*10 >= total {
+	if float64(failed) >= LimitOf(r, check.RequestsFailed)*float64(total) {
 		f.Severity = result.Critical
 	}
 	for _, k := range keys {

@@ -400,3 +400,26 @@ func TestTooSlowForProfileUsesTheRunsLimit(t *testing.T) {
 }
 
 func ptr(v float64) *float64 { return &v }
+
+// bench_errors is critical from requests_failed of the requests (a tenth),
+// and follows that level as --limit sets it.
+func TestBenchErrorsLevel(t *testing.T) {
+	r := &result.Result{Bench: &result.Bench{Ops: 880, Errors: map[string]int64{"etcdserver: request timed out": 120}}}
+	sev := func(r *result.Result) result.Severity {
+		for _, f := range benchErrors(r) {
+			return f.Severity
+		}
+		return ""
+	}
+	if s := sev(r); s != result.Critical {
+		t.Errorf("12%% failed: %s, want critical", s)
+	}
+	crit, err := check.Override(check.Table, []string{check.RequestsFailed + "=20%"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Limits = check.Changed(crit)
+	if s := sev(r); s != result.Warning {
+		t.Errorf("12%% failed with requests_failed=20%%: %s, want a warning", s)
+	}
+}

@@ -48,9 +48,9 @@ func checkWritable(ctx context.Context, c *cluster.Client, o Options) error {
 	key := o.Load.Prefix + ".etcdperf-probe"
 	_, err := c.Put(ctx, key, "")
 	if err == nil {
-		_, err = c.Delete(ctx, key)
-	}
-	if err == nil {
+		if _, err = c.Delete(ctx, key); err != nil {
+			return fmt.Errorf("delete the key %s written to check that the prefix is writable (it is still there: etcdctl del %s): %w", key, key, err)
+		}
 		return nil
 	}
 	if permissionDenied(err) {

@@ -20,8 +20,20 @@ const DefaultCapacityStep = 2 * time.Second
 
 // capacityRates are the offered rates of a sweep after the verdict's own
 // load (check perf's s, 150 puts/s): check perf's m, l and xl, with finer
-// steps between m and l where most disks' knees lie.
-var capacityRates = []float64{1000, 2000, 4000, 8000, 15000}
+// steps (2x and 4x m) between m and l where most disks' knees lie.
+var capacityRates = func() []float64 {
+	m, l, xl := profileRate("m"), profileRate("l"), profileRate("xl")
+	return []float64{m, 2 * m, 4 * m, l, xl}
+}()
+
+// profileRate is the rate of check perf's profile name.
+func profileRate(name string) float64 {
+	p, err := check.LookupProfile(name)
+	if err != nil {
+		panic(err) // check.Profiles is the program's own table
+	}
+	return p.Rate
+}
 
 // CapacityOptions configure a capacity sweep.
 type CapacityOptions struct {
