@@ -105,6 +105,11 @@ all:iops-limit=200).`,
 		if err := cfg.Fault.ValidateDir(cfg.DataDir); err != nil {
 			return usageError("--%v", err)
 		}
+		if cfg.VolumeLimit().Any() {
+			if err := cluster.CheckVolumeDir(cfg.DataDir); err != nil {
+				return usageError("--data-dir %v", err)
+			}
+		}
 		// The first SIGTERM or Ctrl-C stops the member, which then cleans
 		// up: stops etcd, leaves its cgroups, closes its slow link,
 		// unmounts its slow view. The signals that follow must not cut
