@@ -16,7 +16,11 @@ type memberFlags struct {
 const faultHelp = "embedded etcd: make a member slow on purpose, MEMBER:KIND=VALUE with MEMBER 1..N or all and KIND " +
 	"slow-fsync (e.g. 15ms more per fsync; root, /dev/fuse), cpu-limit (e.g. 0.1 CPU; a CPU cgroup), peer-latency " +
 	"(e.g. 200ms[,20ms] more per round trip to its peer port), iops-limit (e.g. 200 write operations/s on the disk of --data-dir; " +
-	"a blkio/io cgroup) or write-bps-limit (e.g. 10m bytes written/s; the same) (repeatable; e.g. --fault 3:cpu-limit=0.1 --fault all:iops-limit=200)"
+	"a blkio/io cgroup: the cap sits above the device, which looks fast and idle while the cgroup's counters show the cap), write-bps-limit " +
+	"(e.g. 10m bytes written/s; the same), volume-iops (e.g. 1500 write operations/s: its data on a volume of its own capped below it, as a cloud " +
+	"volume's cap: ext4 on a loop device over a file beside its data dir; its device shows the writes queued, utilisation high, await rising, " +
+	"IOPS flat, and no cgroup shows the cap; root, loop devices, mkfs.ext4) or volume-write-bps (e.g. 10m; the same volume) " +
+	"(repeatable; e.g. --fault 3:cpu-limit=0.1 --fault all:iops-limit=200 --fault 1:volume-iops=1500)"
 
 func addMemberFlags(cmd *cobra.Command) *memberFlags {
 	mf := &memberFlags{}

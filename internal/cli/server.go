@@ -66,12 +66,26 @@ blkio.throttle.write_iops_device and write_bps_device) or of the io controller
 synced costs a few write operations: under a 200-IOPS cap etcd's WAL pattern
 (2300-byte writes, an fdatasync each) does about 58 writes a second, fdatasync
 p99 96ms. The cap sits above the disk: the disk's own figures (iostat,
-/proc/diskstats) do not show it busy while etcd waits. It needs root and a data
+/proc/diskstats) show it fast and idle while etcd waits; the group's counters
+(blkio.throttle.io_serviced, io.stat) show the cap. It needs root and a data
 dir on a disk (not tmpfs or overlay), and cannot go with --slow-fsync.
+
+--volume-iops 1500 caps the member's writes below its device instead, where a
+cloud volume's cap sits: a new ext4 file system (no journal, whose commits a
+kernel thread would write past the cap) on a loop device (direct I/O)
+over a sparse 1 GiB file beside --data-dir is mounted on --data-dir (which must
+be empty or missing), and the process moves into a blkio/io group whose writes
+to the disk under that file are capped; --volume-write-bps 10m caps its bytes
+likewise. The member's own device, the loop device, then shows the writes
+queued: utilisation high, await rising, IOPS flat; and no cgroup caps the
+member's writes to it, so only the device shows the cap. The volume is
+unmounted, the loop device detached and the file removed when the member
+stops. It needs root, loop devices, mkfs.ext4 and a data dir on a disk, and
+cannot go with --slow-fsync, --iops-limit or --write-bps-limit.
 
 The same faults on members that etcdperf starts: --fault on bench, check,
 doctor and scale (e.g. --members 3 --fault 3:cpu-limit=0.1, --fault
-all:iops-limit=200).`,
+all:iops-limit=200, --fault 1:volume-iops=1500).`,
 		Example: `  # A throw-away single-member etcd on tmpfs, for comparisons
   etcdperf server --data-dir /dev/shm/etcd --listen-client-url http://127.0.0.1:2379 \
     --listen-peer-url http://127.0.0.1:2380 --log-file /dev/shm/etcd.log
@@ -86,6 +100,10 @@ all:iops-limit=200).`,
 
   # An etcd on a volume capped at 200 write IOPS and 10 MiB/s
   etcdperf server --data-dir /var/tmp/capped-etcd --iops-limit 200 --write-bps-limit 10m \
+    --listen-client-url http://127.0.0.1:2379 --listen-peer-url http://127.0.0.1:2380
+
+  # An etcd on a volume of its own capped at 1,500 write IOPS below it
+  etcdperf server --data-dir /var/tmp/volume-etcd --volume-iops 1500 \
     --listen-client-url http://127.0.0.1:2379 --listen-peer-url http://127.0.0.1:2380
 
   # The third member of a cluster behind a 200ms link (start the other two alike)
@@ -104,6 +122,11 @@ all:iops-limit=200).`,
 		}
 		if err := cfg.Fault.ValidateDir(cfg.DataDir); err != nil {
 			return usageError("--%v", err)
+		}
+		if cfg.VolumeLimit().Any() {
+			if err := cluster.CheckVolumeDir(cfg.DataDir); err != nil {
+				return usageError("--data-dir %v", err)
+			}
 		}
 		// The first SIGTERM or Ctrl-C stops the member, which then cleans
 		// up: stops etcd, leaves its cgroups, closes its slow link,

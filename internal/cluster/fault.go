@@ -33,11 +33,20 @@ type Fault struct {
 	// WriteBPSLimit caps the bytes it writes per second there (v1
 	// blkio.throttle.write_bps_device, v2 io.max wbps).
 	WriteBPSLimit int64 `json:"write_bps_limit,omitempty"`
+	// VolumeIOPS runs the member on a volume of its own whose writes are
+	// capped below it, as a cloud volume's are: an ext4 file system on a
+	// loop device (direct I/O) over a file on the disk of its data dir's
+	// parent, the member in a blkio/io cgroup whose writes to that disk
+	// are capped (MountVolume). The member's own device, the loop device,
+	// shows the writes queued; no cgroup caps the member's writes to it.
+	VolumeIOPS int64 `json:"volume_iops,omitempty"`
+	// VolumeWriteBPS caps the volume's bytes written per second likewise.
+	VolumeWriteBPS int64 `json:"volume_write_bps,omitempty"`
 }
 
 // Any reports whether the fault does anything.
 func (f Fault) Any() bool {
-	return f.SlowFsync > 0 || f.CPULimit > 0 || f.PeerDelay.Latency > 0 || f.IOLimit().Any()
+	return f.SlowFsync > 0 || f.CPULimit > 0 || f.PeerDelay.Latency > 0 || f.IOLimit().Any() || f.VolumeLimit().Any()
 }
 
 // IOLimit is the cap on the member's writes, as package cgroup takes it.
@@ -45,8 +54,14 @@ func (f Fault) IOLimit() cgroup.IOLimit {
 	return cgroup.IOLimit{WriteIOPS: f.IOPSLimit, WriteBPS: f.WriteBPSLimit}
 }
 
+// VolumeLimit is the cap on the writes of the member's volume to the disk
+// under it, as package cgroup takes it.
+func (f Fault) VolumeLimit() cgroup.IOLimit {
+	return cgroup.IOLimit{WriteIOPS: f.VolumeIOPS, WriteBPS: f.VolumeWriteBPS}
+}
+
 // cgroups reports whether the fault puts the member in a cgroup of its own.
-func (f Fault) cgroups() bool { return f.CPULimit > 0 || f.IOLimit().Any() }
+func (f Fault) cgroups() bool { return f.CPULimit > 0 || f.IOLimit().Any() || f.VolumeLimit().Any() }
 
 // String says what the fault does, in the words of the --fault flag.
 func (f Fault) String() string {
@@ -70,6 +85,12 @@ func (f Fault) String() string {
 	if f.WriteBPSLimit > 0 {
 		parts = append(parts, FaultWriteBPSLimit+"="+strings.ReplaceAll(units.Size(f.WriteBPSLimit), " ", ""))
 	}
+	if f.VolumeIOPS > 0 {
+		parts = append(parts, FaultVolumeIOPS+"="+strconv.FormatInt(f.VolumeIOPS, 10))
+	}
+	if f.VolumeWriteBPS > 0 {
+		parts = append(parts, FaultVolumeWriteBPS+"="+strings.ReplaceAll(units.Size(f.VolumeWriteBPS), " ", ""))
+	}
 	return strings.Join(parts, " ")
 }
 
@@ -82,6 +103,10 @@ const (
 	// disk of its data dir (operations, bytes per second).
 	FaultIOPSLimit     = "iops-limit"
 	FaultWriteBPSLimit = "write-bps-limit"
+	// FaultVolumeIOPS and FaultVolumeWriteBPS run a member on a volume of
+	// its own capped below it (operations, bytes per second).
+	FaultVolumeIOPS     = "volume-iops"
+	FaultVolumeWriteBPS = "volume-write-bps"
 )
 
 // Validate checks a fault's values, and that this host can make it (a CPU
@@ -121,6 +146,21 @@ func (f Fault) Validate() error {
 			return fmt.Errorf("%s: %w", kind, err)
 		}
 	}
+	if f.VolumeIOPS != 0 || f.VolumeWriteBPS != 0 {
+		kind := f.volumeKind()
+		if err := f.VolumeLimit().Validate(); err != nil {
+			return fmt.Errorf("%s: %w", kind, err)
+		}
+		if err := f.conflict(); err != nil {
+			return err
+		}
+		if err := VolumeSupported(); err != nil {
+			return fmt.Errorf("%s: %w", kind, err)
+		}
+		if err := cgroup.Host.CanLimitIO(); err != nil {
+			return fmt.Errorf("%s: %w", kind, err)
+		}
+	}
 	return nil
 }
 
@@ -128,6 +168,12 @@ func (f Fault) Validate() error {
 func (f Fault) conflict() error {
 	if f.SlowFsync > 0 && f.IOLimit().Any() {
 		return fmt.Errorf("%s and %s cannot go on the same member: the slow view's own process does that member's writes, out of the cap's reach; give them to different members", f.ioKind(), FaultSlowFsync)
+	}
+	if f.SlowFsync > 0 && f.VolumeLimit().Any() {
+		return fmt.Errorf("%s and %s cannot go on the same member: the slow view's own process does that member's writes, out of the volume's cap; give them to different members", f.volumeKind(), FaultSlowFsync)
+	}
+	if f.IOLimit().Any() && f.VolumeLimit().Any() {
+		return fmt.Errorf("%s and %s cannot go on the same member: one caps the member's writes above its device, the other below it; choose one", f.ioKind(), f.volumeKind())
 	}
 	return nil
 }
@@ -140,15 +186,30 @@ func (f Fault) ioKind() string {
 	return FaultIOPSLimit
 }
 
-// ValidateDir checks that the data dir of a member with an I/O cap is on a
-// disk that can be capped (not tmpfs, overlay or NFS). dir need not exist
-// yet.
+// volumeKind names the volume's cap in errors, as --fault does.
+func (f Fault) volumeKind() string {
+	if f.VolumeIOPS == 0 {
+		return FaultVolumeWriteBPS
+	}
+	return FaultVolumeIOPS
+}
+
+// ValidateDir checks that the data dir of a member with an I/O cap, or on
+// a capped volume, is on a disk that can be capped (not tmpfs, overlay or
+// NFS): for a volume, the disk that holds the file under it, next to the
+// data dir. dir need not exist yet.
 func (f Fault) ValidateDir(dir string) error {
-	if !f.IOLimit().Any() {
+	kind := ""
+	switch {
+	case f.IOLimit().Any():
+		kind = f.ioKind()
+	case f.VolumeLimit().Any():
+		kind = f.volumeKind()
+	default:
 		return nil
 	}
 	if _, err := cgroup.Host.DeviceOf(dir); err != nil {
-		return fmt.Errorf("%s: %w", f.ioKind(), err)
+		return fmt.Errorf("%s: %w", kind, err)
 	}
 	return nil
 }
@@ -172,9 +233,9 @@ func ParseDelay(s string) (netfault.Delay, error) {
 // ParseFaults reads --fault flags for a cluster of n members: each is
 // WHO:KIND=VALUE, WHO a member's number (1 to n: member etcdperf-WHO) or
 // "all", KIND slow-fsync (a duration), cpu-limit (CPUs), peer-latency
-// (D[,JITTER]), iops-limit (write operations per second) or
-// write-bps-limit (a size per second, e.g. 10m). It returns one Fault per
-// member.
+// (D[,JITTER]), iops-limit or volume-iops (write operations per second),
+// write-bps-limit or volume-write-bps (a size per second, e.g. 10m). It
+// returns one Fault per member.
 func ParseFaults(specs []string, n int) ([]Fault, error) {
 	if len(specs) == 0 {
 		return nil, nil
@@ -228,20 +289,28 @@ func ParseFaults(specs []string, n int) ([]Fault, error) {
 				return nil, fmt.Errorf("--fault %q: %w", spec, err)
 			}
 			one.PeerDelay = d
-		case FaultIOPSLimit:
+		case FaultIOPSLimit, FaultVolumeIOPS:
 			n, err := strconv.ParseInt(val, 10, 64)
 			if err != nil || n < 1 {
 				return nil, fmt.Errorf("--fault %q: %q is not a whole number of write operations per second of at least 1, e.g. 200", spec, val)
 			}
-			one.IOPSLimit = n
-		case FaultWriteBPSLimit:
+			if kind == FaultIOPSLimit {
+				one.IOPSLimit = n
+			} else {
+				one.VolumeIOPS = n
+			}
+		case FaultWriteBPSLimit, FaultVolumeWriteBPS:
 			n, err := ParseWriteBPS(val)
 			if err != nil {
 				return nil, fmt.Errorf("--fault %q: %w", spec, err)
 			}
-			one.WriteBPSLimit = n
+			if kind == FaultWriteBPSLimit {
+				one.WriteBPSLimit = n
+			} else {
+				one.VolumeWriteBPS = n
+			}
 		default:
-			return nil, fmt.Errorf("--fault %q: unknown kind %q (slow-fsync, cpu-limit, peer-latency, iops-limit or write-bps-limit)", spec, kind)
+			return nil, fmt.Errorf("--fault %q: unknown kind %q (slow-fsync, cpu-limit, peer-latency, iops-limit, write-bps-limit, volume-iops or volume-write-bps)", spec, kind)
 		}
 		if err := one.Validate(); err != nil {
 			return nil, fmt.Errorf("--fault %q: %w", spec, err)
@@ -293,6 +362,12 @@ func merge(a, b Fault) Fault {
 	}
 	if b.WriteBPSLimit > 0 {
 		a.WriteBPSLimit = b.WriteBPSLimit
+	}
+	if b.VolumeIOPS > 0 {
+		a.VolumeIOPS = b.VolumeIOPS
+	}
+	if b.VolumeWriteBPS > 0 {
+		a.VolumeWriteBPS = b.VolumeWriteBPS
 	}
 	return a
 }

@@ -137,3 +137,76 @@ func TestParseIOFaults(t *testing.T) {
 		t.Errorf("a cap on the test's folder: %v", err)
 	}
 }
+
+// The volume caps: parsed, carried to the member's command line, and
+// refused where they cannot go.
+func TestParseVolumeFaults(t *testing.T) {
+	for spec, want := range map[string]string{
+		"2:volume-iops=0":         "at least 1",
+		"2:volume-iops=-1":        "at least 1",
+		"2:volume-iops=many":      "whole number",
+		"2:volume-write-bps=0":    "must be positive",
+		"2:volume-write-bps=100":  "smallest",
+		"2:volume-write-bps=fast": "size per second",
+		"2:volume-latency=1ms":    "volume-iops or volume-write-bps",
+	} {
+		if _, err := ParseFaults([]string{spec}, 3); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", spec, err, want)
+		}
+	}
+	f := Fault{VolumeIOPS: 1500, VolumeWriteBPS: 10 << 20}
+	if s := f.String(); s != "volume-iops=1500 volume-write-bps=10MiB" {
+		t.Errorf("String %q", s)
+	}
+	args := strings.Join(MemberConfig{Name: "m", DataDir: "/d", Fault: f}.Args(), " ")
+	if !strings.Contains(args, "--volume-iops 1500 --volume-write-bps 10485760") {
+		t.Errorf("args %q lack the volume's caps", args)
+	}
+	for _, c := range []Fault{{VolumeIOPS: 100, IOPSLimit: 100}, {VolumeWriteBPS: 1 << 20, WriteBPSLimit: 1 << 20}} {
+		if err := c.conflict(); err == nil || !strings.Contains(err.Error(), "cannot go on the same member") {
+			t.Errorf("%s: %v", c, err)
+		}
+	}
+	if err := (Fault{VolumeIOPS: 100, SlowFsync: time.Millisecond}).conflict(); err == nil || !strings.Contains(err.Error(), "slow-fsync") {
+		t.Errorf("volume and slow view: %v", err)
+	}
+	if err := (Fault{VolumeIOPS: 100, CPULimit: 0.5}).conflict(); err != nil {
+		t.Errorf("volume and CPU limit: %v", err)
+	}
+	if err := (Fault{VolumeIOPS: 100}).ValidateDir("/dev/shm/etcdperf-none"); err == nil || !strings.Contains(err.Error(), "volume-iops") || !strings.Contains(err.Error(), "no block device") {
+		t.Errorf("a volume on tmpfs: %v", err)
+	}
+	// An empty or missing folder takes a volume; one with files does not.
+	dir := t.TempDir()
+	if err := CheckVolumeDir(dir); err != nil {
+		t.Error(err)
+	}
+	if err := CheckVolumeDir(dir + "/none"); err != nil {
+		t.Error(err)
+	}
+	os.WriteFile(dir+"/f", nil, 0o600)
+	if err := CheckVolumeDir(dir); err == nil || !strings.Contains(err.Error(), "not empty") {
+		t.Errorf("a folder with a file: %v", err)
+	}
+	if VolumeSupported() != nil || cgroup.Host.CanLimitIO() != nil {
+		t.Skipf("skipped the rest: a capped volume needs root, loop devices, mkfs.ext4 and a blkio or io cgroup (%v, %v)", VolumeSupported(), cgroup.Host.CanLimitIO())
+	}
+	got, err := ParseFaults([]string{"all:volume-iops=400", "2:volume-write-bps=1m", "3:cpu-limit=0.5"}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Fault{{VolumeIOPS: 400}, {VolumeIOPS: 400, VolumeWriteBPS: 1 << 20}, {VolumeIOPS: 400, CPULimit: 0.5}}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("member %d: %+v, want %+v", i+1, got[i], want[i])
+		}
+	}
+	for _, specs := range [][]string{{"1:volume-iops=100", "1:iops-limit=100"}, {"all:write-bps-limit=1m", "2:volume-iops=100"}} {
+		if _, err := ParseFaults(specs, 2); err == nil || !strings.Contains(err.Error(), "cannot go on the same member") {
+			t.Errorf("%q: %v", specs, err)
+		}
+	}
+	if _, err := ParseFaults([]string{"1:volume-iops=100", "all:volume-iops=50"}, 2); err == nil || !strings.Contains(err.Error(), "already has") {
+		t.Errorf("two volume caps on one member: %v", err)
+	}
+}

@@ -74,10 +74,18 @@ func (p *memberProc) waitReady(out io.Reader, ready chan<- error) {
 	}
 }
 
-// stop asks the member to stop (SIGTERM) and kills it after grace.
-func (p *memberProc) stop(grace time.Duration) {
+// stop asks the member to stop (SIGTERM) and kills it after grace. Its
+// error is what it could not remove of the volume of a member killed
+// outright.
+func (p *memberProc) stop(grace time.Duration) error {
 	terminate(p.cmd, p.done, grace)
 	p.log.Close()
+	if p.cfg.VolumeLimit().Any() {
+		if err := removeVolumeLeft(p.cfg.DataDir); err != nil {
+			return fmt.Errorf("member %s: %w", p.cfg.Name, err)
+		}
+	}
+	return nil
 }
 
 // terminate asks a child process to stop (SIGTERM), kills it after grace,
@@ -110,17 +118,18 @@ func (p *memberProc) exited() bool {
 // timeout. On failure the started ones are stopped.
 func startProcs(ctx context.Context, command []string, cfgs []MemberConfig, timeout time.Duration) ([]*memberProc, error) {
 	var procs []*memberProc
-	stopAll := func() {
+	stopAll := func() error {
+		var errs []error
 		for _, p := range procs {
-			p.stop(5 * time.Second)
+			errs = append(errs, p.stop(5*time.Second))
 		}
+		return errors.Join(errs...)
 	}
 	readies := make([]chan error, len(cfgs))
 	for i, cfg := range cfgs {
 		p, out, err := startProc(command, cfg)
 		if err != nil {
-			stopAll()
-			return nil, err
+			return nil, errors.Join(err, stopAll())
 		}
 		procs = append(procs, p)
 		readies[i] = make(chan error, 2)
@@ -132,15 +141,12 @@ func startProcs(ctx context.Context, command []string, cfgs []MemberConfig, time
 		select {
 		case err := <-ch:
 			if err != nil {
-				stopAll()
-				return nil, err
+				return nil, errors.Join(err, stopAll())
 			}
 		case <-t.C:
-			stopAll()
-			return nil, fmt.Errorf("embedded etcd member %s did not become ready within %s%s", cfgs[i].Name, timeout, logTail(cfgs[i].LogFile))
+			return nil, errors.Join(fmt.Errorf("embedded etcd member %s did not become ready within %s%s", cfgs[i].Name, timeout, logTail(cfgs[i].LogFile)), stopAll())
 		case <-ctx.Done():
-			stopAll()
-			return nil, ctx.Err()
+			return nil, errors.Join(ctx.Err(), stopAll())
 		}
 	}
 	return procs, nil

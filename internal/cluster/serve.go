@@ -40,6 +40,8 @@ func BindMemberFlags(fs *pflag.FlagSet, cfg *MemberConfig) {
 	fs.Var(delayValue{&cfg.PeerDelay}, "peer-latency", "put the peer port behind a slow link: D[,JITTER] more per round trip of the other members to this one, e.g. 200ms or 200ms,20ms")
 	fs.Int64Var(&cfg.IOPSLimit, "iops-limit", 0, "let the member do at most this many write operations per second on the disk of --data-dir, e.g. 200, as a volume's IOPS limit (a blkio/io cgroup of its own: cgroup v1 blkio.throttle.write_iops_device or v2 io.max; needs root)")
 	fs.Var(bpsValue{&cfg.WriteBPSLimit}, "write-bps-limit", "let the member write at most this many bytes per second on the disk of --data-dir, e.g. 10m (k, m, g: powers of 1024), as a volume's throughput limit (the same cgroup: blkio.throttle.write_bps_device or io.max; needs root)")
+	fs.Int64Var(&cfg.VolumeIOPS, "volume-iops", 0, "run the member on a volume of its own capped at this many write operations per second below it, e.g. 1500, as a cloud volume: ext4 on a loop device mounted on --data-dir (empty or missing), over a file beside it, whose writes to the disk under that file are capped (a blkio/io cgroup); the member's own device shows its writes queued, and no cgroup caps them (needs root, loop devices, mkfs.ext4)")
+	fs.Var(bpsValue{&cfg.VolumeWriteBPS}, "volume-write-bps", "the same volume, capped at this many bytes written per second below it, e.g. 10m")
 }
 
 // bpsValue is a flag holding a write throughput cap written as a size per
@@ -122,6 +124,12 @@ func (c MemberConfig) Args() []string {
 	if c.WriteBPSLimit > 0 {
 		a = append(a, "--write-bps-limit", strconv.FormatInt(c.WriteBPSLimit, 10))
 	}
+	if c.VolumeIOPS > 0 {
+		a = append(a, "--volume-iops", strconv.FormatInt(c.VolumeIOPS, 10))
+	}
+	if c.VolumeWriteBPS > 0 {
+		a = append(a, "--volume-write-bps", strconv.FormatInt(c.VolumeWriteBPS, 10))
+	}
 	return a
 }
 
@@ -137,7 +145,10 @@ func (c MemberConfig) Args() []string {
 // when etcd has stopped. With cfg.IOPSLimit or cfg.WriteBPSLimit it moves
 // into a blkio/io cgroup of its own whose writes to the disk of the data
 // dir are capped (on cgroup v2, the same group as its CPU limit), and back
-// out likewise. With cfg.PeerDelay etcd listens for its peers on another
+// out likewise. With cfg.VolumeIOPS or cfg.VolumeWriteBPS a volume of its
+// own (MountVolume) is mounted on the data dir first, and the cap is on
+// the writes to the disk under the volume's file; the volume is removed
+// after the process left its cgroup. With cfg.PeerDelay etcd listens for its peers on another
 // loopback port, and a slow link listens on the peer URL.
 func ServeMember(ctx context.Context, cfg MemberConfig, ready io.Writer) (err error) {
 	parent := os.Getppid()
@@ -169,6 +180,22 @@ func ServeMember(ctx context.Context, cfg MemberConfig, ready io.Writer) (err er
 		}()
 		cfg.DataDir = sd.View
 	}
+	// The writes the cap holds back, and the disk it names.
+	capKind, capLim, capDev := cfg.ioKind(), cfg.IOLimit(), cgroup.Device{}
+	if lim := cfg.VolumeLimit(); lim.Any() {
+		// The member stops and leaves its cgroup (deferred below) before
+		// its volume is unmounted.
+		vol, err := MountVolume(ctx, cfg.DataDir)
+		if err != nil {
+			return fmt.Errorf("member %s: --%s: %w", cfg.Name, cfg.volumeKind(), err)
+		}
+		defer func() {
+			if verr := vol.Remove(); verr != nil && err == nil {
+				err = fmt.Errorf("member %s: %w", cfg.Name, verr)
+			}
+		}()
+		capKind, capLim, capDev = cfg.volumeKind(), lim, vol.Backing
+	}
 	if cfg.CPULimit > 0 {
 		lim, err := cgroup.Host.Limit(os.Getpid(), cfg.CPULimit)
 		if err != nil {
@@ -180,14 +207,16 @@ func ServeMember(ctx context.Context, cfg MemberConfig, ready io.Writer) (err er
 			}
 		}()
 	}
-	if lim := cfg.IOLimit(); lim.Any() {
-		dev, err := cgroup.Host.DeviceOf(cfg.DataDir)
-		if err != nil {
-			return fmt.Errorf("member %s: --%s: %w", cfg.Name, cfg.ioKind(), err)
+	if capLim.Any() {
+		dev := capDev
+		if dev == (cgroup.Device{}) {
+			if dev, err = cgroup.Host.DeviceOf(cfg.DataDir); err != nil {
+				return fmt.Errorf("member %s: --%s: %w", cfg.Name, capKind, err)
+			}
 		}
-		capped, err := cgroup.Host.LimitIO(os.Getpid(), dev, lim)
+		capped, err := cgroup.Host.LimitIO(os.Getpid(), dev, capLim)
 		if err != nil {
-			return fmt.Errorf("member %s: --%s on %s (%s): %w", cfg.Name, cfg.ioKind(), dev, dev.Name, err)
+			return fmt.Errorf("member %s: --%s on %s (%s): %w", cfg.Name, capKind, dev, dev.Name, err)
 		}
 		defer func() {
 			if lerr := capped.Release(); lerr != nil && err == nil {

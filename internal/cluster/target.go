@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/etcdperf/etcdperf/internal/cgroup"
+	"github.com/etcdperf/etcdperf/internal/sysinfo"
 )
 
 // Kinds of targets.
@@ -135,24 +136,29 @@ func (t *Target) Close() error {
 	if t.client != nil && t.client.Client != nil {
 		t.client.Close()
 	}
-	t.stopMembers()
+	left := t.stopMembers()
 	if t.runDir == "" || t.keep {
-		return nil
+		return left
 	}
 	if err := os.RemoveAll(t.runDir); err != nil {
-		return fmt.Errorf("remove the embedded etcd's folder %s: %w", t.runDir, err)
+		return errors.Join(left, fmt.Errorf("remove the embedded etcd's folder %s: %w", t.runDir, err))
 	}
-	return nil
+	return left
 }
 
-func (t *Target) stopMembers() {
+// stopMembers stops the members; its error is what it could not remove of
+// what a member killed outright left behind.
+func (t *Target) stopMembers() error {
+	var left []error
 	if t.inproc != nil {
 		t.inproc.Close()
 		t.inproc = nil
 	}
 	limited := false
 	for _, p := range t.procs {
-		p.stop(10 * time.Second)
+		if err := p.stop(10 * time.Second); err != nil {
+			left = append(left, err)
+		}
 		limited = limited || p.cfg.cgroups()
 	}
 	t.procs = nil
@@ -165,6 +171,23 @@ func (t *Target) stopMembers() {
 		t.logFile.Close()
 		t.logFile = nil
 	}
+	return errors.Join(left...)
+}
+
+// VolumeDevice is the device of the first member that runs on a capped
+// volume of its own (--fault N:volume-iops), e.g. "loop3": the device
+// under that member's data, whose figures show the volume's cap, rather
+// than the disk under the volume's file. It is "" when no member does.
+func (t *Target) VolumeDevice() string {
+	for _, p := range t.procs {
+		if !p.cfg.VolumeLimit().Any() {
+			continue
+		}
+		if m, err := sysinfo.FindMount(p.cfg.DataDir); err == nil && m.MountPoint == p.cfg.DataDir && m.Device != "" {
+			return m.Device
+		}
+	}
+	return ""
 }
 
 // MemberExited reports whether the embedded member process called name has
@@ -261,7 +284,9 @@ func startEmbedded(ctx context.Context, o TargetOptions) (*Target, error) {
 		if attempt == attempts || !strings.Contains(err.Error(), "address already in use") {
 			return fail(err)
 		}
-		t.stopMembers()
+		if err := t.stopMembers(); err != nil {
+			return fail(err)
+		}
 		for _, c := range cfgs {
 			os.RemoveAll(c.DataDir)
 		}

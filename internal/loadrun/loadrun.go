@@ -89,6 +89,11 @@ func Run(ctx context.Context, o Options) (res *result.Result, obs *memberwatch.O
 	res.Env = Env(t)
 	res.Target = TargetSection(t)
 	cli := t.Client()
+	if d := t.VolumeDevice(); d != "" && o.Window.Device != "" {
+		// A member on a capped volume writes to the volume's device, not
+		// to the disk of the data dir under it.
+		o.Window.Device = d
+	}
 
 	// The prefix must be ours alone.
 	if err := PrefixFree(ctx, cli, o.Load.Prefix, o.Target.Conn.User); err != nil {

@@ -85,6 +85,10 @@ func Capacity(ctx context.Context, o CapacityOptions) (*result.Capacity, error) 
 		return nil, fmt.Errorf("capacity sweep: %w", err)
 	}
 	defer t.Close()
+	if d := t.VolumeDevice(); d != "" && o.Device != "" {
+		// A member on a capped volume writes to the volume's device.
+		o.Device = d
+	}
 	conn := to.Conn
 	if len(conn.Endpoints) == 0 {
 		// The steps reach the sweep's own etcd as a cluster on this host.
