@@ -24,7 +24,7 @@ func TestVolumeUsageErrors(t *testing.T) {
 		{[]string{"bench", "put", "--data-dir", dir, "--fault", "1:volume-iops=0"}, "at least 1"},
 		{[]string{"doctor", "--data-dir", dir, "--no-report", "--fault", "1:volume-iops=-5"}, "at least 1"},
 		{[]string{"bench", "put", "--data-dir", dir, "--fault", "1:volume-write-bps=1k"}, "smallest"},
-		{[]string{"server", "--data-dir", dir, "--volume-iops", "-1"}, "cannot be negative"},
+		{[]string{"server", "--data-dir", dir, "--volume-iops-limit", "-1"}, "cannot be negative"},
 	}
 	if cluster.VolumeSupported() == nil {
 		full := filepath.Join(dir, "full")
@@ -36,12 +36,12 @@ func TestVolumeUsageErrors(t *testing.T) {
 		}
 		cases = append(cases,
 			usage{[]string{"doctor", "--data-dir", dir, "--no-report", "--fault", "1:volume-iops=100", "--fault", "1:iops-limit=100"}, "cannot go on the same member"},
-			usage{[]string{"server", "--data-dir", full, "--volume-iops", "100"}, "not empty"})
+			usage{[]string{"server", "--data-dir", full, "--volume-iops-limit", "100"}, "not empty"})
 		if shm, err := os.MkdirTemp("/dev/shm", "etcdperf-e2e-"); err == nil {
 			defer os.RemoveAll(shm)
 			cases = append(cases,
 				usage{[]string{"doctor", "--data-dir", shm, "--no-report", "--fault", "1:volume-iops=100"}, "no block device"},
-				usage{[]string{"server", "--data-dir", shm + "/m", "--volume-iops", "100"}, "no block device"})
+				usage{[]string{"server", "--data-dir", shm + "/m", "--volume-iops-limit", "100"}, "no block device"})
 		}
 	}
 	for _, c := range cases {

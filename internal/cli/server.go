@@ -70,12 +70,12 @@ p99 96ms. The cap sits above the disk: the disk's own figures (iostat,
 (blkio.throttle.io_serviced, io.stat) show the cap. It needs root and a data
 dir on a disk (not tmpfs or overlay), and cannot go with --slow-fsync.
 
---volume-iops 1500 caps the member's writes below its device instead, where a
+--volume-iops-limit 1500 caps the member's writes below its device instead, where a
 cloud volume's cap sits: a new ext4 file system (no journal, whose commits a
 kernel thread would write past the cap) on a loop device (direct I/O)
 over a sparse 1 GiB file beside --data-dir is mounted on --data-dir (which must
 be empty or missing), and the process moves into a blkio/io group whose writes
-to the disk under that file are capped; --volume-write-bps 10m caps its bytes
+to the disk under that file are capped; --volume-write-bps-limit 10m caps its bytes
 likewise. The member's own device, the loop device, then shows the writes
 queued: utilisation high, await rising, IOPS flat; and no cgroup caps the
 member's writes to it, so only the device shows the cap. The volume is
@@ -103,7 +103,7 @@ all:iops-limit=200, --fault 1:volume-iops=1500).`,
     --listen-client-url http://127.0.0.1:2379 --listen-peer-url http://127.0.0.1:2380
 
   # An etcd on a volume of its own capped at 1,500 write IOPS below it
-  etcdperf server --data-dir /var/tmp/volume-etcd --volume-iops 1500 \
+  etcdperf server --data-dir /var/tmp/volume-etcd --volume-iops-limit 1500 \
     --listen-client-url http://127.0.0.1:2379 --listen-peer-url http://127.0.0.1:2380
 
   # The third member of a cluster behind a 200ms link (start the other two alike)

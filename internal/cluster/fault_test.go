@@ -159,7 +159,7 @@ func TestParseVolumeFaults(t *testing.T) {
 		t.Errorf("String %q", s)
 	}
 	args := strings.Join(MemberConfig{Name: "m", DataDir: "/d", Fault: f}.Args(), " ")
-	if !strings.Contains(args, "--volume-iops 1500 --volume-write-bps 10485760") {
+	if !strings.Contains(args, "--volume-iops-limit 1500 --volume-write-bps-limit 10485760") {
 		t.Errorf("args %q lack the volume's caps", args)
 	}
 	for _, c := range []Fault{{VolumeIOPS: 100, IOPSLimit: 100}, {VolumeWriteBPS: 1 << 20, WriteBPSLimit: 1 << 20}} {

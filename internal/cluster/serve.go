@@ -40,8 +40,8 @@ func BindMemberFlags(fs *pflag.FlagSet, cfg *MemberConfig) {
 	fs.Var(delayValue{&cfg.PeerDelay}, "peer-latency", "put the peer port behind a slow link: D[,JITTER] more per round trip of the other members to this one, e.g. 200ms or 200ms,20ms")
 	fs.Int64Var(&cfg.IOPSLimit, "iops-limit", 0, "let the member do at most this many write operations per second on the disk of --data-dir, e.g. 200, as a volume's IOPS limit (a blkio/io cgroup of its own: cgroup v1 blkio.throttle.write_iops_device or v2 io.max; needs root)")
 	fs.Var(bpsValue{&cfg.WriteBPSLimit}, "write-bps-limit", "let the member write at most this many bytes per second on the disk of --data-dir, e.g. 10m (k, m, g: powers of 1024), as a volume's throughput limit (the same cgroup: blkio.throttle.write_bps_device or io.max; needs root)")
-	fs.Int64Var(&cfg.VolumeIOPS, "volume-iops", 0, "run the member on a volume of its own capped at this many write operations per second below it, e.g. 1500, as a cloud volume: ext4 on a loop device mounted on --data-dir (empty or missing), over a file beside it, whose writes to the disk under that file are capped (a blkio/io cgroup); the member's own device shows its writes queued, and no cgroup caps them (needs root, loop devices, mkfs.ext4)")
-	fs.Var(bpsValue{&cfg.VolumeWriteBPS}, "volume-write-bps", "the same volume, capped at this many bytes written per second below it, e.g. 10m")
+	fs.Int64Var(&cfg.VolumeIOPS, "volume-iops-limit", 0, "run the member on a volume of its own capped at this many write operations per second below it, e.g. 1500, as a cloud volume: ext4 on a loop device mounted on --data-dir (empty or missing), over a file beside it, whose writes to the disk under that file are capped (a blkio/io cgroup); the member's own device shows its writes queued, and no cgroup caps them (needs root, loop devices, mkfs.ext4)")
+	fs.Var(bpsValue{&cfg.VolumeWriteBPS}, "volume-write-bps-limit", "the same volume, capped at this many bytes written per second below it, e.g. 10m")
 }
 
 // bpsValue is a flag holding a write throughput cap written as a size per
@@ -125,10 +125,10 @@ func (c MemberConfig) Args() []string {
 		a = append(a, "--write-bps-limit", strconv.FormatInt(c.WriteBPSLimit, 10))
 	}
 	if c.VolumeIOPS > 0 {
-		a = append(a, "--volume-iops", strconv.FormatInt(c.VolumeIOPS, 10))
+		a = append(a, "--volume-iops-limit", strconv.FormatInt(c.VolumeIOPS, 10))
 	}
 	if c.VolumeWriteBPS > 0 {
-		a = append(a, "--volume-write-bps", strconv.FormatInt(c.VolumeWriteBPS, 10))
+		a = append(a, "--volume-write-bps-limit", strconv.FormatInt(c.VolumeWriteBPS, 10))
 	}
 	return a
 }
