@@ -272,7 +272,7 @@ func flatCeiling(steps []result.CapacityStep, broke *result.CapacityStep, lv cap
 		}
 	}
 	if len(band) < 2 || !inBand(*broke) {
-		return "", ""
+		return offDevice(first, broke, lv)
 	}
 	lo, hi := band[0], band[len(band)-1]
 	if hi.Offered < lo.Offered*lv.offeredRise {
@@ -314,17 +314,36 @@ func flatCeiling(steps []result.CapacityStep, broke *result.CapacityStep, lv cap
 	return result.CauseIOPSCap, ev
 }
 
+// offDevice names a write cap from the one step that broke, when the sweep
+// saw its ceiling only there (a knee between two steps): etcd's WAL fsync
+// p99 climbed past half its limit from a fast one at the lowest rate and
+// its fsyncs fell behind the offered rate (under it by more than
+// fsyncs_flat_growth), while the device answered each write fast
+// (device_fast_await) and was not busy (device_idle) and this host's CPUs
+// were not busy: the writes waited at a cap that neither the device nor a
+// cgroup this host shows, as a cgroup's cap or a volume's throttle does.
+func offDevice(first result.CapacityStep, broke *result.CapacityStep, lv capacityLevels) (result.Cause, string) {
+	if broke.DeviceIOPS <= 0 || broke.WALFsyncP99 < lv.walLimit/2 || broke.WALFsyncs*lv.flatGrowth > broke.Offered ||
+		broke.DeviceAwait > lv.fastAwait || broke.DeviceUtil >= lv.idleUtil || broke.HostCPUBusy >= lv.busyHost {
+		return "", ""
+	}
+	return result.CauseIOPSCap, fmt.Sprintf("etcd's WAL fsync p99 rose from %s at %s puts/s to %s at %s, its fsyncs (%s/s) behind the rate offered, "+
+		"while the device answered each write in %s, %.0f%% busy, and this host's CPUs were %.0f%% busy: the writes waited at a cap that neither the device nor this host shows",
+		p99Words(first.WALFsyncP99, first.WALFsyncBound), rate(first.Offered), units.Seconds(broke.WALFsyncP99), rate(broke.Offered), rate(broke.WALFsyncs),
+		units.Seconds(broke.DeviceAwait), broke.DeviceUtil*100, broke.HostCPUBusy*100)
+}
+
 // hostCause refines what the verdict's rules named at the knee with what
 // a sweep sees that one load does not: a "disk" whose device answered fast,
 // or was not measured (a cluster's member on another host), while etcd's
 // WAL fsyncs held their limit (the wait was etcd's backend commit, its CPU
-// as much as its disk: both are said), and nothing named
+// as much as its disk) or this host's CPUs were busy: both are said, and nothing named
 // while the host's CPUs, shared by etcd and the load generator, were
 // saturated.
 func hostCause(st *result.CapacityStep, lv capacityLevels) result.Cause {
 	deviceFast := st.DeviceIOPS > 0 && st.DeviceAwait <= lv.fastAwait && st.DeviceUtil < lv.idleUtil
 	switch {
-	case st.Cause == result.CauseDisk && (deviceFast || st.DeviceIOPS == 0) && st.WALFsyncP99 < lv.walLimit:
+	case st.Cause == result.CauseDisk && (deviceFast || st.DeviceIOPS == 0) && (st.WALFsyncP99 < lv.walLimit || st.HostCPUBusy >= lv.busyHost):
 		return result.CauseDiskOrCPU
 	case (st.Cause == result.CauseNone || st.Cause == result.CauseEtcd || st.Cause == "") && st.HostCPUBusy >= lv.busyHost:
 		return result.CauseCPU

@@ -218,6 +218,15 @@ func TestCapacityFlatCeiling(t *testing.T) {
 	high10 := []result.CapacityStep{step(150, 0.00169, 150, 404, 0.06), step(1000, 0.001, 996, 2374, 0.01),
 		step(2000, 0.00703, 1071, 2576, 0.48, check.BackendCommitP99), step(1400, 0.00247, 1089, 2595, 0.35)}
 	high10[2].HostCPUBusy = 0.66
+	// The same volume in 10s steps, its knee between 390 (held, fsyncs at
+	// the offered rate) and 1,000 (777 fsyncs/s, p99 19.1ms, the device
+	// answering in 168µs, 29% busy), as measured: the ceiling shows in one
+	// step only.
+	oneStep := []result.CapacityStep{step(150, 0.001, 150, 506, 0.01), step(1000, 0.0191, 777, 2010, 0.29, check.WALFsyncP99, check.BackendCommitP99), step(390, 0.001, 390, 1136, 0.05)}
+	oneStep[1].DeviceAwait, oneStep[1].HostCPUBusy = 0.000168, 0.39
+	// The same with the host's CPUs busy: not the cap.
+	oneStepBusy := slices.Clone(oneStep)
+	oneStepBusy[1].HostCPUBusy = 0.9
 	// Capped at 400: fsyncs 288/s at 390 and 273/s at 1,000 offered.
 	low := []result.CapacityStep{step(150, 0.002, 150, 300, 0.3), step(1000, 0.0498, 273, 692, 0.85, check.WALFsyncP99), step(390, 0.03, 288, 724, 0.88, check.WALFsyncP99)}
 	lowHeld := slices.Clone(low)
@@ -242,6 +251,8 @@ func TestCapacityFlatCeiling(t *testing.T) {
 	}{
 		{"cap at a high knee", high, 1400, result.CauseIOPSCap, "the volume delivered at most ~2,401 write IOPS (etcd's WAL fsyncs ~992/s) from 1,000 to 2,000 puts/s offered"},
 		{"cap at a high knee, 10s steps", high10, 1400, result.CauseIOPSCap, "the volume delivered at most ~2,595 write IOPS (etcd's WAL fsyncs ~1,089/s) from 1,000 to 2,000 puts/s offered"},
+		{"cap seen in one step", oneStep, 390, result.CauseIOPSCap, "the writes waited at a cap that neither the device nor this host shows"},
+		{"one step, the host's CPUs busy", oneStepBusy, 390, result.CauseDiskOrCPU, "its disk or its CPU limits it there"},
 		{"cap at a low knee, its middle step broke", low, 150, result.CauseIOPSCap, "from 390 to 1,000 puts/s offered"},
 		{"cap at a low knee, its middle step held", lowHeld, 390, result.CauseIOPSCap, "they queued below this host, at the volume"},
 		{"etcd batching on a busy host", batching, 2800, result.CauseCPU, "etcd's CPU limits it there"},
