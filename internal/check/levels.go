@@ -121,9 +121,9 @@ var levels = []Criterion{
 	{ID: FsyncsFlatGrowth, Title: "spread of etcd's WAL fsyncs/s (and the device's write IOPS) across a sweep's steps at and past its knee, under which they are flat (a write cap)", Unit: Times, Op: AtLeast, Limit: 1.15,
 		Findings: "the capacity sweep's cause iops_cap",
 		Source:   "etcdperf's: a cloud volume's provisioned IOPS (e.g. gp2, gp3) hold etcd's WAL fsyncs per second at a ceiling the host cannot see; under 15% more fsyncs for 50% more load offered is flat beside noise and etcd's batching"},
-	{ID: OfferedRise, Title: "rise of the offered rate across the steps whose WAL fsyncs/s are flat, from which the flat ceiling shows a write cap", Unit: Times, Op: AtLeast, Limit: 1.5,
+	{ID: OfferedRise, Title: "rise of the offered rate across the steps whose WAL fsyncs/s are flat, from which the flat ceiling shows a write cap", Unit: Times, Op: AtLeast, Limit: 1.4,
 		Findings: "the capacity sweep's cause iops_cap",
-		Source:   "etcdperf's: half as much load again is a rise that fsyncs/s not held at a ceiling follow well beyond fsyncs_flat_growth; a smaller one leaves them within noise of flat"},
+		Source:   "etcdperf's: the sweep's knee step sits at the geometric middle of the rates around it (1.4x from the step that broke, rounded), so a ceiling seen from it to the break spans 1.4x; fsyncs/s not held at a ceiling follow such a rise well beyond fsyncs_flat_growth"},
 	// A load run's failed requests (bench_errors).
 	{ID: RequestsFailed, Title: "share of a load's requests that failed, from which the failures are critical", Unit: Fraction, Op: Below, Limit: 0.1, Findings: "bench_errors",
 		Source: "etcdperf's: a tenth of the requests failing is no longer a passing fault (a leader change, a timeout) but a cluster that cannot serve the load; any failure warns"},

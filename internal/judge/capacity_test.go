@@ -227,6 +227,10 @@ func TestCapacityFlatCeiling(t *testing.T) {
 	// The same with the host's CPUs busy: not the cap.
 	oneStepBusy := slices.Clone(oneStep)
 	oneStepBusy[1].HostCPUBusy = 0.9
+	// A ceiling between the sweep's steps (1,000 under it): seen at the
+	// knee's middle step and the break only, 1.43x apart.
+	between := []result.CapacityStep{step(150, 0.001, 150, 400, 0.1), step(1000, 0.002, 1000, 2000, 0.4),
+		step(2000, 0.009, 1250, 2600, 0.9, check.BackendCommitP99), step(1400, 0.005, 1230, 2580, 0.85)}
 	// Capped at 400: fsyncs 288/s at 390 and 273/s at 1,000 offered.
 	low := []result.CapacityStep{step(150, 0.002, 150, 300, 0.3), step(1000, 0.0498, 273, 692, 0.85, check.WALFsyncP99), step(390, 0.03, 288, 724, 0.88, check.WALFsyncP99)}
 	lowHeld := slices.Clone(low)
@@ -251,6 +255,7 @@ func TestCapacityFlatCeiling(t *testing.T) {
 	}{
 		{"cap at a high knee", high, 1400, result.CauseIOPSCap, "the volume delivered at most ~2,401 write IOPS (etcd's WAL fsyncs ~992/s) from 1,000 to 2,000 puts/s offered"},
 		{"cap at a high knee, 10s steps", high10, 1400, result.CauseIOPSCap, "the volume delivered at most ~2,595 write IOPS (etcd's WAL fsyncs ~1,089/s) from 1,000 to 2,000 puts/s offered"},
+		{"cap from the knee's middle step to the break", between, 1400, result.CauseIOPSCap, "from 1,400 to 2,000 puts/s offered"},
 		{"cap seen in one step", oneStep, 390, result.CauseIOPSCap, "the writes waited at a cap that neither the device nor this host shows"},
 		{"one step, the host's CPUs busy", oneStepBusy, 390, result.CauseDiskOrCPU, "its disk or its CPU limits it there"},
 		{"cap at a low knee, its middle step broke", low, 150, result.CauseIOPSCap, "from 390 to 1,000 puts/s offered"},
