@@ -137,9 +137,11 @@ also on Ctrl-C.`,
 	var (
 		capacityOn bool
 		capStep    time.Duration
+		capConfirm time.Duration
 	)
 	cmd.Flags().BoolVar(&capacityOn, "capacity", false, "after the profile's load, raise the offered write rate step by step until a limit breaks: how many puts/s the cluster carries, and what breaks first (it loads the cluster up to 15,000 puts/s)")
 	cmd.Flags().DurationVar(&capStep, "capacity-step", pipeline.DefaultCapacityStep, "with --capacity, how long each step loads etcd")
+	cmd.Flags().DurationVar(&capConfirm, "capacity-confirm", pipeline.DefaultCapacityConfirm, "with --capacity, hold the answer this long after the knee (and a rate √2 lower if it breaks) (0: no confirm step)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		sinks, err := cf.out.sinks()
 		if err != nil {
@@ -156,6 +158,9 @@ also on Ctrl-C.`,
 		if err != nil {
 			return err
 		}
+		if capConfirm < 0 {
+			return usageError("--capacity-confirm cannot be negative, got %s", capConfirm)
+		}
 		if capStep <= 0 {
 			return usageError("--capacity-step must be positive, got %s", capStep)
 		}
@@ -163,7 +168,7 @@ also on Ctrl-C.`,
 			return usageError("--capacity writes each step under a prefix of its own: drop --prefix")
 		}
 		o := pipeline.CheckOptions{Target: target, Profile: prof, Duration: duration, Prefix: cf.prefix,
-			AutoCompact: cf.autoCompact, AutoDefrag: cf.autoDefrag, Criteria: criteria, Capacity: capacityOn, CapacityStep: capStep}
+			AutoCompact: cf.autoCompact, AutoDefrag: cf.autoDefrag, Criteria: criteria, Capacity: capacityOn, CapacityStep: capStep, CapacityConfirm: capConfirm}
 		cf.conn.announceLoad(cmd, fmt.Sprintf("check perf's profile %s: %.0f puts/s of %d-byte values from %d clients for %s",
 			prof.Name, prof.Rate, prof.ValSize, prof.Clients, duration))
 		var stop func()

@@ -33,6 +33,7 @@ func newDoctorCmd() *cobra.Command {
 		diskRate    float64
 		capacityOn  bool
 		capStep     time.Duration
+		capConfirm  time.Duration
 		demand      float64
 		demandFrom  string
 		demandSince string
@@ -159,6 +160,7 @@ Exit codes: 0 pass or warn, 1 a location failed, 2 the run could not be done.`,
 		"a directory's storage test is paced only when this is given")
 	fl.BoolVar(&capacityOn, "capacity", true, "after the verdict, raise the offered write rate step by step until a limit breaks: how much this storage carries (on by default for a directory; with --endpoints or --node only when given, since it loads that cluster)")
 	fl.DurationVar(&capStep, "capacity-step", pipeline.DefaultCapacityStep, "how long each step of the capacity sweep loads etcd")
+	fl.DurationVar(&capConfirm, "capacity-confirm", pipeline.DefaultCapacityConfirm, "after the knee, hold the answer this long (and a rate √2 lower if it breaks), so that the capacity is one that held (0: no confirm step)")
 	fl.Float64Var(&demand, "demand", 0, "the cluster's peak write demand in writes/s (e.g. etcd_server_proposals_committed_total's peak rate, as doctor --node or etcdperf metrics report it): the capacity is judged against it (headroom under 2x warns, under 1x fails)")
 	fl.StringVar(&demandFrom, "demand-from", "", "read the peak write demand from the Prometheus at this URL that scrapes the cluster (the p99 of its 1-minute rates of etcd_server_proposals_committed_total over --demand-since), instead of --demand")
 	fl.StringVar(&demandSince, "demand-since", "7d", "with --demand-from, the period to read the peak over, e.g. 24h, 7d")
@@ -195,6 +197,9 @@ Exit codes: 0 pass or warn, 1 a location failed, 2 the run could not be done.`,
 		}
 		if (demand > 0 || demandFrom != "") && !capacityOn {
 			return usageError("--demand judges the capacity sweep: drop --capacity=false")
+		}
+		if capConfirm < 0 {
+			return usageError("--capacity-confirm cannot be negative, got %s", capConfirm)
 		}
 		if capStep <= 0 {
 			return usageError("--capacity-step must be positive, got %s", capStep)
@@ -299,7 +304,7 @@ Exit codes: 0 pass or warn, 1 a location failed, 2 the run could not be done.`,
 		}
 		o := pipeline.DoctorOptions{
 			DataDirs: dataDirs, Conn: co, Members: target.Members, Faults: target.Faults, Profile: prof, Duration: duration,
-			Capacity: capacityOn && (!(external || nf.on) || cmd.Flags().Changed("capacity")), CapacityStep: capStep,
+			Capacity: capacityOn && (!(external || nf.on) || cmd.Flags().Changed("capacity")), CapacityStep: capStep, CapacityConfirm: capConfirm,
 			Demand: demand, DemandFrom: demandWords,
 			Disk: probe, SkipDisk: diskRuntime == 0, DiskExplicit: diskExplicit, Noise: noiseOn, SimulateFsyncDelay: slowDelay,
 			Criteria: criteria, Progress: &pipeline.DoctorProgress{},
@@ -339,8 +344,8 @@ func doctorTotal(o pipeline.DoctorOptions) time.Duration {
 		per += o.Duration
 	}
 	if o.Capacity {
-		// At most six steps.
-		per += 6 * o.CapacityStep
+		// At most six steps, and the confirm steps.
+		per += 6*o.CapacityStep + 2*o.CapacityConfirm
 	}
 	return per * time.Duration(max(1, len(o.DataDirs)))
 }

@@ -82,12 +82,20 @@ func Capacity(c *result.Capacity, criteria []check.Criterion) {
 	}
 	defer headroom(c)
 	defer provisioned(c, lv)
+	// A rate that broke when held (a confirm step) undoes what shorter
+	// steps held at it and above.
+	held := math.Inf(1)
+	for _, st := range c.Steps {
+		if st.Confirm && len(st.Broke) > 0 {
+			held = min(held, st.Offered)
+		}
+	}
 	var broke *result.CapacityStep
 	for i := range c.Steps {
 		st := &c.Steps[i]
-		if len(st.Broke) == 0 {
+		if len(st.Broke) == 0 && st.Offered < held {
 			c.PutsPerS = max(c.PutsPerS, st.Offered)
-		} else if broke == nil || st.Offered < broke.Offered {
+		} else if len(st.Broke) > 0 && (broke == nil || st.Offered < broke.Offered || st.Offered == broke.Offered && st.Confirm) {
 			broke = st
 		}
 	}
@@ -111,8 +119,8 @@ func Capacity(c *result.Capacity, criteria []check.Criterion) {
 		c.Answer = fmt.Sprintf("does not carry etcd at %s puts/s of %s: %s; %s", rate(broke.Offered), size, what, causeWords(c.Cause, c.Evidence))
 		return
 	}
-	c.Answer = fmt.Sprintf("carries etcd up to %s puts/s of %s within its limits; at %s %s: %s",
-		rate(c.PutsPerS), size, rate(broke.Offered), what, causeWords(c.Cause, c.Evidence))
+	c.Answer = fmt.Sprintf("carries etcd up to %s puts/s of %s within its limits%s; at %s%s %s: %s",
+		rate(c.PutsPerS), size, heldWords(c), rate(broke.Offered), confirmWords(c, broke), what, causeWords(c.Cause, c.Evidence))
 }
 
 // capacityLevels are the levels a sweep's cause is judged by, as the run
@@ -154,6 +162,32 @@ func headroom(c *result.Capacity) {
 	}
 	c.Headroom = c.PutsPerS / c.Demand
 	c.Answer += fmt.Sprintf("; against a peak demand of %s writes/s (%s): %s headroom", rate(c.Demand), c.DemandFrom, units.Ratio(c.Headroom))
+}
+
+// heldWords says how long the capacity's rate held, when a confirm step
+// ran: held for its time, or in a short step only.
+func heldWords(c *result.Capacity) string {
+	if c.ConfirmSeconds <= 0 {
+		return ""
+	}
+	longest := 0.0
+	for _, st := range c.Steps {
+		if len(st.Broke) == 0 && st.Offered == c.PutsPerS {
+			longest = max(longest, st.Seconds)
+		}
+	}
+	if longest >= c.ConfirmSeconds*0.9 {
+		return ", held for " + units.Seconds(longest)
+	}
+	return ", held only for " + units.Seconds(longest)
+}
+
+// confirmWords says that the step that broke was a confirm step.
+func confirmWords(c *result.Capacity, broke *result.CapacityStep) string {
+	if !broke.Confirm {
+		return ""
+	}
+	return " held for " + units.Seconds(c.ConfirmSeconds)
 }
 
 // provisioned says, when the user stated the volume's provisioned
@@ -250,9 +284,10 @@ func iopsCap(steps []result.CapacityStep, broke *result.CapacityStep, lv capacit
 // broke). The knee's middle step only adds a point to the band: which side
 // of the knee it falls on does not decide the cause. A latency-bound disk
 // holds a flat ceiling too, but its fsync p99 does not climb with the
-// rate. When the device was neither busy nor slow and this host's CPUs
-// were busy, etcd batching its writes for want of a CPU looks the same:
-// both are said.
+// rate. When this host's CPUs were busy, etcd batching its writes for
+// want of a CPU looks the same: over a device of this host that was not
+// busy (and no cgroup cap on the member), that is the CPU, not a cap;
+// without the device's figures (a member on another host) both are said.
 func flatCeiling(steps []result.CapacityStep, broke *result.CapacityStep, lv capacityLevels) (result.Cause, string) {
 	sorted := slices.Clone(steps)
 	slices.SortStableFunc(sorted, func(a, b result.CapacityStep) int { return cmp.Compare(a.Offered, b.Offered) })
@@ -306,10 +341,16 @@ func flatCeiling(steps []result.CapacityStep, broke *result.CapacityStep, lv cap
 		ev += fmt.Sprintf("; the device was at most %.0f%% busy, its writes %s on average", util*100, units.Seconds(await))
 	}
 	if broke.HostCPUBusy >= lv.busyHost {
-		ev += fmt.Sprintf("; this host's CPUs were %.0f%% busy", broke.HostCPUBusy*100)
-		if !deviceBusy {
+		switch {
+		case device && !deviceBusy:
+			// A device of this host, idle, with no cap on the member's
+			// cgroup (the cgroup rule above reads it): the CPU.
+			return "", ""
+		case !device:
+			ev += fmt.Sprintf("; this host's CPUs were %.0f%% busy", broke.HostCPUBusy*100)
 			return result.CauseIOPSCapOrCPU, ev
 		}
+		ev += fmt.Sprintf("; this host's CPUs were %.0f%% busy", broke.HostCPUBusy*100)
 	}
 	return result.CauseIOPSCap, ev
 }

@@ -243,9 +243,16 @@ func TestCapacityFlatCeiling(t *testing.T) {
 	// A disk bound by its latency (4ms a write): fsyncs flat, their p99
 	// flat too; the requests broke.
 	latency := []result.CapacityStep{step(150, 0.004, 150, 300, 0.6), step(390, 0.0045, 240, 480, 1), step(1000, 0.0048, 245, 490, 1, check.RequestP99)}
-	// Flat fsyncs over an idle device while the host's CPUs were busy.
-	both := []result.CapacityStep{step(150, 0.001, 150, 300, 0.1), step(1000, 0.003, 700, 1400, 0.2), step(2000, 0.012, 720, 1450, 0.2, check.WALFsyncP99)}
-	both[2].HostCPUBusy = 0.9
+	// Flat fsyncs over an idle device while the host's CPUs were busy:
+	// the CPU, no cap.
+	idleBusy := []result.CapacityStep{step(150, 0.001, 150, 300, 0.1), step(1000, 0.003, 700, 1400, 0.2), step(2000, 0.012, 720, 1450, 0.2, check.WALFsyncP99)}
+	idleBusy[2].HostCPUBusy = 0.9
+	// The same without the device's figures (a member on another host):
+	// both are said.
+	both := slices.Clone(idleBusy)
+	for i := range both {
+		both[i].DeviceIOPS, both[i].DeviceUtil, both[i].DeviceAwait = 0, 0, 0
+	}
 	for _, c := range []struct {
 		name   string
 		steps  []result.CapacityStep
@@ -262,7 +269,8 @@ func TestCapacityFlatCeiling(t *testing.T) {
 		{"cap at a low knee, its middle step held", lowHeld, 390, result.CauseIOPSCap, "they queued below this host, at the volume"},
 		{"etcd batching on a busy host", batching, 2800, result.CauseCPU, "etcd's CPU limits it there"},
 		{"a disk bound by its latency", latency, 390, result.CauseDisk, "the disk's latency limits etcd there"},
-		{"a ceiling with the host's CPUs busy", both, 1000, result.CauseIOPSCapOrCPU, "measure the storage alone"},
+		{"a ceiling over an idle device, the host's CPUs busy", idleBusy, 1000, result.CauseDisk, "the disk's latency limits etcd there"},
+		{"a ceiling with the host's CPUs busy, no device figures", both, 1000, result.CauseIOPSCapOrCPU, "measure the storage alone"},
 	} {
 		cap := &result.Capacity{ValueSize: 1024, Steps: slices.Clone(c.steps)}
 		Capacity(cap, check.Table)
@@ -320,5 +328,37 @@ func TestCapacityNoDevice(t *testing.T) {
 	Capacity(cap, check.Table)
 	if cap.Cause != result.CauseDiskOrCPU || !strings.Contains(cap.Answer, "this host's CPUs 88% busy") {
 		t.Errorf("cause %q, answer %q; want the disk or the CPU, with the host's CPUs", cap.Cause, cap.Answer)
+	}
+}
+
+// Confirm steps: a rate that broke when held undoes what shorter steps
+// held at it and above; the answer says how long its rate held.
+func TestCapacityConfirm(t *testing.T) {
+	st := func(offered, secs float64, confirm bool, broke ...string) result.CapacityStep {
+		s := result.CapacityStep{Offered: offered, Achieved: offered, Seconds: secs, WALFsyncP99: 0.001, WALFsyncs: offered / 2, Confirm: confirm, Broke: broke}
+		if len(broke) > 0 {
+			s.Cause, s.HostCPUBusy = result.CauseNone, 0.95
+		}
+		return s
+	}
+	sweep := []result.CapacityStep{st(150, 30, false), st(1000, 2, false), st(2000, 2, false), st(4000, 2, false),
+		st(8000, 2, false, check.RequestP99), st(5700, 2, false)}
+	for _, c := range []struct {
+		name    string
+		confirm []result.CapacityStep
+		puts    float64
+		answer  string
+	}{
+		{"the answer held", []result.CapacityStep{st(5700, 10, true)}, 5700, "up to 5,700 puts/s of 1.0 KiB within its limits, held for 10s; at 8,000 the request p99 broke"},
+		{"one step down held", []result.CapacityStep{st(5700, 10, true, check.RequestP99), st(4000, 10, true)}, 4000,
+			"up to 4,000 puts/s of 1.0 KiB within its limits, held for 10s; at 5,700 held for 10s the request p99 broke"},
+		{"none held", []result.CapacityStep{st(5700, 10, true, check.RequestP99), st(4000, 10, true, check.RequestP99)}, 2000,
+			"up to 2,000 puts/s of 1.0 KiB within its limits, held only for 2s; at 4,000 held for 10s the request p99 broke"},
+	} {
+		cap := &result.Capacity{ValueSize: 1024, ConfirmSeconds: 10, Steps: append(slices.Clone(sweep), c.confirm...)}
+		Capacity(cap, check.Table)
+		if cap.PutsPerS != c.puts || !strings.Contains(cap.Answer, c.answer) {
+			t.Errorf("%s: %g puts/s, answer %q; want %g, %q", c.name, cap.PutsPerS, cap.Answer, c.puts, c.answer)
+		}
 	}
 }

@@ -74,6 +74,9 @@ type DoctorOptions struct {
 	// each step CapacityStep long (default DefaultCapacityStep).
 	Capacity     bool
 	CapacityStep time.Duration
+	// CapacityConfirm is how long the sweep holds its answer (0: no
+	// confirm step).
+	CapacityConfirm time.Duration
 	// Demand is the peak write demand (puts/s) the capacity is judged
 	// against, DemandFrom where it came from ("--demand").
 	Demand     float64
@@ -348,7 +351,12 @@ func doctorTarget(ctx context.Context, o DoctorOptions, dir, runID string) (res 
 		o.Progress.set("starting etcd on %s for the capacity sweep", where)
 		capRes, capErr := Capacity(ctx, CapacityOptions{
 			Target: target, Base: o.Profile, First: r, Step: step, Device: device, Criteria: o.Criteria, Demand: o.Demand, DemandFrom: o.DemandFrom,
-			Stepping: func(rate float64, clients int) {
+			Confirm: o.CapacityConfirm,
+			Stepping: func(rate float64, clients int, confirm bool) {
+				if confirm {
+					o.Progress.set("capacity sweep on %s: holding %.0f puts/s for %s to confirm it", where, rate, o.CapacityConfirm)
+					return
+				}
 				o.Progress.set("capacity sweep on %s: %.0f puts/s from %d clients", where, rate, clients)
 			},
 		})
@@ -441,7 +449,7 @@ func doctorParams(o DoctorOptions) *result.DoctorParams {
 		p.DiskRuntime, p.DiskSize = new(o.Disk.Runtime.Seconds()), o.Disk.Size
 	}
 	if o.Capacity {
-		p.CapacityStep = o.CapacityStep.Seconds()
+		p.CapacityStep, p.CapacityConfirm = o.CapacityStep.Seconds(), o.CapacityConfirm.Seconds()
 	}
 	if o.Demand > 0 {
 		p.Demand, p.DemandFrom = o.Demand, new(o.DemandFrom)

@@ -16,7 +16,11 @@ func capacityText(w io.Writer, c *result.Capacity, indent string) {
 	if c == nil || len(c.Steps) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "%sCapacity: puts of %s values, offered step by step (%s each, open loop):\n", indent, units.Bytes(float64(c.ValueSize)), units.Seconds(c.StepSeconds))
+	held := ""
+	if c.ConfirmSeconds > 0 {
+		held = ", the answer then held for " + units.Seconds(c.ConfirmSeconds)
+	}
+	fmt.Fprintf(w, "%sCapacity: puts of %s values, offered step by step (%s each%s, open loop):\n", indent, units.Bytes(float64(c.ValueSize)), units.Seconds(c.StepSeconds), held)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "%s  offered/s\tachieved/s\tclients\tWAL fsync p99\tcommit p99\trequest p99\tfsyncs/s\tdevice IOPS\tutil\tetcd CPU\tclient CPU\tbroke\n", indent)
 	for _, st := range c.Steps {
@@ -30,7 +34,11 @@ func capacityText(w io.Writer, c *result.Capacity, indent string) {
 		if len(st.Broke) > 0 {
 			broke = strings.Join(st.Broke, ", ")
 		}
-		fmt.Fprintf(tw, "%s  %.0f\t%.0f\t%d\t%s\t%s\t%s\t%.0f\t%s\t%s\t%.2f\t%.2f\t%s\n", indent, st.Offered, st.Achieved, st.Clients,
+		offered := fmt.Sprintf("%.0f", st.Offered)
+		if st.Confirm {
+			offered += " (held " + units.Seconds(st.Seconds) + ")"
+		}
+		fmt.Fprintf(tw, "%s  %s\t%.0f\t%d\t%s\t%s\t%s\t%.0f\t%s\t%s\t%.2f\t%.2f\t%s\n", indent, offered, st.Achieved, st.Clients,
 			bounded(st.WALFsyncP99, st.WALFsyncBound), bounded(st.BackendCommitP99, st.BackendCommitBound), units.Seconds(st.RequestP99),
 			st.WALFsyncs, dev, util, st.EtcdCPU, st.ClientCPU, broke)
 	}

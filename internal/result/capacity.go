@@ -20,9 +20,11 @@ type Capacity struct {
 	Cause Cause `json:"cause"`
 	// Evidence says in words what shows the cause, with its numbers.
 	Evidence string `json:"evidence,omitempty"`
-	// StepSeconds is how long each step of the sweep lasted.
-	StepSeconds float64        `json:"step_seconds"`
-	Steps       []CapacityStep `json:"steps"`
+	// StepSeconds is how long each step of the sweep lasted; ConfirmSeconds
+	// how long a confirm step held the answer (0: none ran).
+	StepSeconds    float64        `json:"step_seconds"`
+	ConfirmSeconds float64        `json:"confirm_seconds,omitempty"`
+	Steps          []CapacityStep `json:"steps"`
 	// Demand is the cluster's peak write demand the storage is judged
 	// against (puts/s, from --demand or Prometheus), DemandFrom where it
 	// came from, and Headroom PutsPerS over Demand.
@@ -82,5 +84,7 @@ type CapacityStep struct {
 	ClientCPU float64 `json:"client_cpu,omitempty"`
 	// Broke are the criteria this step failed; Cause what limited it.
 	Broke []string `json:"broke,omitempty"`
-	Cause Cause    `json:"cause,omitempty"`
+	// Confirm marks a confirm step: the answer held for ConfirmSeconds.
+	Confirm bool  `json:"confirm,omitempty"`
+	Cause   Cause `json:"cause,omitempty"`
 }

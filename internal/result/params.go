@@ -156,6 +156,7 @@ type DoctorParams struct {
 	DiskSize           int64    `json:"disk_size,omitempty"`
 	SimulateFsyncDelay float64  `json:"simulate_fsync_delay,omitempty"`
 	CapacityStep       float64  `json:"capacity_step,omitempty"`
+	CapacityConfirm    float64  `json:"capacity_confirm,omitempty"`
 	Demand             float64  `json:"demand,omitempty"`
 	DemandFrom         *string  `json:"demand_from,omitempty"`
 	// Node is where doctor --node found the member (its installer's file).
