@@ -33,7 +33,7 @@ func capacityRun(t *testing.T, dir string, extra ...string) *result.Result {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "nice", append([]string{"-n", "-10", testutil.Binary(t), "doctor", "--data-dir", dir, "--duration", "3s", "--disk-runtime", "1s",
-		"--capacity-step", "2s", "--no-report", "-o", "json", "-o", text}, extra...)...)
+		"--capacity-step", "2s", "--capacity-confirm", "0", "--no-report", "-o", "json", "-o", text}, extra...)...)
 	cmd.Dir = cwd
 	r := testutil.Wait(t, cmd, ctx)
 	if r.Code != 0 && r.Code != 1 {
@@ -75,9 +75,25 @@ func TestDoctorCapacity(t *testing.T) {
 	// a RAM-backed loop device, where this machine can make one), as the
 	// cause matrix's members have: on the machine's own disk, a moment of
 	// another writer's made the verdict's own load break in a CI run.
-	plain := capacityRun(t, testutil.QuietDirOr(t, "1G")).Capacity
+	// The plain location's answer is held for 4s after the knee (a
+	// confirm step; the other locations' sweeps hold none, to keep the
+	// test short).
+	plain := capacityRun(t, testutil.QuietDirOr(t, "1G"), "--capacity-confirm", "4s").Capacity
 	if len(plain.Steps) < 2 || plain.PutsPerS < 150 || plain.Cause == result.CauseIOPSCap {
 		t.Errorf("plain directory: %g puts/s, cause %s, %d steps; want past 150 puts/s and no IOPS cap", plain.PutsPerS, plain.Cause, len(plain.Steps))
+	}
+	if plain.PutsPerS > 150 {
+		// The answer's rate held for the confirm step's 4s, or a confirm
+		// step broke above it.
+		held := slices.ContainsFunc(plain.Steps, func(s result.CapacityStep) bool {
+			return s.Confirm && s.Offered == plain.PutsPerS && len(s.Broke) == 0 && s.Seconds >= 3.5
+		})
+		brokeAbove := slices.ContainsFunc(plain.Steps, func(s result.CapacityStep) bool {
+			return s.Confirm && s.Offered > plain.PutsPerS && len(s.Broke) > 0
+		})
+		if plain.ConfirmSeconds != 4 || !held && !brokeAbove {
+			t.Errorf("plain directory: %g puts/s, confirm %gs, steps %+v: want its rate held by a confirm step", plain.PutsPerS, plain.ConfirmSeconds, plain.Steps)
+		}
 	}
 
 	t.Run("iops cap", func(t *testing.T) {
@@ -145,7 +161,7 @@ func TestDoctorCapacity(t *testing.T) {
 // without --capacity, check sweeps nothing.
 func TestCheckCapacityEndpoints(t *testing.T) {
 	ep, cli := startServer(t)
-	r := testutil.RunBinary(t, 3*time.Minute, "check", "--endpoints", ep, "--duration", "2s", "--capacity", "--capacity-step", "1s", "-o", "json")
+	r := testutil.RunBinary(t, 3*time.Minute, "check", "--endpoints", ep, "--duration", "2s", "--capacity", "--capacity-step", "1s", "--capacity-confirm", "2s", "-o", "json")
 	if r.Code != 0 && r.Code != 1 {
 		t.Fatalf("exit %d, stderr %q", r.Code, r.Stderr)
 	}
@@ -155,6 +171,9 @@ func TestCheckCapacityEndpoints(t *testing.T) {
 		t.Fatalf("capacity %+v", c)
 	}
 	t.Logf("%s", c.Answer)
+	if c.PutsPerS > 150 && (c.ConfirmSeconds != 2 || !slices.ContainsFunc(c.Steps, func(s result.CapacityStep) bool { return s.Confirm })) {
+		t.Errorf("capacity %g puts/s, confirm %gs: no confirm step held the answer: %+v", c.PutsPerS, c.ConfirmSeconds, c.Steps)
+	}
 	if len(c.Steps) > 1 && c.Steps[1].Offered != 1000 {
 		t.Errorf("second step at %g puts/s, want 1,000", c.Steps[1].Offered)
 	}

@@ -355,7 +355,7 @@ func TestPromDemand(t *testing.T) {
 	t.Logf("demand from Prometheus: %+v", d)
 
 	dir := t.TempDir()
-	r = testutil.RunBinary(t, 2*time.Minute, "doctor", "--data-dir", dir, "--duration", "2s", "--disk-runtime", "0", "--capacity-step", "1s",
+	r = testutil.RunBinary(t, 2*time.Minute, "doctor", "--data-dir", dir, "--duration", "2s", "--disk-runtime", "0", "--capacity-step", "1s", "--capacity-confirm", "0",
 		"--demand-from", prom.URL, "--demand-since", "2m", "--no-report", "-o", "json")
 	if r.Code != 0 && r.Code != 1 {
 		t.Fatalf("doctor --demand-from: exit %d, stderr %s", r.Code, r.Stderr)

@@ -268,7 +268,7 @@ func iopsCap(steps []result.CapacityStep, broke *result.CapacityStep, lv capacit
 		return result.CauseIOPSCap, fmt.Sprintf("the device wrote %s/s during the step, %.0f%% of the %s/s provisioned (--volume-mbps)",
 			units.Bytes(broke.DeviceWriteBytes), 100*broke.DeviceWriteBytes/lv.volumeBPS, units.Bytes(lv.volumeBPS))
 	}
-	if otherNamed {
+	if broke.Cause == result.CauseClient || broke.Cause == result.CauseNetwork {
 		return "", ""
 	}
 	return flatCeiling(steps, broke, lv)
@@ -280,14 +280,14 @@ func iopsCap(steps []result.CapacityStep, broke *result.CapacityStep, lv capacit
 // second (and the device's write IOPS, when known) flat, within
 // fsyncs_flat_growth of their highest, across the steps at and past the
 // knee (the step that broke among them) while the offered rate rose by at
-// least offered_rise and the fsync p99 climbed (doubled, or a disk limit
-// broke). The knee's middle step only adds a point to the band: which side
+// least offered_rise and the fsync p99 climbed past half its limit. The knee's middle step only adds a point to the band: which side
 // of the knee it falls on does not decide the cause. A latency-bound disk
 // holds a flat ceiling too, but its fsync p99 does not climb with the
-// rate. When this host's CPUs were busy, etcd batching its writes for
-// want of a CPU looks the same: over a device of this host that was not
-// busy (and no cgroup cap on the member), that is the CPU, not a cap;
-// without the device's figures (a member on another host) both are said.
+// rate. Where the CPU may explain the waits (cpuExplains), etcd batching
+// its writes for want of a CPU looks the same: over a device of this host
+// that was not busy (and no cgroup cap on the member), that is the CPU,
+// not a cap; without the device's figures (a member on another host) both
+// are said.
 func flatCeiling(steps []result.CapacityStep, broke *result.CapacityStep, lv capacityLevels) (result.Cause, string) {
 	sorted := slices.Clone(steps)
 	slices.SortStableFunc(sorted, func(a, b result.CapacityStep) int { return cmp.Compare(a.Offered, b.Offered) })
@@ -307,6 +307,9 @@ func flatCeiling(steps []result.CapacityStep, broke *result.CapacityStep, lv cap
 		}
 	}
 	if len(band) < 2 || !inBand(*broke) {
+		if broke.Cause == result.CauseCPU {
+			return "", ""
+		}
 		return offDevice(first, broke, lv)
 	}
 	lo, hi := band[0], band[len(band)-1]
@@ -320,12 +323,11 @@ func flatCeiling(steps []result.CapacityStep, broke *result.CapacityStep, lv cap
 		util, await = max(util, s.DeviceUtil), max(await, s.DeviceAwait)
 	}
 	device := devMin > 0
-	if device && devMax > devMin*lv.flatGrowth {
+	if device && devMax > lo.DeviceIOPS*lv.flatGrowth {
 		return "", "" // the device wrote more as the rate rose: no ceiling
 	}
-	climbed := peakP99 >= 2*first.WALFsyncP99 || slices.Contains(broke.Broke, check.WALFsyncP99) || slices.Contains(broke.Broke, check.BackendCommitP99)
-	if !climbed {
-		return "", ""
+	if peakP99 < lv.walLimit/2 {
+		return "", "" // the fsyncs' latency did not climb: no queue at a cap
 	}
 	what := fmt.Sprintf("etcd's WAL fsyncs held at ~%s/s", rate(top))
 	if device {
@@ -334,23 +336,25 @@ func flatCeiling(steps []result.CapacityStep, broke *result.CapacityStep, lv cap
 	ev := fmt.Sprintf("%s from %s to %s puts/s offered, while its fsync p99 rose from %s at %s puts/s to %s",
 		what, rate(lo.Offered), rate(hi.Offered), p99Words(first.WALFsyncP99, first.WALFsyncBound), rate(first.Offered), units.Seconds(peakP99))
 	deviceBusy := device && util >= lv.idleUtil
+	memberCPU, hostBusy := cpuExplains(broke, lv)
 	switch {
 	case deviceBusy:
 		ev += fmt.Sprintf("; the device was %.0f%% busy, its writes waiting %s on average: they queued below this host, at the volume", util*100, units.Seconds(await))
+		if memberCPU {
+			ev += "; the member also waited for a CPU"
+		}
+	case memberCPU || hostBusy && device:
+		// The member's own CPU wait was measured, or this host's CPUs
+		// were busy while its device showed no queue: the CPU.
+		return "", ""
+	case hostBusy:
+		ev += fmt.Sprintf("; this host's CPUs were %.0f%% busy", broke.HostCPUBusy*100)
+		return result.CauseIOPSCapOrCPU, ev
 	case device:
 		ev += fmt.Sprintf("; the device was at most %.0f%% busy, its writes %s on average", util*100, units.Seconds(await))
 	}
 	if broke.HostCPUBusy >= lv.busyHost {
-		switch {
-		case device && !deviceBusy:
-			// A device of this host, idle, with no cap on the member's
-			// cgroup (the cgroup rule above reads it): the CPU.
-			return "", ""
-		case !device:
-			ev += fmt.Sprintf("; this host's CPUs were %.0f%% busy", broke.HostCPUBusy*100)
-			return result.CauseIOPSCapOrCPU, ev
-		}
-		ev += fmt.Sprintf("; this host's CPUs were %.0f%% busy", broke.HostCPUBusy*100)
+		ev += fmt.Sprintf("; this host's CPUs were %.0f%% busy, yet the member's own CPU did not explain its waits", broke.HostCPUBusy*100)
 	}
 	return result.CauseIOPSCap, ev
 }
@@ -360,18 +364,28 @@ func flatCeiling(steps []result.CapacityStep, broke *result.CapacityStep, lv cap
 // p99 climbed past half its limit from a fast one at the lowest rate and
 // its fsyncs fell behind the offered rate (under it by more than
 // fsyncs_flat_growth), while the device answered each write fast
-// (device_fast_await) and was not busy (device_idle) and this host's CPUs
-// were not busy: the writes waited at a cap that neither the device nor a
+// (device_fast_await) and was not busy (device_idle) and the CPU does not
+// explain the waits (cpuExplains): the writes waited at a cap that neither the device nor a
 // cgroup this host shows, as a cgroup's cap or a volume's throttle does.
 func offDevice(first result.CapacityStep, broke *result.CapacityStep, lv capacityLevels) (result.Cause, string) {
+	memberCPU, hostBusy := cpuExplains(broke, lv)
 	if broke.DeviceIOPS <= 0 || broke.WALFsyncP99 < lv.walLimit/2 || broke.WALFsyncs*lv.flatGrowth > broke.Offered ||
-		broke.DeviceAwait > lv.fastAwait || broke.DeviceUtil >= lv.idleUtil || broke.HostCPUBusy >= lv.busyHost {
+		broke.DeviceAwait > lv.fastAwait || broke.DeviceUtil >= lv.idleUtil || memberCPU || hostBusy {
 		return "", ""
 	}
 	return result.CauseIOPSCap, fmt.Sprintf("etcd's WAL fsync p99 rose from %s at %s puts/s to %s at %s, its fsyncs (%s/s) behind the rate offered, "+
 		"while the device answered each write in %s, %.0f%% busy, and this host's CPUs were %.0f%% busy: the writes waited at a cap that neither the device nor this host shows",
 		p99Words(first.WALFsyncP99, first.WALFsyncBound), rate(first.Offered), units.Seconds(broke.WALFsyncP99), rate(broke.Offered), rate(broke.WALFsyncs),
 		units.Seconds(broke.DeviceAwait), broke.DeviceUtil*100, broke.HostCPUBusy*100)
+}
+
+// cpuExplains says whether the CPU may explain a step's waits: the
+// verdict's rules named the member's CPU from its own process (memberCPU),
+// or this host's CPUs were busy while those rules, unable to see the
+// member's CPU wait, named neither it nor the disk (hostBusy). A member
+// whose rules named its disk was measured waiting for no CPU.
+func cpuExplains(st *result.CapacityStep, lv capacityLevels) (memberCPU, hostBusy bool) {
+	return st.Cause == result.CauseCPU, st.Cause != result.CauseCPU && st.Cause != result.CauseDisk && st.HostCPUBusy >= lv.busyHost
 }
 
 // hostCause refines what the verdict's rules named at the knee with what

@@ -226,11 +226,26 @@ func TestCapacityFlatCeiling(t *testing.T) {
 	oneStep[1].DeviceAwait, oneStep[1].HostCPUBusy = 0.000168, 0.39
 	// The same with the host's CPUs busy: not the cap.
 	oneStepBusy := slices.Clone(oneStep)
-	oneStepBusy[1].HostCPUBusy = 0.9
+	oneStepBusy[1].HostCPUBusy, oneStepBusy[1].Cause = 0.9, result.CauseNone
+	// The host's CPUs busy, but the member's own rules named its disk (it
+	// waited for no CPU): the cap.
+	oneStepDisk := slices.Clone(oneStep)
+	oneStepDisk[1].HostCPUBusy = 0.9
 	// A ceiling between the sweep's steps (1,000 under it): seen at the
 	// knee's middle step and the break only, 1.43x apart.
 	between := []result.CapacityStep{step(150, 0.001, 150, 400, 0.1), step(1000, 0.002, 1000, 2000, 0.4),
 		step(2000, 0.009, 1250, 2600, 0.9, check.BackendCommitP99), step(1400, 0.005, 1230, 2580, 0.85)}
+	// The same on a busy machine, as measured: the steps that broke named
+	// the member's CPU (it waited for one), the device 48-63% busy at a
+	// flat 1,942-1,967 IOPS: the cap, the CPU said beside it.
+	busyCap := []result.CapacityStep{step(150, 0.0016, 150, 503, 0.01), step(1000, 0.0071, 809, 1967, 0.21),
+		step(2000, 0.035, 815, 1942, 0.63, check.WALFsyncP99, check.BackendCommitP99), step(1400, 0.024, 816, 1951, 0.48, check.WALFsyncP99, check.BackendCommitP99)}
+	busyCap[2].Cause, busyCap[3].Cause = result.CauseCPU, result.CauseCPU
+	// Capped at 400 on a busy machine, as measured: the device wrote fewer
+	// IOPS at 1,000 than at 390 (445 against 514), still at its ceiling.
+	busyLow := []result.CapacityStep{step(150, 0.003, 149, 503, 0.03), step(1000, 0.11, 171, 445, 0.62, check.WALFsyncP99),
+		step(390, 0.063, 175, 514, 0.57, check.WALFsyncP99)}
+	busyLow[1].Cause, busyLow[2].Cause = result.CauseCPU, result.CauseCPU
 	// Capped at 400: fsyncs 288/s at 390 and 273/s at 1,000 offered.
 	low := []result.CapacityStep{step(150, 0.002, 150, 300, 0.3), step(1000, 0.0498, 273, 692, 0.85, check.WALFsyncP99), step(390, 0.03, 288, 724, 0.88, check.WALFsyncP99)}
 	lowHeld := slices.Clone(low)
@@ -246,7 +261,7 @@ func TestCapacityFlatCeiling(t *testing.T) {
 	// Flat fsyncs over an idle device while the host's CPUs were busy:
 	// the CPU, no cap.
 	idleBusy := []result.CapacityStep{step(150, 0.001, 150, 300, 0.1), step(1000, 0.003, 700, 1400, 0.2), step(2000, 0.012, 720, 1450, 0.2, check.WALFsyncP99)}
-	idleBusy[2].HostCPUBusy = 0.9
+	idleBusy[2].HostCPUBusy, idleBusy[2].Cause = 0.9, result.CauseNone
 	// The same without the device's figures (a member on another host):
 	// both are said.
 	both := slices.Clone(idleBusy)
@@ -263,13 +278,16 @@ func TestCapacityFlatCeiling(t *testing.T) {
 		{"cap at a high knee", high, 1400, result.CauseIOPSCap, "the volume delivered at most ~2,401 write IOPS (etcd's WAL fsyncs ~992/s) from 1,000 to 2,000 puts/s offered"},
 		{"cap at a high knee, 10s steps", high10, 1400, result.CauseIOPSCap, "the volume delivered at most ~2,595 write IOPS (etcd's WAL fsyncs ~1,089/s) from 1,000 to 2,000 puts/s offered"},
 		{"cap from the knee's middle step to the break", between, 1400, result.CauseIOPSCap, "from 1,400 to 2,000 puts/s offered"},
+		{"cap on a busy machine, the CPU named by the steps", busyCap, 1000, result.CauseIOPSCap, "the member also waited for a CPU"},
+		{"cap at a low knee on a busy machine", busyLow, 150, result.CauseIOPSCap, "the member also waited for a CPU"},
 		{"cap seen in one step", oneStep, 390, result.CauseIOPSCap, "the writes waited at a cap that neither the device nor this host shows"},
-		{"one step, the host's CPUs busy", oneStepBusy, 390, result.CauseDiskOrCPU, "its disk or its CPU limits it there"},
+		{"one step, the host's CPUs busy", oneStepBusy, 390, result.CauseCPU, "etcd's CPU limits it there"},
+		{"one step, the host's CPUs busy, the member's disk named", oneStepDisk, 390, result.CauseIOPSCap, "the writes waited at a cap"},
 		{"cap at a low knee, its middle step broke", low, 150, result.CauseIOPSCap, "from 390 to 1,000 puts/s offered"},
 		{"cap at a low knee, its middle step held", lowHeld, 390, result.CauseIOPSCap, "they queued below this host, at the volume"},
 		{"etcd batching on a busy host", batching, 2800, result.CauseCPU, "etcd's CPU limits it there"},
 		{"a disk bound by its latency", latency, 390, result.CauseDisk, "the disk's latency limits etcd there"},
-		{"a ceiling over an idle device, the host's CPUs busy", idleBusy, 1000, result.CauseDisk, "the disk's latency limits etcd there"},
+		{"a ceiling over an idle device, the host's CPUs busy", idleBusy, 1000, result.CauseCPU, "etcd's CPU limits it there"},
 		{"a ceiling with the host's CPUs busy, no device figures", both, 1000, result.CauseIOPSCapOrCPU, "measure the storage alone"},
 	} {
 		cap := &result.Capacity{ValueSize: 1024, Steps: slices.Clone(c.steps)}

@@ -156,10 +156,27 @@ func Capacity(ctx context.Context, o CapacityOptions) (*result.Capacity, error) 
 		// One step at the geometric middle of the knee, on two
 		// significant digits.
 		mid := math.Sqrt(held * bad)
+		midHeld := false
 		if mid = twoDigits(mid); mid > held && mid < bad {
-			if _, err := step(len(capacityRates), mid, o.Step, false); err != nil {
+			ok, err := step(len(capacityRates), mid, o.Step, false)
+			if err != nil {
 				judge.Capacity(c, o.Criteria)
 				return c, err
+			}
+			midHeld = ok
+		}
+		// The steps past the knee show a ceiling of etcd's writes (a
+		// cap) only when two of them reach it: when the one that broke
+		// is alone past the knee with its fsyncs behind the offered rate,
+		// one step √2 above it shows whether they stay there.
+		if midHeld || mid <= held || mid >= bad {
+			brokeAt := stepAt(c.Steps, bad)
+			if over := twoDigits(bad * math.Sqrt2); brokeAt != nil && over <= capacityRates[len(capacityRates)-1] &&
+				brokeAt.WALFsyncs*check.LimitOf(o.Criteria, check.FsyncsFlatGrowth) <= bad {
+				if _, err := step(len(capacityRates)+3, over, o.Step, false); err != nil {
+					judge.Capacity(c, o.Criteria)
+					return c, err
+				}
 			}
 		}
 	}
@@ -191,6 +208,16 @@ func Capacity(ctx context.Context, o CapacityOptions) (*result.Capacity, error) 
 	}
 	judge.Capacity(c, o.Criteria)
 	return c, nil
+}
+
+// stepAt is the sweep's step at offered rate r, if one ran.
+func stepAt(steps []result.CapacityStep, r float64) *result.CapacityStep {
+	for i := range steps {
+		if steps[i].Offered == r {
+			return &steps[i]
+		}
+	}
+	return nil
 }
 
 // twoDigits rounds a rate to two significant digits: 1414 is 1,400.
