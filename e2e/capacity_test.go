@@ -139,9 +139,14 @@ func TestDoctorCapacity(t *testing.T) {
 	})
 
 	t.Run("tmpfs", func(t *testing.T) {
-		ram := capacityRun(t, tmpfsDir(t))
+		// The sweep's etcd filled with 16 MiB first (--db-size): its first
+		// step is the verdict's load again, on the filled database.
+		ram := capacityRun(t, tmpfsDir(t), "--db-size", "16m")
 		if c := ram.Capacity; slices.Contains([]result.Cause{"disk", "disk_or_cpu", result.CauseIOPSCap}, c.Cause) || c.PutsPerS < 150 {
 			t.Errorf("tmpfs: %g puts/s, cause %s: %s; want past 150 and never the disk", c.PutsPerS, c.Cause, c.Answer)
+		}
+		if c := ram.Capacity; c.DBSize != 16<<20 || c.FillSeconds <= 0 || !strings.Contains(c.Answer, "on a database of 16.0 MiB") {
+			t.Errorf("tmpfs with --db-size 16m: db_size %d, filled in %gs, answer %q", c.DBSize, c.FillSeconds, c.Answer)
 		}
 	})
 

@@ -206,6 +206,14 @@ func TestCheckAndDoctorUsageErrors(t *testing.T) {
 		{"doctor", "--limit", "wal_fsync_p99=soon"},
 		{"doctor", "-o", "nosuch"},
 		{"doctor", "extra"},
+		{"doctor", "--endpoints", "127.0.0.1:1", "--capacity", "--db-size", "1g"},
+		{"doctor", "--capacity=false", "--db-size", "1g"},
+		{"doctor", "--value-size", "2m"},
+		{"doctor", "--volume-iops", "-3"},
+		{"doctor", "--capacity-confirm", "-1s"},
+		{"check", "--endpoints", "127.0.0.1:1", "--capacity", "--db-size", "1g"},
+		{"check", "--value-size", "2m"},
+		{"metrics", "--endpoints", "127.0.0.1:1", "--volume-mbps", "-1"},
 	}
 	if err := os.WriteFile(filepath.Join(dir, "file"), nil, 0o600); err != nil {
 		t.Fatal(err)

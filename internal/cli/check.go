@@ -138,7 +138,9 @@ also on Ctrl-C.`,
 		capacityOn bool
 		capStep    time.Duration
 		capConfirm time.Duration
+		sweep      sweepFlags
 	)
+	sweep.add(cmd.Flags())
 	cmd.Flags().BoolVar(&capacityOn, "capacity", false, "after the profile's load, raise the offered write rate step by step until a limit breaks: how many puts/s the cluster carries, and what breaks first (it loads the cluster up to 15,000 puts/s)")
 	cmd.Flags().DurationVar(&capStep, "capacity-step", pipeline.DefaultCapacityStep, "with --capacity, how long each step loads etcd")
 	cmd.Flags().DurationVar(&capConfirm, "capacity-confirm", pipeline.DefaultCapacityConfirm, "with --capacity, hold the answer this long after the knee (and a rate √2 lower if it breaks) (0: no confirm step)")
@@ -161,6 +163,9 @@ also on Ctrl-C.`,
 		if capConfirm < 0 {
 			return usageError("--capacity-confirm cannot be negative, got %s", capConfirm)
 		}
+		if err := sweep.apply(&prof, len(target.Conn.Endpoints) > 0, capacityOn); err != nil {
+			return err
+		}
 		if capStep <= 0 {
 			return usageError("--capacity-step must be positive, got %s", capStep)
 		}
@@ -168,7 +173,7 @@ also on Ctrl-C.`,
 			return usageError("--capacity writes each step under a prefix of its own: drop --prefix")
 		}
 		o := pipeline.CheckOptions{Target: target, Profile: prof, Duration: duration, Prefix: cf.prefix,
-			AutoCompact: cf.autoCompact, AutoDefrag: cf.autoDefrag, Criteria: criteria, Capacity: capacityOn, CapacityStep: capStep, CapacityConfirm: capConfirm}
+			AutoCompact: cf.autoCompact, AutoDefrag: cf.autoDefrag, Criteria: criteria, Capacity: capacityOn, CapacityStep: capStep, CapacityConfirm: capConfirm, DBSize: sweep.dbSize}
 		cf.conn.announceLoad(cmd, fmt.Sprintf("check perf's profile %s: %.0f puts/s of %d-byte values from %d clients for %s",
 			prof.Name, prof.Rate, prof.ValSize, prof.Clients, duration))
 		var stop func()

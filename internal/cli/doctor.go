@@ -34,6 +34,7 @@ func newDoctorCmd() *cobra.Command {
 		capacityOn  bool
 		capStep     time.Duration
 		capConfirm  time.Duration
+		sweep       sweepFlags
 		demand      float64
 		demandFrom  string
 		demandSince string
@@ -168,6 +169,7 @@ Exit codes: 0 pass or warn, 1 a location failed, 2 the run could not be done.`,
 	fl.DurationVar(&slowDelay, "simulate-fsync-delay", 0, "run on a slow view of each location whose fsyncs wait this long more (needs root and /dev/fuse)")
 	fl.StringArrayVar(&limits, "limit", nil, "override a limit: NAME=VALUE[,WARN], e.g. wal_fsync_p99=5ms (repeatable)")
 	volume.add(fl)
+	sweep.add(fl)
 	fl.StringVar(&reportPath, "report", defaultReport, "write the Result (JSON) to this file")
 	fl.BoolVar(&noReport, "no-report", false, "do not write the Result file")
 
@@ -228,6 +230,9 @@ Exit codes: 0 pass or warn, 1 a location failed, 2 the run could not be done.`,
 			dataDirs = nil
 		}
 		external := len(co.Endpoints) > 0
+		if err := sweep.apply(&prof, external || nf.on, capacityOn); err != nil {
+			return err
+		}
 		var target cluster.TargetOptions
 		if err := mf.options(cmd, co, &target); err != nil {
 			return err
@@ -304,7 +309,7 @@ Exit codes: 0 pass or warn, 1 a location failed, 2 the run could not be done.`,
 		}
 		o := pipeline.DoctorOptions{
 			DataDirs: dataDirs, Conn: co, Members: target.Members, Faults: target.Faults, Profile: prof, Duration: duration,
-			Capacity: capacityOn && (!(external || nf.on) || cmd.Flags().Changed("capacity")), CapacityStep: capStep, CapacityConfirm: capConfirm,
+			Capacity: capacityOn && (!(external || nf.on) || cmd.Flags().Changed("capacity")), CapacityStep: capStep, CapacityConfirm: capConfirm, DBSize: sweep.dbSize,
 			Demand: demand, DemandFrom: demandWords,
 			Disk: probe, SkipDisk: diskRuntime == 0, DiskExplicit: diskExplicit, Noise: noiseOn, SimulateFsyncDelay: slowDelay,
 			Criteria: criteria, Progress: &pipeline.DoctorProgress{},

@@ -130,6 +130,37 @@ func (v *volumeFlags) limits() ([]string, error) {
 	return out, nil
 }
 
+// sweepFlags shape the puts of a load and its capacity sweep as the
+// cluster has them: the values' size (--value-size) and the database's
+// (--db-size, filled into the sweep's own etcd first).
+type sweepFlags struct{ valueSize, dbSize int64 }
+
+// maxValueSize is etcd's default --max-request-bytes (1.5 MiB): a larger
+// put is refused.
+const maxValueSize = 3 << 19
+
+func (s *sweepFlags) add(fl *pflag.FlagSet) {
+	fl.Var(sizeValue{&s.valueSize}, "value-size", "the puts' value size, as the cluster's writes have it (default check perf's 1 KiB), e.g. 4k")
+	fl.Var(sizeValue{&s.dbSize}, "db-size", "fill the capacity sweep's own etcd with this much data first, as the cluster's database has (backend commits slow as it grows), e.g. 2g; not with --endpoints or --node")
+}
+
+// apply sets the profile's value size, or says why the flags cannot be.
+func (s *sweepFlags) apply(prof *check.Profile, external, capacity bool) error {
+	if s.valueSize > maxValueSize {
+		return usageError("--value-size %s: etcd refuses a request over %s (--max-request-bytes)", units.Size(s.valueSize), units.Size(maxValueSize))
+	}
+	if s.valueSize > 0 {
+		prof.ValSize = int(s.valueSize)
+	}
+	switch {
+	case s.dbSize > 0 && external:
+		return usageError("--db-size fills the sweep's own etcd: it would fill the cluster; run doctor on a directory of that storage instead")
+	case s.dbSize > 0 && !capacity:
+		return usageError("--db-size fills the capacity sweep's etcd: drop --capacity=false")
+	}
+	return nil
+}
+
 // criteriaOf is check.Table with --limit's settings and the volume's
 // stated figures applied; an error is a usage error.
 func criteriaOf(limits []string, vol *volumeFlags) ([]check.Criterion, error) {

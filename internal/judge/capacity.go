@@ -100,6 +100,9 @@ func Capacity(c *result.Capacity, criteria []check.Criterion) {
 		}
 	}
 	size := units.Bytes(float64(c.ValueSize))
+	if c.DBSize > 0 {
+		size += " on a database of " + units.Bytes(float64(c.DBSize))
+	}
 	if broke == nil {
 		last := c.Steps[len(c.Steps)-1]
 		c.Answer = fmt.Sprintf("carries etcd up to %s puts/s of %s within its limits, the most this sweep offered (%s achieved)",

@@ -9,7 +9,10 @@ import (
 	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/judge"
+	"github.com/etcdperf/etcdperf/internal/load"
+	"github.com/etcdperf/etcdperf/internal/loadrun"
 	"github.com/etcdperf/etcdperf/internal/result"
+	"github.com/etcdperf/etcdperf/internal/units"
 )
 
 // DefaultCapacityStep is how long each step of doctor's capacity sweep
@@ -58,6 +61,13 @@ type CapacityOptions struct {
 	// maxConfirms), so that the figure is one that held, not one that a
 	// short step's queue had no time to show breaking.
 	Confirm time.Duration
+	// DBSize, when positive, fills the sweep's own etcd with that many
+	// bytes of values before its first step (a database of the size the
+	// cluster has: backend commits slow as it grows); the verdict's load,
+	// which ran on an empty one, is then not the sweep's first step.
+	// Filling, when set, is told before the fill starts.
+	DBSize  int64
+	Filling func(bytes int64)
 	// Stepping, when set, is told each step before it starts (confirm
 	// is true for a confirm step).
 	Stepping func(rate float64, clients int, confirm bool)
@@ -81,7 +91,7 @@ const maxConfirms = 2
 // with what it measured when ctx ends or a step fails.
 func Capacity(ctx context.Context, o CapacityOptions) (*result.Capacity, error) {
 	c := &result.Capacity{ValueSize: o.Base.ValSize, KeySize: o.Base.KeySize, StepSeconds: o.Step.Seconds(), Demand: o.Demand, DemandFrom: o.DemandFrom}
-	if o.First != nil && o.First.Bench != nil {
+	if o.First != nil && o.First.Bench != nil && o.DBSize <= 0 {
 		// The verdict's load, judged as a check is (doctor judges its
 		// target later, as a whole).
 		first := *o.First
@@ -132,6 +142,21 @@ func Capacity(ctx context.Context, o CapacityOptions) (*result.Capacity, error) 
 		st.Confirm = confirm
 		c.Steps = append(c.Steps, st)
 		return len(st.Broke) == 0, err
+	}
+	if o.DBSize > 0 {
+		if o.Filling != nil {
+			o.Filling(o.DBSize)
+		}
+		start := time.Now()
+		if err := fill(ctx, conn, to.RunID, o.Base.KeySize, o.DBSize); err != nil {
+			return nil, fmt.Errorf("capacity sweep: fill etcd with %s first: %w", units.Bytes(float64(o.DBSize)), err)
+		}
+		c.DBSize, c.FillSeconds = o.DBSize, time.Since(start).Seconds()
+		// The verdict's load on the filled database: the first step.
+		if ok, err := step(len(capacityRates)+4, o.Base.Rate, o.Step, false); err != nil || !ok {
+			judge.Capacity(c, o.Criteria)
+			return c, err
+		}
 	}
 	held, bad := 0.0, 0.0
 	if len(c.Steps) > 0 {
@@ -208,6 +233,24 @@ func Capacity(ctx context.Context, o CapacityOptions) (*result.Capacity, error) 
 	}
 	judge.Capacity(c, o.Criteria)
 	return c, nil
+}
+
+// fillValue is the value size of the fill: large values fill a database
+// in few requests (the B-tree's size is what slows the commits).
+const fillValue = 32 << 10
+
+// fill writes size bytes of values under a prefix of the sweep's own in
+// the etcd at conn, as fast as 8 clients can, and keeps them there (the
+// sweep's etcd is its own, removed at its end).
+func fill(ctx context.Context, conn cluster.ConnOptions, runID string, keySize int, size int64) error {
+	n := max(size/fillValue, 1)
+	_, _, err := loadrun.Run(ctx, loadrun.Options{
+		Target:   cluster.TargetOptions{Conn: conn, RunID: runID + "-fill"},
+		Load:     load.Options{Workload: load.Put, Clients: 8, Total: n, KeySize: max(keySize, 16), ValSize: fillValue, KeySpaceSize: int(n), SequentialKeys: true},
+		Conns:    2,
+		KeepKeys: true,
+	})
+	return err
 }
 
 // stepAt is the sweep's step at offered rate r, if one ran.

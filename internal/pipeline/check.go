@@ -27,6 +27,8 @@ type CheckOptions struct {
 	// CapacityConfirm is how long the sweep holds its answer (0: no
 	// confirm step).
 	CapacityConfirm time.Duration
+	// DBSize fills the sweep's own etcd first (CapacityOptions.DBSize).
+	DBSize int64
 	// Target is the etcd to check. An embedded member always runs in a
 	// process of its own, so that its CPU and memory are told apart from
 	// the client's.
@@ -75,7 +77,7 @@ func Check(ctx context.Context, o CheckOptions) (*result.Result, error) {
 		if step <= 0 {
 			step = DefaultCapacityStep
 		}
-		res.Capacity, err = Capacity(ctx, CapacityOptions{Target: target, Base: o.Profile, First: res, Step: step, Confirm: o.CapacityConfirm, Device: o.Device, Criteria: o.Criteria})
+		res.Capacity, err = Capacity(ctx, CapacityOptions{Target: target, Base: o.Profile, First: res, Step: step, Confirm: o.CapacityConfirm, DBSize: o.DBSize, Device: o.Device, Criteria: o.Criteria})
 		if err != nil {
 			res.Error = errorText(err)
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/etcdperf/etcdperf/internal/noise"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/sysinfo"
+	"github.com/etcdperf/etcdperf/internal/units"
 )
 
 // Defaults of doctor: the whole run stays under 45s on one location (the
@@ -77,6 +78,8 @@ type DoctorOptions struct {
 	// CapacityConfirm is how long the sweep holds its answer (0: no
 	// confirm step).
 	CapacityConfirm time.Duration
+	// DBSize fills the sweep's own etcd first (CapacityOptions.DBSize).
+	DBSize int64
 	// Demand is the peak write demand (puts/s) the capacity is judged
 	// against, DemandFrom where it came from ("--demand").
 	Demand     float64
@@ -351,7 +354,10 @@ func doctorTarget(ctx context.Context, o DoctorOptions, dir, runID string) (res 
 		o.Progress.set("starting etcd on %s for the capacity sweep", where)
 		capRes, capErr := Capacity(ctx, CapacityOptions{
 			Target: target, Base: o.Profile, First: r, Step: step, Device: device, Criteria: o.Criteria, Demand: o.Demand, DemandFrom: o.DemandFrom,
-			Confirm: o.CapacityConfirm,
+			Confirm: o.CapacityConfirm, DBSize: o.DBSize,
+			Filling: func(b int64) {
+				o.Progress.set("capacity sweep on %s: filling its etcd with %s first", where, units.Bytes(float64(b)))
+			},
 			Stepping: func(rate float64, clients int, confirm bool) {
 				if confirm {
 					o.Progress.set("capacity sweep on %s: holding %.0f puts/s for %s to confirm it", where, rate, o.CapacityConfirm)

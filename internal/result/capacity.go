@@ -22,7 +22,11 @@ type Capacity struct {
 	Evidence string `json:"evidence,omitempty"`
 	// StepSeconds is how long each step of the sweep lasted; ConfirmSeconds
 	// how long a confirm step held the answer (0: none ran).
-	StepSeconds    float64        `json:"step_seconds"`
+	StepSeconds float64 `json:"step_seconds"`
+	// DBSize is the bytes of values the sweep's etcd was filled with
+	// before its first step (--db-size), FillSeconds how long that took.
+	DBSize         int64          `json:"db_size,omitempty"`
+	FillSeconds    float64        `json:"fill_seconds,omitempty"`
 	ConfirmSeconds float64        `json:"confirm_seconds,omitempty"`
 	Steps          []CapacityStep `json:"steps"`
 	// Demand is the cluster's peak write demand the storage is judged
