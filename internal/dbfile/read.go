@@ -124,7 +124,7 @@ func Read(ctx context.Context, path string, o Options) (*result.DB, error) {
 	out := &result.DB{Path: path, FileSize: float64(fi.Size()), KubePrefixes: o.KubePrefixes, Quota: float64(o.Quota),
 		QuotaSource: "--quota-backend-bytes"}
 	if o.Quota <= 0 {
-		out.Quota, out.QuotaSource = DefaultQuota, "etcd's default --quota-backend-bytes (2 GiB)"
+		out.Quota, out.QuotaSource = DefaultQuota, "etcd's default --quota-backend-bytes"
 	}
 	st := db.Stats()
 	out.PageSize = db.Info().PageSize

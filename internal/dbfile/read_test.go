@@ -57,6 +57,22 @@ func snapshot(t *testing.T, c *clientv3.Client) string {
 	return path
 }
 
+// keep copies a file a test read to $ETCDPERF_KEEP_DB (a directory), to
+// look at etcdperf db's views of it (docs/db.md's examples).
+func keep(t *testing.T, path, name string) {
+	dir := os.Getenv("ETCDPERF_KEEP_DB")
+	if dir == "" {
+		return
+	}
+	b, err := os.ReadFile(path)
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, name), b, 0o600)
+	}
+	if err != nil {
+		t.Errorf("keep %s: %v", path, err)
+	}
+}
+
 // A snapshot of an etcd filled with etcdperf scale's Kubernetes-shaped
 // objects: the counts per resource come back exactly, and so do the bytes
 // of keys and values, live and history (updates, deletions after a
@@ -137,6 +153,7 @@ func TestReadScaleSnapshot(t *testing.T) {
 	}
 	last := putAll(t, c, ops)
 	path := snapshot(t, c)
+	keep(t, path, "scale-snap.db")
 
 	start := time.Now()
 	d, err := Read(ctx, path, Options{Top: 5})
@@ -238,6 +255,7 @@ func TestReadFragmented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	keep(t, em.DB, "fragmented.db")
 	bdb, err := bolt.Open(em.DB, 0o400, &bolt.Options{ReadOnly: true, PreLoadFreelist: true, Timeout: time.Second})
 	if err != nil {
 		t.Fatal(err)

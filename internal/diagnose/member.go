@@ -96,7 +96,7 @@ func Members(r *result.Result) []Member {
 	if d := r.DB; d != nil && d.Size > 0 {
 		// A database file: etcd holds the quota against its B-tree, and
 		// a defragmentation shrinks the file to what is in use.
-		ms = append(ms, Member{Name: "the database file", DBSize: d.Size, DBSizeInUse: d.SizeInUse, Quota: d.Quota,
+		ms = append(ms, Member{Name: d.Path, DBSize: d.Size, DBSizeInUse: d.SizeInUse, Quota: d.Quota,
 			QuotaSource: d.QuotaSource, dbOnly: true})
 	}
 	if st, ok := lastStep(r.Scale); ok && st.DBSize > 0 {

@@ -25,7 +25,7 @@ func dbSummary(r *result.Result) string {
 	if d == nil {
 		return ""
 	}
-	s := fmt.Sprintf("%d keys, %s live and %s of history in a %s database (%s in use, %.0f%% of its %s quota)",
+	s := fmt.Sprintf("%d keys, %s live and %s of history in a %s database (%s in use, %.1f%% of its %s quota)",
 		d.Totals.Keys, units.Bytes(d.Totals.LiveBytes), units.Bytes(d.Totals.HistoryBytes), units.Bytes(d.Size),
 		units.Bytes(d.SizeInUse), 100*d.Size/d.Quota, units.Bytes(d.Quota))
 	if len(d.Resources) > 0 {
