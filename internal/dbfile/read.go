@@ -68,6 +68,9 @@ func notDB(path, why string) *FileError {
 	return &FileError{Path: path, Msg: fmt.Sprintf("%s is not an etcd database (bbolt): %s; give a snapshot (etcdctl snapshot save snap.db) or a copy of a member's member/snap/db", path, why)}
 }
 
+// minPage is the smallest page bbolt writes (etcd's are the OS page, 4 KiB).
+const minPage = 4096
+
 // lockWait is how long Open tries for the shared lock: bbolt tries once,
 // and would wait for ever with no timeout.
 const lockWait = time.Millisecond
@@ -98,6 +101,9 @@ func Read(ctx context.Context, path string, o Options) (*result.DB, error) {
 	if fi.Size() == 0 {
 		// bbolt would initialise an empty file: never let it try.
 		return nil, notDB(path, "it is empty")
+	}
+	if fi.Size() < 2*minPage {
+		return nil, notDB(path, fmt.Sprintf("it holds %d bytes, less than the two meta pages that start a bbolt file: it is truncated or not a database", fi.Size()))
 	}
 	if len(o.KubePrefixes) == 0 {
 		o.KubePrefixes = DefaultKubePrefixes
