@@ -48,6 +48,7 @@ the run could not be carried out.`,
 	root.AddCommand(newCheckCmd(), newDoctorCmd())
 	root.AddCommand(newMetricsCmd())
 	root.AddCommand(newDiscoverCmd())
+	root.AddCommand(newDBCmd())
 	return root
 }
 

@@ -93,6 +93,12 @@ func Members(r *result.Result) []Member {
 			}
 		}
 	}
+	if d := r.DB; d != nil && d.Size > 0 {
+		// A database file: etcd holds the quota against its B-tree, and
+		// a defragmentation shrinks the file to what is in use.
+		ms = append(ms, Member{Name: d.Path, DBSize: d.Size, DBSizeInUse: d.SizeInUse, Quota: d.Quota,
+			QuotaSource: d.QuotaSource, dbOnly: true})
+	}
 	if st, ok := lastStep(r.Scale); ok && st.DBSize > 0 {
 		ms = append(ms, Member{Name: "the largest member", DBSize: st.DBSize, DBSizeInUse: st.DBSizeInUse,
 			Quota: quotaOf(r.Scale), QuotaSource: quotaSource(r.Scale), dbOnly: true})

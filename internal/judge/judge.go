@@ -23,6 +23,7 @@ var judges = map[string]Func{
 	result.KindMetrics:   Metrics,
 	result.KindPromCheck: PromCheck,
 	result.KindScale:     Scale,
+	result.KindDB:        DB,
 }
 
 // Judge judges r by its kind's judgement: checks, findings, verdict and

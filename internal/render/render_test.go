@@ -218,3 +218,18 @@ func textOf(t *testing.T, r *result.Result) string {
 	}
 	return buf.String()
 }
+
+// The db views of two real files: a snapshot of scale's objects, and a
+// member's database fragmented by deletes, near a small quota.
+func TestDBTextAndCSVGolden(t *testing.T) {
+	for _, name := range []string{"db-scale", "db-fragmented"} {
+		t.Run(name, func(t *testing.T) {
+			res, txt, tab, recs := textAndCSV(t, name)
+			testutil.Golden(t, name+".txt", txt.Bytes())
+			testutil.Golden(t, name+".csv", tab.Bytes())
+			if len(recs) != len(res.DB.Resources)+1 {
+				t.Errorf("CSV has %d rows for %d resources", len(recs), len(res.DB.Resources))
+			}
+		})
+	}
+}

@@ -89,7 +89,13 @@ const (
 func Rows(runs []Run) []Row {
 	var rows []Row
 	for _, s := range sections() {
-		for _, m := range s.Metrics {
+		ms := s.Metrics
+		if s.MetricsOf != nil {
+			if with := runsWith(s, runs); len(with) > 0 {
+				ms = append(append([]Metric(nil), ms...), s.MetricsOf(with)...)
+			}
+		}
+		for _, m := range ms {
 			row := Row{Metric: m, Values: make([]*Value, len(runs)), Ratios: make([]float64, len(runs)), Best: NoBest}
 			any := false
 			for i, r := range runs {

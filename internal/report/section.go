@@ -38,6 +38,10 @@ type Section struct {
 	Has func(r *result.Result) bool
 	// Metrics are the section's rows in the summary table and in compare.
 	Metrics []Metric
+	// MetricsOf, when set, adds rows that depend on the runs (one per
+	// resource a database holds), after Metrics; it gets the runs that
+	// have the section.
+	MetricsOf func(runs []Run) []Metric
 	// Build returns the section's charts, tables and notes for the runs
 	// that have it (at least one).
 	Build func(runs []Run) Block

@@ -13,5 +13,6 @@ const (
 	KindPromCheck  = "prom-check"
 	KindScale      = "scale"
 	KindDiscover   = "discover"
+	KindDB         = "db"
 	KindCompare    = "compare"
 )

@@ -19,6 +19,7 @@ import (
 //	logs                          *LogsParams
 //	prom, prom-check              *PromParams
 //	discover                      *DiscoverParams
+//	db                            *DBParams
 //	a kind this version does not know RawParams
 //
 // A key appears in the JSON when the command set it; a *bool or *int field
@@ -35,6 +36,7 @@ func (*MetricsParams) params()   {}
 func (*LogsParams) params()      {}
 func (*PromParams) params()      {}
 func (*DiscoverParams) params()  {}
+func (*DBParams) params()        {}
 func (RawParams) params()        {}
 
 // RawParams are the params of a Result of a kind this version of etcdperf
@@ -242,6 +244,15 @@ type DiscoverParams struct {
 	Root string `json:"root"`
 }
 
+// DBParams are `etcdperf db`'s.
+type DBParams struct {
+	Path string `json:"path"`
+	// Quota is --quota-backend-bytes, 0 when not given (etcd's default).
+	Quota        float64  `json:"quota,omitempty"`
+	KubePrefixes []string `json:"kube_prefixes"`
+	Top          int      `json:"top"`
+}
+
 // paramsFor is the type of the params of a Result of kind, under a Result
 // of kind parent ("" at the top): a doctor's targets hold their load's.
 func paramsFor(kind, parent string, kube bool) Params {
@@ -270,6 +281,8 @@ func paramsFor(kind, parent string, kube bool) Params {
 		return &PromParams{}
 	case KindDiscover:
 		return &DiscoverParams{}
+	case KindDB:
+		return &DBParams{}
 	}
 	return nil
 }

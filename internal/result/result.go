@@ -94,6 +94,8 @@ type Result struct {
 	Capacity *Capacity `json:"capacity,omitempty"`
 	// The section of discover.
 	Discover *Discover `json:"discover,omitempty"`
+	// The section of db: what a database file holds.
+	DB *DB `json:"db,omitempty"`
 	// Limits are the levels the run was judged by that differ from the
 	// defaults (set with --limit).
 	Limits []Limit `json:"limits,omitempty"`

@@ -1,0 +1,525 @@
+// Package dbfile reads an etcd database file (a snapshot from etcdctl
+// snapshot save, or a copy of a member's member/snap/db) read-only with
+// bbolt, etcd's own storage, and says what fills it: the keys, their
+// bytes and the history kept per Kubernetes resource and per namespace,
+// the keys with the most revisions, the leases, and the file against the
+// B-tree in use. It never writes to the file and never waits on the lock
+// a running member holds on it.
+package dbfile
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"sort"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	"go.etcd.io/etcd/server/v3/lease/leasepb"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/etcdperf/etcdperf/internal/result"
+	"github.com/etcdperf/etcdperf/internal/units"
+)
+
+// DefaultQuota is etcd's default --quota-backend-bytes: 2 GiB.
+const DefaultQuota = 2 << 30
+
+// DefaultTop is how many namespaces, keys and leases are listed.
+const DefaultTop = 10
+
+// Options say how to read a file.
+type Options struct {
+	// KubePrefixes are kube-apiserver's --etcd-prefix values, each ending
+	// in /; DefaultKubePrefixes when empty.
+	KubePrefixes []string
+	// Top bounds the namespaces, churned keys and leases listed.
+	Top int
+	// Quota is --quota-backend-bytes; 0 is etcd's default.
+	Quota int64
+}
+
+// FileError says why a file cannot be read as an etcd database: locked by
+// a running member, not a bbolt file, or truncated. Nothing was read.
+type FileError struct {
+	Path string
+	// Locked is true when a running member holds the file.
+	Locked bool
+	Msg    string
+}
+
+func (e *FileError) Error() string { return e.Msg }
+
+func lockedError(path string) *FileError {
+	return &FileError{Path: path, Locked: true, Msg: fmt.Sprintf("%s is locked by a running etcd member: take a snapshot instead (etcdctl snapshot save snap.db) and run etcdperf db snap.db", path)}
+}
+
+func notDB(path, why string) *FileError {
+	return &FileError{Path: path, Msg: fmt.Sprintf("%s is not an etcd database (bbolt): %s; give a snapshot (etcdctl snapshot save snap.db) or a copy of a member's member/snap/db", path, why)}
+}
+
+// minPage is the smallest page bbolt writes (etcd's are the OS page, 4 KiB).
+const minPage = 4096
+
+// lockWait is how long Open tries for the shared lock: bbolt tries once,
+// and would wait for ever with no timeout.
+const lockWait = time.Millisecond
+
+// hashLen is the SHA-256 that etcd's snapshot stream appends to the
+// database (etcdutl checks it on restore when size%512 == 32).
+const hashLen = sha256.Size
+
+// Read reads the database file at path.
+func Read(ctx context.Context, path string, o Options) (*result.DB, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, &FileError{Path: path, Msg: fmt.Sprintf("%s does not exist: give a snapshot (etcdctl snapshot save snap.db) or a copy of a member's member/snap/db", path)}
+		}
+		return nil, &FileError{Path: path, Msg: err.Error()}
+	}
+	if fi.IsDir() {
+		msg := fmt.Sprintf("%s is a directory: give the database file, a snapshot (etcdctl snapshot save snap.db) or a copy of a member's member/snap/db", path)
+		if db := filepath.Join(path, "member", "snap", "db"); fileExists(db) {
+			msg = fmt.Sprintf("%s is a member's data directory: its database is %s, which a running member locks; take a snapshot (etcdctl snapshot save snap.db) and run etcdperf db snap.db", path, db)
+		}
+		return nil, &FileError{Path: path, Msg: msg}
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, notDB(path, "it is not a regular file")
+	}
+	if fi.Size() == 0 {
+		// bbolt would initialise an empty file: never let it try.
+		return nil, notDB(path, "it is empty")
+	}
+	if fi.Size() < 2*minPage {
+		return nil, notDB(path, fmt.Sprintf("it holds %d bytes, less than the two meta pages that start a bbolt file: it is truncated or not a database", fi.Size()))
+	}
+	if len(o.KubePrefixes) == 0 {
+		o.KubePrefixes = DefaultKubePrefixes
+	}
+	if o.Top <= 0 {
+		o.Top = DefaultTop
+	}
+
+	// A first look at the meta pages only: the B-tree's end must be in
+	// the file before anything walks its pages (a page past the end of a
+	// mapped file is a SIGBUS, not an error).
+	hwm, err := treeSize(path)
+	if err != nil {
+		return nil, err
+	}
+	if hwm > fi.Size() {
+		return nil, &FileError{Path: path, Msg: fmt.Sprintf("%s is truncated: its B-tree runs to %d bytes but the file holds %d; copy it again whole, or take a snapshot (etcdctl snapshot save snap.db)", path, hwm, fi.Size())}
+	}
+	db, err := open(path, true)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	out := &result.DB{Path: path, FileSize: float64(fi.Size()), KubePrefixes: o.KubePrefixes, Quota: float64(o.Quota),
+		QuotaSource: "--quota-backend-bytes"}
+	if o.Quota <= 0 {
+		out.Quota, out.QuotaSource = DefaultQuota, "etcd's default --quota-backend-bytes"
+	}
+	st := db.Stats()
+	out.PageSize = db.Info().PageSize
+	out.FreePages, out.PendingPages = int64(st.FreePageN), int64(st.PendingPageN)
+	if err := walk(ctx, db, o, out); err != nil {
+		return nil, err
+	}
+	out.Size = float64(out.Pages) * float64(out.PageSize)
+	out.SizeInUse = out.Size - float64(out.FreePages+out.PendingPages)*float64(out.PageSize)
+	dataEnd := fi.Size()
+	if fi.Size()%512 == hashLen && fi.Size()-hashLen >= int64(out.Size) {
+		out.Snapshot = true
+		dataEnd -= hashLen
+		ok, err := snapshotHashOK(ctx, path, dataEnd)
+		if err != nil {
+			return nil, err
+		}
+		out.SnapshotHash = "ok"
+		if !ok {
+			out.SnapshotHash = "mismatch"
+			out.Notes = append(out.Notes, "the snapshot's SHA-256 does not match its content: the file was changed or cut after etcd wrote it, and etcdutl snapshot restore would refuse it")
+		}
+	}
+	out.Reclaimable = float64(dataEnd) - out.SizeInUse
+	if tail := float64(dataEnd) - out.Size; tail > 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("the file is %s larger than its B-tree: bbolt grew it ahead of its pages (a copy of a live member's file); a defragmentation gives that back too", units.Bytes(tail)))
+	}
+	return out, nil
+}
+
+func fileExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// open opens path read-only under a shared lock, refused at once when a
+// running member holds it; freelist loads bbolt's count of free pages
+// (it walks every page, so the file must hold them all).
+func open(path string, freelist bool) (db *bolt.DB, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if db != nil {
+				db.Close()
+			}
+			db, err = nil, notDB(path, fmt.Sprintf("bbolt failed on it (%v)", r))
+		}
+	}()
+	db, err = bolt.Open(path, 0o400, &bolt.Options{ReadOnly: true, Timeout: lockWait, PreLoadFreelist: freelist,
+		FreelistType: bolt.FreelistMapType})
+	switch {
+	case err == nil:
+		return db, nil
+	case errors.Is(err, berrors.ErrTimeout):
+		return nil, lockedError(path)
+	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrVersionMismatch):
+		return nil, notDB(path, err.Error())
+	case errors.Is(err, os.ErrPermission):
+		return nil, &FileError{Path: path, Msg: fmt.Sprintf("%s cannot be read: %v (run as its owner, or read a copy)", path, err)}
+	}
+	return nil, notDB(path, err.Error())
+}
+
+// treeSize opens path without walking it and returns the size of its
+// B-tree (the high-water mark of its pages).
+func treeSize(path string) (int64, error) {
+	db, err := open(path, false)
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	var size int64
+	err = db.View(func(tx *bolt.Tx) error { size = tx.Size(); return nil })
+	return size, err
+}
+
+func snapshotHashOK(ctx context.Context, path string, n int64) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	buf := make([]byte, 1<<20)
+	r := io.LimitReader(f, n)
+	for {
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+		k, err := r.Read(buf)
+		h.Write(buf[:k])
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return false, fmt.Errorf("reading %s: %w", path, err)
+		}
+	}
+	want := make([]byte, hashLen)
+	if _, err := f.ReadAt(want, n); err != nil {
+		return false, fmt.Errorf("reading %s: %w", path, err)
+	}
+	return bytes.Equal(h.Sum(nil), want), nil
+}
+
+// keyStat is what the key bucket holds of one key.
+type keyStat struct {
+	revs         int64
+	tomb         bool
+	lastData     int64
+	data, stored int64
+	lease        int64
+}
+
+// walk reads the buckets in one read transaction. A page that cannot be
+// read (a file damaged inside) is an error, not a crash.
+func walk(ctx context.Context, db *bolt.DB, o Options, out *result.DB) (err error) {
+	old := debug.SetPanicOnFault(true)
+	defer debug.SetPanicOnFault(old)
+	defer func() {
+		if r := recover(); r != nil {
+			err = notDB(out.Path, fmt.Sprintf("a page could not be read (%v): the file is damaged", r))
+		}
+	}()
+	return db.View(func(tx *bolt.Tx) error {
+		out.Pages = tx.Size() / int64(db.Info().PageSize)
+		if err := tx.ForEach(func(name []byte, b *bolt.Bucket) error {
+			s := b.Stats()
+			out.Buckets = append(out.Buckets, result.DBBucket{Name: string(name), Keys: int64(s.KeyN),
+				InUse: float64(s.LeafInuse + s.BranchInuse), Pages: int64(s.LeafPageN + s.BranchPageN + s.LeafOverflowN + s.BranchOverflowN)})
+			return nil
+		}); err != nil {
+			return err
+		}
+		if tx.Bucket([]byte("key")) == nil || tx.Bucket([]byte("meta")) == nil {
+			return notDB(out.Path, "it is a bbolt file without etcd's key and meta buckets")
+		}
+		readMeta(tx.Bucket([]byte("meta")), out)
+		readAlarms(tx.Bucket([]byte("alarm")), out)
+		keys, stats, err := readKeys(ctx, tx.Bucket([]byte("key")), out)
+		if err != nil {
+			return err
+		}
+		leases := readLeases(tx.Bucket([]byte("lease")))
+		summarise(keys, stats, leases, o, out)
+		return nil
+	})
+}
+
+func readMeta(b *bolt.Bucket, out *result.DB) {
+	u64 := func(name string) uint64 {
+		if v := b.Get([]byte(name)); len(v) >= 8 {
+			return binary.BigEndian.Uint64(v)
+		}
+		return 0
+	}
+	out.ConsistentIndex, out.Term = u64("consistent_index"), u64("term")
+	out.CompactRevision = int64(u64("finishedCompactRev"))
+	if s := int64(u64("scheduledCompactRev")); s != out.CompactRevision {
+		out.ScheduledCompactRevision = s
+	}
+}
+
+func readAlarms(b *bolt.Bucket, out *result.DB) {
+	if b == nil {
+		return
+	}
+	_ = b.ForEach(func(k, _ []byte) error {
+		var a pb.AlarmMember
+		if proto.Unmarshal(k, &a) == nil && a.Alarm != pb.AlarmType_NONE {
+			out.Alarms = append(out.Alarms, fmt.Sprintf("%s (member %x)", a.Alarm, a.MemberID))
+		}
+		return nil
+	})
+}
+
+// revLen is a revision key's length: 8 bytes of main revision, '_', 8 of
+// sub revision; a deletion (tombstone) has a 't' after them.
+const revLen = 17
+
+func readKeys(ctx context.Context, b *bolt.Bucket, out *result.DB) ([]string, []keyStat, error) {
+	index := map[string]int{}
+	var keys []string
+	var stats []keyStat
+	var kv mvccpb.KeyValue
+	bad := 0
+	c := b.Cursor()
+	n := 0
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if n++; n%8192 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, nil, err
+			}
+		}
+		if (len(k) != revLen && !(len(k) == revLen+1 && k[revLen] == 't')) || k[8] != '_' {
+			bad++
+			continue
+		}
+		main := int64(binary.BigEndian.Uint64(k[:8]))
+		if err := proto.Unmarshal(v, &kv); err != nil {
+			bad++
+			continue
+		}
+		tomb := len(k) == revLen+1
+		i, ok := index[string(kv.Key)]
+		if !ok {
+			i = len(stats)
+			index[string(kv.Key)] = i
+			keys = append(keys, string(kv.Key))
+			stats = append(stats, keyStat{})
+		}
+		s := &stats[i]
+		data := int64(len(kv.Key) + len(kv.Value))
+		s.revs++
+		s.data += data
+		s.stored += int64(len(k) + len(v))
+		s.lastData, s.tomb, s.lease = data, tomb, kv.Lease
+		if main > out.Revision {
+			out.Revision = main
+		}
+	}
+	if bad > 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("%d entries of the key bucket are not etcd revisions and were skipped", bad))
+	}
+	return keys, stats, nil
+}
+
+type leaseAgg struct {
+	id, ttl, remaining, keys int64
+	resources                map[string]int64
+}
+
+func readLeases(b *bolt.Bucket) map[int64]*leaseAgg {
+	out := map[int64]*leaseAgg{}
+	if b == nil {
+		return out
+	}
+	_ = b.ForEach(func(k, v []byte) error {
+		var l leasepb.Lease
+		if len(k) != 8 || proto.Unmarshal(v, &l) != nil {
+			return nil
+		}
+		id := int64(binary.BigEndian.Uint64(k))
+		out[id] = &leaseAgg{id: id, ttl: l.TTL, remaining: l.RemainingTTL, resources: map[string]int64{}}
+		return nil
+	})
+	return out
+}
+
+func add(u *result.DBUsage, s keyStat) {
+	u.StoredBytes += float64(s.stored)
+	if s.tomb {
+		u.DeletedKeys++
+		u.HistoryRevisions += s.revs
+		u.HistoryBytes += float64(s.data)
+		return
+	}
+	u.Keys++
+	u.LiveBytes += float64(s.lastData)
+	u.HistoryRevisions += s.revs - 1
+	u.HistoryBytes += float64(s.data - s.lastData)
+	if s.lease != 0 {
+		u.LeasedKeys++
+	}
+}
+
+func summarise(keys []string, stats []keyStat, leases map[int64]*leaseAgg, o Options, out *result.DB) {
+	type resAgg struct {
+		r   result.DBResource
+		nss map[string]bool
+	}
+	res := map[string]*resAgg{}
+	nss := map[string]*result.DBNamespace{}
+	var churn []int
+	for i, key := range keys {
+		s := stats[i]
+		pl := Classify([]byte(key), o.KubePrefixes)
+		id := pl.Prefix + "\x00" + pl.Resource
+		ra := res[id]
+		if ra == nil {
+			ra = &resAgg{r: result.DBResource{Name: pl.Resource, Class: pl.Class, Prefix: pl.Prefix}, nss: map[string]bool{}}
+			res[id] = ra
+		}
+		add(&ra.r.DBUsage, s)
+		add(&out.Totals, s)
+		if pl.Namespace != "" {
+			ra.nss[pl.Namespace] = true
+			ns := nss[pl.Namespace]
+			if ns == nil {
+				ns = &result.DBNamespace{Name: pl.Namespace}
+				nss[pl.Namespace] = ns
+			}
+			add(&ns.DBUsage, s)
+		}
+		if s.revs > 1 {
+			churn = append(churn, i)
+		}
+		if !s.tomb && s.lease != 0 {
+			if l, ok := leases[s.lease]; ok {
+				l.keys++
+				l.resources[pl.Resource]++
+				out.Leases.Keys++
+			} else {
+				out.Leases.Missing++
+			}
+		}
+	}
+	// Resources of one name under two prefixes (OpenShift's) are told
+	// apart by their prefix.
+	names := map[string]int{}
+	for _, ra := range res {
+		names[ra.r.Name]++
+	}
+	for _, ra := range res {
+		ra.r.Namespaces = len(ra.nss)
+		if names[ra.r.Name] > 1 && ra.r.Class != result.DBClassOther {
+			ra.r.Name = ra.r.Prefix
+		}
+		out.Resources = append(out.Resources, ra.r)
+	}
+	sort.Slice(out.Resources, func(i, j int) bool {
+		a, b := out.Resources[i], out.Resources[j]
+		if a.Bytes() != b.Bytes() {
+			return a.Bytes() > b.Bytes()
+		}
+		return a.Name < b.Name
+	})
+	out.NamespacesTotal = len(nss)
+	for _, ns := range nss {
+		out.Namespaces = append(out.Namespaces, *ns)
+	}
+	sort.Slice(out.Namespaces, func(i, j int) bool {
+		a, b := out.Namespaces[i], out.Namespaces[j]
+		if a.Bytes() != b.Bytes() {
+			return a.Bytes() > b.Bytes()
+		}
+		return a.Name < b.Name
+	})
+	if len(out.Namespaces) > o.Top {
+		out.Namespaces = out.Namespaces[:o.Top]
+	}
+	sort.Slice(churn, func(i, j int) bool {
+		a, b := stats[churn[i]], stats[churn[j]]
+		if a.revs != b.revs {
+			return a.revs > b.revs
+		}
+		if ha, hb := a.data-a.lastData, b.data-b.lastData; ha != hb {
+			return ha > hb
+		}
+		return keys[churn[i]] < keys[churn[j]]
+	})
+	for _, i := range churn[:min(len(churn), o.Top)] {
+		s := stats[i]
+		hist := s.data - s.lastData
+		if s.tomb {
+			hist = s.data
+		}
+		out.Churn = append(out.Churn, result.DBKey{Key: keys[i], Resource: Classify([]byte(keys[i]), o.KubePrefixes).Resource,
+			Revisions: s.revs, HistoryBytes: float64(hist), Deleted: s.tomb})
+	}
+	var ls []*leaseAgg
+	for _, l := range leases {
+		ls = append(ls, l)
+		if l.keys == 0 {
+			out.Leases.Empty++
+		}
+	}
+	out.Leases.Count = int64(len(leases))
+	sort.Slice(ls, func(i, j int) bool {
+		if ls[i].keys != ls[j].keys {
+			return ls[i].keys > ls[j].keys
+		}
+		return ls[i].id < ls[j].id
+	})
+	for _, l := range ls[:min(len(ls), o.Top)] {
+		if l.keys == 0 {
+			break
+		}
+		top, n := "", int64(0)
+		for r, k := range l.resources {
+			if k > n || k == n && r < top {
+				top, n = r, k
+			}
+		}
+		out.Leases.Top = append(out.Leases.Top, result.DBLease{ID: fmt.Sprintf("%x", l.id), TTL: l.ttl, RemainingTTL: l.remaining, Keys: l.keys, Resource: top})
+	}
+	if out.CompactRevision == 0 && out.Totals.HistoryRevisions > 0 {
+		out.Notes = append(out.Notes, "no compaction has run on this database: every revision since the start is kept (kube-apiserver compacts every 5 minutes; etcd's --auto-compaction-retention)")
+	}
+	if out.ScheduledCompactRevision > out.CompactRevision {
+		out.Notes = append(out.Notes, fmt.Sprintf("a compaction to revision %d was scheduled and did not finish (the last finished at %d): etcd finishes it when it starts again", out.ScheduledCompactRevision, out.CompactRevision))
+	}
+}
