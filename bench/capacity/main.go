@@ -45,14 +45,15 @@ func main() {
 	disk := flag.String("disk", "/var/tmp", "a directory on a disk")
 	tmpfs := flag.String("tmpfs", "/dev/shm", "a directory on tmpfs")
 	iops := flag.Int("iops-limit", 1500, "the capped location's write IOPS cap (0: no capped location)")
+	only := flag.String("only", "", "run only the location of this name (disk, tmpfs, or the capped one's)")
 	flag.Parse()
-	if err := run(*runs, *refStep, *disk, *tmpfs, *iops); err != nil {
+	if err := run(*runs, *refStep, *disk, *tmpfs, *iops, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "capacity:", err)
 		os.Exit(2)
 	}
 }
 
-func run(runs int, refStep time.Duration, disk, tmpfs string, iops int) error {
+func run(runs int, refStep time.Duration, disk, tmpfs string, iops int, only string) error {
 	tmp, err := os.MkdirTemp("", "capacity-")
 	if err != nil {
 		return err
@@ -77,6 +78,9 @@ func run(runs int, refStep time.Duration, disk, tmpfs string, iops int) error {
 	}
 	fmt.Printf("%-22s %4s %8s  %s\n", "location", "run", "seconds", "capacity, cause")
 	for _, l := range locs {
+		if only != "" && l.name != only {
+			continue
+		}
 		var got []outcome
 		text := filepath.Join(tmp, fmt.Sprintf("%d.txt", len(l.name)))
 		for r := 1; r <= runs; r++ {
@@ -94,11 +98,18 @@ func run(runs int, refStep time.Duration, disk, tmpfs string, iops int) error {
 		}
 		ref := "-"
 		if refStep > 0 {
-			o, err := doctor(bin, append(l.args, "--capacity-step", refStep.String()))
+			// The reference's steps are long: it holds no confirm step.
+			o, err := doctor(bin, append(l.args, "--capacity-step", refStep.String(), "--capacity-confirm", "0"))
 			if err != nil {
 				return fmt.Errorf("%s, reference: %w", l.name, err)
 			}
-			ref = fmt.Sprintf("%s (%s per step, %.0fs)", o, refStep, o.seconds)
+			within := 0
+			for _, g := range got {
+				if g.puts >= 0.75*o.puts && g.puts <= 1.25*o.puts {
+					within++
+				}
+			}
+			ref = fmt.Sprintf("%s (%s per step, %.0fs); %d of %d runs within ±25%% of it", o, refStep, o.seconds, within, len(got))
 		}
 		mode, n := mostFrequent(got)
 		secs := make([]float64, len(got))
