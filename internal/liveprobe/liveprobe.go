@@ -126,21 +126,31 @@ type Options struct {
 	Progress func(phase string)
 }
 
+// Outcome is what the probe beside a live member did: Row says it for the
+// target's row (DoctorTarget.DiskProbe); Disk is the probe's section when
+// it ran (Stopped set when the guard stopped it), Error the probe's own
+// error text, for the caller to put in its Result.
+type Outcome struct {
+	Row   string
+	Disk  *result.Disk
+	Error string
+}
+
 // Beside runs the disk probe in dir beside the live member at o.Conn,
-// after the window it was watched (or loaded) over: not at all when the
-// member's own WAL fsyncs in the window judge its disk (unless
-// o.Explicit), else paced at o.Disk.Rate and stopped as soon as the
+// after the window it was watched (or loaded) over, whose server section
+// is srv: not at all when the member's own WAL fsyncs in the window judge
+// its disk (unless o.Explicit), nor when the guard cannot read what it
+// guards on; else paced at o.Disk.Rate and stopped as soon as the
 // member's WAL fsync p99 over the last seconds passes etcd's limit or the
-// device is busier than probe_device_busy. What it did is said in row.DiskProbe, and
-// a stop in r.Disk.Stopped.
-func Beside(ctx context.Context, o Options, r *result.Result, row *result.DoctorTarget, dir, device string) error {
-	n, known := memberFsyncs(r.Server)
+// device is busier than probe_device_busy. It returns what it did.
+func Beside(ctx context.Context, o Options, srv *result.Server, dir, device string) (out Outcome, err error) {
+	n, known := memberFsyncs(srv)
 	window := units.Seconds(o.Window.Seconds())
 	enough := check.LimitOf(o.Criteria, check.MemberFsyncsEnough)
 	if known && float64(n) >= enough && !o.Explicit {
-		row.DiskProbe = fmt.Sprintf("not run: the member's own %d WAL fsyncs in %s judge its disk (%.0f are enough); nothing was written beside it",
+		out.Row = fmt.Sprintf("not run: the member's own %d WAL fsyncs in %s judge its disk (%.0f are enough); nothing was written beside it",
 			n, window, enough)
-		return nil
+		return out, nil
 	}
 	why := fmt.Sprintf("the member made only %d WAL fsyncs in %s, too few to judge its disk (%.0f are enough)", n, window, enough)
 	if o.Explicit {
@@ -151,8 +161,8 @@ func Beside(ctx context.Context, o Options, r *result.Result, row *result.Doctor
 	// probe was asked for by name; then the row says what it could not see.
 	blind := guardBlind(known, device)
 	if blind != "" && !o.Explicit {
-		row.DiskProbe = "not run: " + blind + ", so nothing would stop the probe if it slowed the member; nothing was written beside it"
-		return nil
+		out.Row = "not run: " + blind + ", so nothing would stop the probe if it slowed the member; nothing was written beside it"
+		return out, nil
 	}
 	if blind != "" {
 		why += "; the guard could not watch everything: " + blind
@@ -161,14 +171,14 @@ func Beside(ctx context.Context, o Options, r *result.Result, row *result.Doctor
 		// The node's member: a folder of its own beside its data dir.
 		d, err := discover.MakeProbeDir(o.Node, o.RunID)
 		if err != nil {
-			return err
+			return out, err
 		}
 		defer os.RemoveAll(d)
 		dir = d
 	}
 	t, err := cluster.Open(ctx, cluster.TargetOptions{Conn: o.Conn})
 	if err != nil {
-		return err
+		return out, err
 	}
 	defer t.Close()
 	limit, busy := check.LimitOf(o.Criteria, check.WALFsyncP99), check.LimitOf(o.Criteria, check.ProbeDeviceBusy)
@@ -197,12 +207,12 @@ func Beside(ctx context.Context, o Options, r *result.Result, row *result.Doctor
 	dres, derr := o.Probe(gctx, probe)
 	stop(nil)
 	<-guarded
-	row.DiskProbe = fmt.Sprintf("ran %s for at most %s: %s", pace, units.Seconds(probe.Runtime.Seconds()), why)
+	out.Row = fmt.Sprintf("ran %s for at most %s: %s", pace, units.Seconds(probe.Runtime.Seconds()), why)
 	var gs *guardStop
 	if errors.As(context.Cause(gctx), &gs) && ctx.Err() == nil {
 		// The guard's stop is the probe yielding, not a failure.
 		derr = nil
-		row.DiskProbe += "; stopped early: " + gs.why
+		out.Row += "; stopped early: " + gs.why
 		if dres != nil {
 			dres.Error = ""
 			dres.Disk.Stopped = gs.why
@@ -210,12 +220,9 @@ func Beside(ctx context.Context, o Options, r *result.Result, row *result.Doctor
 	}
 	if dres != nil {
 		dres.Disk.Rate = probe.Rate
-		r.Disk = dres.Disk
-		if dres.Error != "" {
-			r.Error = result.JoinError(r.Error, dres.Error)
-		}
+		out.Disk, out.Error = dres.Disk, dres.Error
 	}
-	return derr
+	return out, derr
 }
 
 // guardBlind says what the guard cannot see ("" when it sees all it

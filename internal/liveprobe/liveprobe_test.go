@@ -34,13 +34,12 @@ func TestBesideSkipsWhenTheMemberJudgesItsDisk(t *testing.T) {
 		t.Fatal("the probe ran beside a member whose fsyncs judge its disk")
 		return nil, nil
 	}}
-	r := &result.Result{Server: srv}
-	var row result.DoctorTarget
-	if err := Beside(context.Background(), o, r, &row, t.TempDir(), ""); err != nil {
+	out, err := Beside(context.Background(), o, srv, t.TempDir(), "")
+	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(row.DiskProbe, "not run: the member's own 450 WAL fsyncs in 30s judge its disk") || r.Disk != nil {
-		t.Errorf("row %q, disk %+v", row.DiskProbe, r.Disk)
+	if !strings.HasPrefix(out.Row, "not run: the member's own 450 WAL fsyncs in 30s judge its disk") || out.Disk != nil {
+		t.Errorf("row %q, disk %+v", out.Row, out.Disk)
 	}
 }
 
@@ -64,11 +63,10 @@ func TestBesideMemberFsyncsLevel(t *testing.T) {
 				t.Fatal("the probe ran without reaching the member")
 				return nil, nil
 			}}
-		var row result.DoctorTarget
-		err := Beside(ctx, o, &result.Result{Server: srv}, &row, t.TempDir(), anyDevice(t))
-		skipped := strings.HasPrefix(row.DiskProbe, "not run: the member's own 450 WAL fsyncs in 30s judge its disk")
+		out, err := Beside(ctx, o, srv, t.TempDir(), anyDevice(t))
+		skipped := strings.HasPrefix(out.Row, "not run: the member's own 450 WAL fsyncs in 30s judge its disk")
 		if skipped != c.skipped || (err == nil) != c.skipped {
-			t.Errorf("%v: row %q, err %v; want skipped %v", check.Changed(c.criteria), row.DiskProbe, err, c.skipped)
+			t.Errorf("%v: row %q, err %v; want skipped %v", check.Changed(c.criteria), out.Row, err, c.skipped)
 		}
 	}
 }
@@ -140,16 +138,15 @@ func TestBesideBlindGuard(t *testing.T) {
 				t.Fatalf("%s: the probe ran", c.name)
 				return nil, nil
 			}}
-		var row result.DoctorTarget
-		err := Beside(ctx, o, &result.Result{Server: c.srv}, &row, dir, c.device)
+		out, err := Beside(ctx, o, c.srv, dir, c.device)
 		if c.row == "" {
 			if err == nil {
-				t.Errorf("%s: the probe did not go on to reach the member (row %q)", c.name, row.DiskProbe)
+				t.Errorf("%s: the probe did not go on to reach the member (row %q)", c.name, out.Row)
 			}
 			continue
 		}
-		if err != nil || !strings.HasPrefix(row.DiskProbe, c.row) {
-			t.Errorf("%s: row %q, err %v; want %q", c.name, row.DiskProbe, err, c.row)
+		if err != nil || !strings.HasPrefix(out.Row, c.row) {
+			t.Errorf("%s: row %q, err %v; want %q", c.name, out.Row, err, c.row)
 		}
 		if ents, _ := os.ReadDir(dir); len(ents) > 0 {
 			t.Errorf("%s: %d files written beside the member", c.name, len(ents))

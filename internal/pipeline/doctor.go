@@ -301,13 +301,21 @@ func doctorTarget(ctx context.Context, o DoctorOptions, dir, runID string) (res 
 	// wanted, once its window is over.
 	afterWindow := func() (*result.Result, error) {
 		if live && (dir != "" || o.Node != nil) && !o.SkipDisk {
-			return finish(liveprobe.Beside(ctx, liveprobe.Options{
+			out, err := liveprobe.Beside(ctx, liveprobe.Options{
 				Conn: o.Conn, Node: o.Node, Disk: o.Disk, Window: o.Duration, Explicit: o.DiskExplicit, Criteria: o.Criteria, RunID: runID,
 				Probe: func(ctx context.Context, p diskprobe.Options) (*result.Result, error) {
 					return probeDisk(ctx, DiskOptions{Probe: p, Engine: EngineNative, Progress: o.Progress.disk()})
 				},
 				Progress: func(phase string) { o.Progress.set("%s", phase) },
-			}, r, &row, storage, device))
+			}, r.Server, storage, device)
+			row.DiskProbe = out.Row
+			if out.Disk != nil {
+				r.Disk = out.Disk
+			}
+			if out.Error != "" {
+				r.Error = result.JoinError(r.Error, out.Error)
+			}
+			return finish(err)
 		}
 		return finish(nil)
 	}
