@@ -1,0 +1,157 @@
+package diagnose
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/result"
+)
+
+// capped is a member whose cgroup caps its writes at 150 IOPS on vda, on a
+// device that completes a write in 0.1ms and flushes in 135µs.
+func capped(wrote float64) *result.MemberProcess {
+	return proc(prompt, func(p *result.MemberProcess) {
+		p.IOPSCap, p.CapDevice, p.CappedWriteIOPS = 150, "vda", wrote
+		p.DeviceFlushAwait, p.DeviceWriteAwait, p.DeviceUtil, p.DeviceWriteIOPS = 135e-6, 100e-6, 0.04, wrote
+	})
+}
+
+// device is a member on vda that wrote iops/s, each write taking await.
+func device(iops, await float64) *result.MemberProcess {
+	return proc(prompt, func(p *result.MemberProcess) {
+		p.DeviceWriteIOPS, p.DeviceWriteBytes, p.DeviceWriteAwait, p.DeviceFlushAwait, p.DeviceUtil = iops, iops*16384, await, await, 0.9
+	})
+}
+
+// withLimits sets the run's levels as --limit (and --volume-iops) do.
+func withLimits(t *testing.T, r *result.Result, limits ...string) *result.Result {
+	t.Helper()
+	criteria, err := check.Override(check.Table, limits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Limits = check.Changed(criteria)
+	return r
+}
+
+func findingByID(fs []result.Finding, id string) (result.Finding, bool) {
+	i := slices.IndexFunc(fs, func(f result.Finding) bool { return f.ID == id })
+	if i < 0 {
+		return result.Finding{}, false
+	}
+	return fs[i], true
+}
+
+// A member whose cgroup caps its writes and that used the cap is named
+// with the cap, not its disk (its device flushed fast); under its limits,
+// it is still named, as a warning; a cap it did not use is not named.
+func TestIOPSCapNamed(t *testing.T) {
+	ok := member{0.003, prompt}
+	for _, c := range []struct {
+		name    string
+		ms      []member
+		limits  []string
+		want    map[result.Cause]string
+		sev     result.Severity
+		verdict result.Verdict
+	}{
+		{"a cap used, its fsync slow: the cap, not the disk", []member{ok, ok, {0.04, capped(140)}}, nil,
+			map[result.Cause]string{result.CauseIOPSCap: "m3"}, result.Critical, result.Fail},
+		{"a cap used, its latencies under their limits: named as a warning", []member{ok, ok, {0.004, capped(140)}}, nil,
+			map[result.Cause]string{result.CauseIOPSCap: "m3"}, result.Warning, result.Warn},
+		{"a cap not used, its fsync slow on a slow device: the disk", []member{ok, ok, {0.04, proc(capped(30), func(p *result.MemberProcess) {
+			p.DeviceFlushAwait, p.DeviceWriteAwait = 0.03, 0.03
+		})}}, nil, map[result.Cause]string{result.CauseDisk: "m3"}, result.Critical, result.Fail},
+		{"a cap not used, its latencies under their limits: nothing named", []member{ok, ok, {0.004, capped(30)}}, nil,
+			map[result.Cause]string{}, "", result.Pass},
+		{"--limit iops_cap_used=0.95: 140 of 150 is not used enough", []member{ok, ok, {0.004, capped(140)}}, []string{"iops_cap_used=0.95"},
+			map[result.Cause]string{}, "", result.Pass},
+		{"--limit iops_cap_used=0.15: 30 of 150 is", []member{ok, ok, {0.004, capped(30)}}, []string{"iops_cap_used=0.15"},
+			map[result.Cause]string{result.CauseIOPSCap: "m3"}, result.Warning, result.Warn},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := withLimits(t, metricsOf(c.ms, nil), c.limits...)
+			fs := Run(r)
+			if got := causes(fs); fmt.Sprint(got) != fmt.Sprint(c.want) {
+				t.Fatalf("causes %v, want %v; findings %+v", got, c.want, fs)
+			}
+			if v := Verdict(r.Checks, fs); v != c.verdict {
+				t.Errorf("verdict %s, want %s", v, c.verdict)
+			}
+			f, ok := findingByID(fs, FindingMemberIOPSCap)
+			if !ok {
+				return
+			}
+			if f.Severity != c.sev {
+				t.Errorf("severity %s, want %s", f.Severity, c.sev)
+			}
+			for _, w := range []string{"caps its writes to vda at 150 IOPS", "the device itself (vda) completed a write in 100µs and flushed in 135µs"} {
+				if !strings.Contains(f.Title, w) {
+					t.Errorf("title %q lacks %q", f.Title, w)
+				}
+			}
+			if f.Recommendation == "" || !strings.Contains(f.Recommendation, "provisioned IOPS") {
+				t.Errorf("recommendation %q", f.Recommendation)
+			}
+		})
+	}
+	// A cap not used is said beside a disk verdict.
+	fs := Run(metricsOf([]member{{0.04, proc(capped(30), func(p *result.MemberProcess) { p.DeviceFlushAwait = 0.03 })}}, nil))
+	if f, ok := findingByID(fs, FindingMemberDisk); !ok || !strings.Contains(f.Title, "at 150 IOPS, of which it used 30/s (20%)") {
+		t.Errorf("disk finding %+v", fs)
+	}
+}
+
+// With the volume's provisioned IOPS stated, a device that wrote most of
+// them is at its cap (named whether its device was fast or slow), and one
+// under them has the headroom said.
+func TestVolumeIOPS(t *testing.T) {
+	ok := member{0.003, device(50, 0.0002)}
+	for _, c := range []struct {
+		name     string
+		ms       []member
+		limits   []string
+		want     map[result.Cause]string
+		title    string
+		headroom string
+	}{
+		{"not stated: a slow device is the disk", []member{ok, ok, {0.04, device(2900, 0.012)}}, nil,
+			map[result.Cause]string{result.CauseDisk: "m3"}, "", ""},
+		{"stated and used, the device queued: the cap", []member{ok, ok, {0.04, device(2900, 0.012)}}, []string{"volume_iops=3000"},
+			map[result.Cause]string{result.CauseIOPSCap: "m3"}, "the device wrote 2900 of the 3000 IOPS provisioned (97%)",
+			"the device wrote 50 of the 3000 IOPS provisioned (2%): 2950 to spare"},
+		{"stated and used, the latencies under their limits: a warning", []member{ok, ok, {0.005, device(2900, 0.001)}}, []string{"volume_iops=3000"},
+			map[result.Cause]string{result.CauseIOPSCap: "m3"}, "the device wrote 2900 of the 3000 IOPS provisioned (97%)", ""},
+		{"stated and not used: the disk, and the headroom", []member{ok, ok, {0.04, device(500, 0.012)}}, []string{"volume_iops=3000"},
+			map[result.Cause]string{result.CauseDisk: "m3"}, "", "the device wrote 500 of the 3000 IOPS provisioned (17%): 2500 to spare"},
+		{"--limit iops_cap_used=0.1: 500 of 3000 is used", []member{ok, ok, {0.04, device(500, 0.012)}}, []string{"volume_iops=3000", "iops_cap_used=0.1"},
+			map[result.Cause]string{result.CauseIOPSCap: "m3"}, "the device wrote 500 of the 3000 IOPS provisioned (17%)", ""},
+		{"throughput stated and used", []member{ok, ok, {0.04, device(2000, 0.012)}}, []string{"volume_write_bps=33554432"},
+			map[result.Cause]string{result.CauseIOPSCap: "m3"}, "the device wrote 31.2 MiB/s of the 32.0 MiB/s of throughput provisioned (98%)", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for i := range c.ms {
+				c.ms[i].proc = proc(c.ms[i].proc, func(p *result.MemberProcess) { p.Device = fmt.Sprintf("vd%c", 'a'+i) })
+			}
+			fs := Run(withLimits(t, metricsOf(c.ms, nil), c.limits...))
+			if got := causes(fs); fmt.Sprint(got) != fmt.Sprint(c.want) {
+				t.Fatalf("causes %v, want %v; findings %+v", got, c.want, fs)
+			}
+			if c.title != "" {
+				if f, ok := findingByID(fs, FindingMemberIOPSCap); !ok || !strings.Contains(f.Title, c.title) {
+					t.Errorf("no %s finding saying %q: %+v", FindingMemberIOPSCap, c.title, fs)
+				}
+			}
+			h, ok := findingByID(fs, "volume_headroom")
+			if len(c.limits) == 0 && ok {
+				t.Errorf("headroom said without a stated volume: %+v", h)
+			}
+			if c.headroom != "" && (!ok || !strings.Contains(h.Title, c.headroom) || h.Severity != result.Info) {
+				t.Errorf("no headroom saying %q: %+v", c.headroom, h)
+			}
+		})
+	}
+}
