@@ -59,6 +59,10 @@ type causeLevels struct {
 	// and bytes/s as the user states them (--volume-iops, --volume-mbps;
 	// 0: not stated).
 	volumeIOPS, volumeBPS float64
+	// deviceBusy: a device busy this share of the time has no time to
+	// spare; flatGrowth: writes/s that spread under this factor across the
+	// points at which the device was that busy are flat (at a ceiling).
+	deviceBusy, flatGrowth float64
 }
 
 func causeLevelsOf(r *result.Result) causeLevels {
@@ -68,6 +72,7 @@ func causeLevelsOf(r *result.Result) causeLevels {
 		hostBusy: LimitOf(r, check.MemberHostBusy), peerRTT: LimitOf(r, check.PeerRTT),
 		fastFactor: LimitOf(r, check.DeviceFastFactor),
 		capUsed:    LimitOf(r, check.IOPSCapUsed), volumeIOPS: LimitOf(r, check.VolumeIOPS), volumeBPS: LimitOf(r, check.VolumeWriteBPS),
+		deviceBusy: LimitOf(r, check.DeviceBusy), flatGrowth: LimitOf(r, check.FsyncsFlatGrowth),
 	}
 }
 
@@ -252,7 +257,15 @@ func memberBlames(r *result.Result) []blame {
 			case v.Process != nil && v.Process.Error != "":
 				why = "etcdperf could not measure its process: " + v.Process.Error
 			}
-			add(result.CauseDiskOrCPU, v.Name, fmt.Sprintf("%s, and %s", measured, why), symEv)
+			cause, hEv, hWords := historyDevice(lv, v.HostDisk)
+			if cause == result.CauseIOPSCap {
+				add(cause, v.Name, fmt.Sprintf("%s, while %s", measured, hWords), append(symEv, hEv...))
+				break
+			}
+			if hWords != "" {
+				why += "; " + hWords
+			}
+			add(result.CauseDiskOrCPU, v.Name, fmt.Sprintf("%s, and %s", measured, why), append(symEv, hEv...))
 		case len(capEv) > 0:
 			// A cap used: the writes waited for it, whatever the device's
 			// speed. The member's own CPU starvation is named beside it.
@@ -298,6 +311,10 @@ func memberBlames(r *result.Result) []blame {
 		// latencies stay under their limits.
 		if capEv, capWords := capEvidence(lv, v.Process); len(capEv) > 0 {
 			addAs(by, &order, sev, result.CauseIOPSCap, v.Name, fmt.Sprintf("%s, while %s", underLimits(v), strings.Join(capWords, "; ")), capEv)
+		} else if lv.volumeIOPS > 0 {
+			if cause, hEv, hWords := historyDevice(lv, v.HostDisk); cause == result.CauseIOPSCap {
+				addAs(by, &order, sev, cause, v.Name, fmt.Sprintf("%s, while %s", underLimits(v), hWords), hEv)
+			}
 		}
 		cpuEv, cpuWords := cpuStarvation(lv, v.Process, false)
 		if len(cpuEv) == 0 {

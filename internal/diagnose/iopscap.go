@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/etcdperf/etcdperf/internal/result"
@@ -184,4 +185,54 @@ func volumeHeadroom(r *result.Result) []result.Finding {
 	}
 	f.Title = "Headroom under the volume's provisioned figures: " + strings.Join(parts, "; ")
 	return []result.Finding{f}
+}
+
+// historyDevice judges what node-exporter says of the busiest device of a
+// member's host in a history: with the volume's provisioned IOPS stated,
+// a device that wrote iops_cap_used of them is at its cap; without, a
+// device busy device_busy of the time whose writes/s held flat (within
+// fsyncs_flat_growth across the points at which it was that busy) is at a
+// ceiling, a provisioned cap's or the disk's own, which the figures cannot
+// tell apart: the words say both and how to tell. Any other device is said
+// in words, with no cause (""). Without a device: nothing.
+func historyDevice(lv causeLevels, d *result.PromDisk) (result.Cause, []result.Evidence, string) {
+	if d == nil || len(d.WriteIOPS) == 0 {
+		return "", nil, ""
+	}
+	src := fmt.Sprintf("node-exporter's %s and node_disk_io_time_seconds_total (instance %s, device %s)", "node_disk_writes_completed_total", d.Instance, d.Device)
+	var peakW, peakB float64
+	var atBusy []float64
+	for i, w := range d.WriteIOPS {
+		peakW, peakB = max(peakW, w), max(peakB, d.Busy[i])
+		if d.Busy[i] >= lv.deviceBusy {
+			atBusy = append(atBusy, w)
+		}
+	}
+	which := fmt.Sprintf("the busiest of the %d devices of its host (%s, as node-exporter %s reports it)", d.Devices, d.Device, d.Instance)
+	ev := []result.Evidence{
+		{What: fmt.Sprintf("highest share of the time %s of node-exporter %s was busy, over %d point(s)", d.Device, d.Instance, len(d.Busy)), Observed: peakB, Limit: lv.deviceBusy, Unit: "ratio", Source: src},
+		{What: fmt.Sprintf("most writes per second %s of node-exporter %s completed", d.Device, d.Instance), Observed: peakW, Unit: "1/s", Source: src},
+	}
+	words := fmt.Sprintf("%s wrote up to %.0f/s, %.0f%% busy at most", which, peakW, 100*peakB)
+	if lv.volumeIOPS > 0 {
+		used := peakW / lv.volumeIOPS
+		ev = append(ev, result.Evidence{What: fmt.Sprintf("share of the volume's provisioned %.0f write IOPS (--volume-iops) that %s wrote at most", lv.volumeIOPS, d.Device),
+			Observed: used, Limit: lv.capUsed, Unit: "ratio", Source: src})
+		if used >= lv.capUsed {
+			return result.CauseIOPSCap, ev, fmt.Sprintf("%s: the device wrote %.0f of the %.0f IOPS provisioned (%.0f%%)", which, peakW, lv.volumeIOPS, 100*used)
+		}
+		return "", ev, fmt.Sprintf("%s; it wrote %.0f of the %.0f IOPS provisioned (%.0f%%): %.0f to spare", words, peakW, lv.volumeIOPS, 100*used, lv.volumeIOPS-peakW)
+	}
+	if len(atBusy) == 0 {
+		return "", ev, words
+	}
+	lo, hi := slices.Min(atBusy), slices.Max(atBusy)
+	if hi > lv.flatGrowth*lo {
+		return "", ev, fmt.Sprintf("%s, its writes/s rising from %.0f to %.0f while it was that busy", words, lo, hi)
+	}
+	ev = append(ev, result.Evidence{What: fmt.Sprintf("spread of the writes/s of %s across the %d point(s) at which it was busy %.0f%% of the time or more", d.Device, len(atBusy), 100*lv.deviceBusy),
+		Observed: hi / max(lo, 1e-9), Limit: lv.flatGrowth, Unit: "x", Source: src})
+	return result.CauseIOPSCap, ev, fmt.Sprintf("%s was %.0f%% busy at most while it wrote a flat %.0f-%.0f/s: a provisioned-IOPS cap or a disk at its limit "+
+		"(compare the writes/s with the volume's provisioned IOPS, or give --volume-iops; a disk at its limit also answers each write slowly: etcdperf disk --dir <the data dir> on that host)",
+		which, 100*peakB, lo, hi)
 }

@@ -155,3 +155,65 @@ func TestVolumeIOPS(t *testing.T) {
 		})
 	}
 }
+
+// hostDisk is node-exporter's busiest device of a member's host: writes/s
+// and busy share at each point.
+func hostDisk(writes, busy []float64) *result.PromDisk {
+	d := &result.PromDisk{Instance: "10.0.0.1:9100", Device: "nvme1n1", Devices: 2, WriteIOPS: writes, Busy: busy}
+	for i := range writes {
+		d.Time = append(d.Time, float64(1700000000+15*i))
+	}
+	return d
+}
+
+// A history with node-exporter's device of the member's host: writes flat
+// at a ceiling on a device near always busy, with a slow fsync, is a
+// write cap (or a disk at its limit: both said, and how to tell); with
+// --volume-iops, the writes are compared with it; writes that rise with a
+// busy device, or a device not busy, leave the disk or the CPU.
+func TestHistoryIOPSCap(t *testing.T) {
+	flat := hostDisk([]float64{3000, 2990, 3010, 2995}, []float64{0.98, 0.99, 0.97, 0.99})
+	rising := hostDisk([]float64{1000, 1800, 2600, 3000}, []float64{0.85, 0.9, 0.95, 0.99})
+	idle := hostDisk([]float64{140, 150, 148, 150}, []float64{0.03, 0.04, 0.03, 0.04})
+	for _, c := range []struct {
+		name   string
+		fsync  float64
+		disk   *result.PromDisk
+		limits []string
+		want   result.Cause
+		sev    result.Severity
+		title  string
+	}{
+		{"no device joined: the disk or the CPU", 0.02, nil, nil, result.CauseDiskOrCPU, result.Critical, "says nothing of its process"},
+		{"writes flat on a busy device: a cap or a disk at its limit", 0.02, flat, nil, result.CauseIOPSCap, result.Critical,
+			"a provisioned-IOPS cap or a disk at its limit (compare the writes/s with the volume's provisioned IOPS, or give --volume-iops"},
+		{"writes rising on a busy device: the disk or the CPU", 0.02, rising, nil, result.CauseDiskOrCPU, result.Critical, "rising from 1000 to 3000"},
+		{"an idle device: the disk or the CPU", 0.02, idle, nil, result.CauseDiskOrCPU, result.Critical, "wrote up to 150/s, 4% busy at most"},
+		{"--limit device_busy=0.999: no point that busy", 0.02, flat, []string{"device_busy=0.999"}, result.CauseDiskOrCPU, result.Critical, "99% busy at most"},
+		{"--volume-iops 3000, used", 0.02, rising, []string{"volume_iops=3000"}, result.CauseIOPSCap, result.Critical, "the device wrote 3000 of the 3000 IOPS provisioned (100%)"},
+		{"--volume-iops 16000, not used: the headroom said", 0.02, flat, []string{"volume_iops=16000"}, result.CauseDiskOrCPU, result.Critical,
+			"it wrote 3010 of the 16000 IOPS provisioned (19%): 12990 to spare"},
+		{"--volume-iops 3000, used, under the limits: a warning", 0.004, flat, []string{"volume_iops=3000"}, result.CauseIOPSCap, result.Warning, "of the 3000 IOPS provisioned"},
+		{"--volume-iops 3000, used, under the limits, iops_cap_used=1.01: nothing", 0.004, flat, []string{"volume_iops=3000", "iops_cap_used=1.01"}, "", "", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := historyResult(c.fsync, nil, 0)
+			r.Prom.Members[0].Disk = c.disk
+			fs := Run(withLimits(t, r, c.limits...))
+			got := causes(fs)
+			if c.want == "" {
+				if len(got) != 0 {
+					t.Fatalf("causes %v, want none", got)
+				}
+				return
+			}
+			if len(got) != 1 || got[c.want] != "10.0.0.1:2379" {
+				t.Fatalf("causes %v, want %s on 10.0.0.1:2379; findings %+v", got, c.want, fs)
+			}
+			i := slices.IndexFunc(fs, func(f result.Finding) bool { return f.Cause == c.want })
+			if f := fs[i]; f.Severity != c.sev || !strings.Contains(f.Title, c.title) {
+				t.Errorf("%s %s %q, want %s and %q", f.ID, f.Severity, f.Title, c.sev, c.title)
+			}
+		})
+	}
+}
