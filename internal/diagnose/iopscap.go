@@ -155,7 +155,7 @@ func volumeHeadroom(r *result.Result) []result.Finding {
 	}
 	f := result.Finding{ID: "volume_headroom", Severity: result.Info,
 		Recommendation: "The provisioned figures are what the volume lets etcd write per second, whatever its latency per write: keep the writes etcd does at its peak " +
-			"(etcdperf capacity finds it) well under them, or raise them (AWS EBS volume types; Azure managed disk sizes)."}
+			"(the capacity sweep of etcdperf doctor finds it) well under them, or raise them (AWS EBS volume types; Azure managed disk sizes)."}
 	var parts []string
 	for _, d := range devs {
 		var under []string
