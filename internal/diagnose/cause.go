@@ -270,6 +270,12 @@ func memberBlames(r *result.Result) []blame {
 			// A cap used: the writes waited for it, whatever the device's
 			// speed. The member's own CPU starvation is named beside it.
 			add(result.CauseIOPSCap, v.Name, fmt.Sprintf("%s, while %s", measured, with(capWords...)), append(slices.Clone(symEv), capEv...))
+			// A cgroup's cap holds the writes above the device, which then
+			// answers fast: a device slow as well is named beside it (a
+			// volume's cap below the guest makes its device look slow).
+			if devSlow && !volumeAtCap(lv, v.Process) {
+				add(result.CauseDisk, v.Name, fmt.Sprintf("%s, while %s", measured, devWords), append(slices.Clone(symEv), devEv...))
+			}
 			if ownEv, ownWords := cpuStarvation(lv, v.Process, false); len(ownEv) > 0 {
 				add(result.CauseCPU, v.Name, fmt.Sprintf("%s, while %s", measured, with(ownWords...)), append(symEv, ownEv...))
 			}

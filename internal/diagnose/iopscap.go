@@ -111,6 +111,20 @@ func volumeUse(lv causeLevels, p *result.MemberProcess) []volumeFigure {
 	return out
 }
 
+// volumeAtCap says whether the device under the member's WAL used the
+// volume's provisioned figures to the level capUsed.
+func volumeAtCap(lv causeLevels, p *result.MemberProcess) bool {
+	if !p.Measured() || p.Device == "" || p.Volatile {
+		return false
+	}
+	for _, v := range volumeUse(lv, p) {
+		if v.used >= lv.capUsed {
+			return true
+		}
+	}
+	return false
+}
+
 // capNote says of a member whose cgroup caps its writes, under the level
 // at which the cap is the cause, how much of it it used ("" without a cap).
 func capNote(p *result.MemberProcess) string {
