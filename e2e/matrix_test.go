@@ -88,6 +88,11 @@ var (
 	slowDisk = cluster.Fault{SlowFsync: 15 * time.Millisecond}
 	starved  = cluster.Fault{CPULimit: 0.05}
 	slowLink = cluster.Fault{PeerDelay: netfault.Delay{Latency: 200 * time.Millisecond}}
+	// capped: the member's cgroup lets it write 150 times a second to its
+	// disk (a blkio/io.max cap, as a volume's provisioned IOPS), under
+	// what the load makes a member write: its fsyncs wait for the cap
+	// while the device answers fast.
+	capped = cluster.Fault{IOPSLimit: 150}
 )
 
 // matrixDuration is how long each command watches (and doctor and check
@@ -130,6 +135,7 @@ func TestCauseMatrix(t *testing.T) {
 func matrixCases() []matrixCase {
 	f, w, p := result.Fail, result.Warn, result.Pass
 	disk, cpu, unsure, net := result.CauseDisk, result.CauseCPU, result.CauseDiskOrCPU, result.CauseNetwork
+	iopsCap := result.CauseIOPSCap
 	// logs sees none of these faults: etcd logs an fdatasync only over 1s,
 	// an apply only over 100ms; it says so.
 	blind := cell{verdict: p, more: saysBlind}
@@ -157,6 +163,8 @@ func matrixCases() []matrixCase {
 			"doctor": blames(f, cpu, 1, 2, 3), "check": blames(f, cpu, 1, 2, 3), "metrics": blames(f, cpu, 1, 2, 3).failOrWarn(), "logs": starvedLogs, "prom": someOf(f, unsure, 1, 2, 3).failOrPass()}},
 		{name: "network slow to member 3", faults: third(slowLink), cells: map[string]cell{
 			"doctor": blames(f, net, 3), "check": blames(f, net, 3), "metrics": blames(w, net, 3), "logs": linkBlind, "prom": blames(w, net, 3)}},
+		{name: "iops cap on member 3", faults: third(capped), cells: map[string]cell{
+			"doctor": blames(f, iopsCap, 3), "check": blames(f, iopsCap, 3), "metrics": blames(f, iopsCap, 3).failOrWarn(), "logs": diskBlind, "prom": blames(f, unsure, 3).failOrPass()}},
 		{name: "tmpfs", tmpfs: true, cells: map[string]cell{
 			"doctor": {verdict: w, more: volatile}, "check": {verdict: w, more: volatile}, "metrics": {verdict: w, more: volatile}, "logs": blind, "prom": pass()}},
 	}

@@ -26,6 +26,7 @@ func init() {
 	Register(
 		Rule{ID: "member_cause", Apply: memberCauseFindings},
 		Rule{ID: "member_volatile", Apply: memberVolatile},
+		Rule{ID: "volume_headroom", Apply: volumeHeadroom},
 	)
 }
 
@@ -51,6 +52,17 @@ type causeLevels struct {
 	// fastFactor: a device that flushes this many times faster than the
 	// fsync p99 is not what etcd waits for.
 	fastFactor float64
+	// capUsed: a member that used this share of a cap on its writes (its
+	// cgroup's, or the volume's as the user states it) waits for the cap.
+	capUsed float64
+	// volumeIOPS and volumeBPS are the volume's provisioned write IOPS
+	// and bytes/s as the user states them (--volume-iops, --volume-mbps;
+	// 0: not stated).
+	volumeIOPS, volumeBPS float64
+	// deviceBusy: a device busy this share of the time has no time to
+	// spare; flatGrowth: writes/s that spread under this factor across the
+	// points at which the device was that busy are flat (at a ceiling).
+	deviceBusy, flatGrowth float64
 }
 
 func causeLevelsOf(r *result.Result) causeLevels {
@@ -59,6 +71,8 @@ func causeLevelsOf(r *result.Result) causeLevels {
 		schedWait: LimitOf(r, check.MemberSchedWait), cpuAtLimit: LimitOf(r, check.MemberCPUAtLimit),
 		hostBusy: LimitOf(r, check.MemberHostBusy), peerRTT: LimitOf(r, check.PeerRTT),
 		fastFactor: LimitOf(r, check.DeviceFastFactor),
+		capUsed:    LimitOf(r, check.IOPSCapUsed), volumeIOPS: LimitOf(r, check.VolumeIOPS), volumeBPS: LimitOf(r, check.VolumeWriteBPS),
+		deviceBusy: LimitOf(r, check.DeviceBusy), flatGrowth: LimitOf(r, check.FsyncsFlatGrowth),
 	}
 }
 
@@ -223,6 +237,7 @@ func memberBlames(r *result.Result) []blame {
 		p99 := syms[0].check.Observed
 		devEv, devWords, devSlow, devFast := deviceEvidence(lv, v.Process, p99)
 		cpuEv, cpuWords := cpuStarvation(lv, v.Process, devFast)
+		capEv, capWords := capEvidence(lv, v.Process)
 		with := func(words ...string) string {
 			var ws []string
 			for _, w := range words {
@@ -242,7 +257,28 @@ func memberBlames(r *result.Result) []blame {
 			case v.Process != nil && v.Process.Error != "":
 				why = "etcdperf could not measure its process: " + v.Process.Error
 			}
-			add(result.CauseDiskOrCPU, v.Name, fmt.Sprintf("%s, and %s", measured, why), symEv)
+			cause, hEv, hWords := historyDevice(lv, v.HostDisk)
+			if cause == result.CauseIOPSCap {
+				add(cause, v.Name, fmt.Sprintf("%s, while %s", measured, hWords), append(symEv, hEv...))
+				break
+			}
+			if hWords != "" {
+				why += "; " + hWords
+			}
+			add(result.CauseDiskOrCPU, v.Name, fmt.Sprintf("%s, and %s", measured, why), append(symEv, hEv...))
+		case len(capEv) > 0:
+			// A cap used: the writes waited for it, whatever the device's
+			// speed. The member's own CPU starvation is named beside it.
+			add(result.CauseIOPSCap, v.Name, fmt.Sprintf("%s, while %s", measured, with(capWords...)), append(slices.Clone(symEv), capEv...))
+			// A cgroup's cap holds the writes above the device, which then
+			// answers fast: a device slow as well is named beside it (a
+			// volume's cap below the guest makes its device look slow).
+			if devSlow && !volumeAtCap(lv, v.Process) {
+				add(result.CauseDisk, v.Name, fmt.Sprintf("%s, while %s", measured, devWords), append(slices.Clone(symEv), devEv...))
+			}
+			if ownEv, ownWords := cpuStarvation(lv, v.Process, false); len(ownEv) > 0 {
+				add(result.CauseCPU, v.Name, fmt.Sprintf("%s, while %s", measured, with(ownWords...)), append(symEv, ownEv...))
+			}
 		case len(cpuEv) > 0 && devSlow:
 			add(result.CauseDisk, v.Name, fmt.Sprintf("%s, while %s", measured, devWords), append(symEv, devEv...))
 			add(result.CauseCPU, v.Name, fmt.Sprintf("%s, while %s", measured, with(cpuWords...)), append(symEv, cpuEv...))
@@ -253,7 +289,7 @@ func memberBlames(r *result.Result) []blame {
 			add(result.CauseCPU, v.Name, fmt.Sprintf("%s, while %s", measured, with(append(cpuWords, devWords)...)), append(append(symEv, cpuEv...), devEv...))
 		default:
 			procEv, procWords := processEvidence(lv, v.Process)
-			add(result.CauseDisk, v.Name, fmt.Sprintf("%s, while %s: the time went to its storage", measured, with(procWords, devWords)),
+			add(result.CauseDisk, v.Name, fmt.Sprintf("%s, while %s: the time went to its storage", measured, with(procWords, devWords, capNote(v.Process))),
 				append(append(symEv, devEv...), procEv...))
 		}
 	}
@@ -276,6 +312,16 @@ func memberBlames(r *result.Result) []blame {
 		if named[v.Name] {
 			continue
 		}
+		// A cap used is a fact of the member as its CPU throttling is:
+		// its writes wait for the cap's next slot even while its
+		// latencies stay under their limits.
+		if capEv, capWords := capEvidence(lv, v.Process); len(capEv) > 0 {
+			addAs(by, &order, sev, result.CauseIOPSCap, v.Name, fmt.Sprintf("%s, while %s", underLimits(v), strings.Join(capWords, "; ")), capEv)
+		} else if lv.volumeIOPS > 0 {
+			if cause, hEv, hWords := historyDevice(lv, v.HostDisk); cause == result.CauseIOPSCap {
+				addAs(by, &order, sev, cause, v.Name, fmt.Sprintf("%s, while %s", underLimits(v), hWords), hEv)
+			}
+		}
 		cpuEv, cpuWords := cpuStarvation(lv, v.Process, false)
 		if len(cpuEv) == 0 {
 			continue
@@ -284,21 +330,7 @@ func memberBlames(r *result.Result) []blame {
 		if !failed && !stalls && !throttledByLimit(lv, v.Process) {
 			continue
 		}
-		var under []string
-		for _, l := range []struct {
-			id string
-			l  *result.Latency
-		}{{check.WALFsyncP99, v.WALFsync}, {check.BackendCommitP99, v.BackendCommit}} {
-			if l.l != nil && l.l.Count > 0 {
-				bound := l.l.Bucketed && l.l.Resolution > 0 && l.l.P99 <= l.l.Resolution
-				under = append(under, symptomNames[l.id]+" "+LatencyText(result.Check{Observed: l.l.P99, Bound: bound}))
-			}
-		}
-		measured := v.Name + "'s disk latencies stayed under their limits"
-		if len(under) > 0 {
-			measured = fmt.Sprintf("%s (%s)", measured, strings.Join(under, ", "))
-		}
-		addAs(by, &order, sev, result.CauseCPU, v.Name, fmt.Sprintf("%s, while %s", measured, strings.Join(cpuWords, "; ")), cpuEv)
+		addAs(by, &order, sev, result.CauseCPU, v.Name, fmt.Sprintf("%s, while %s", underLimits(v), strings.Join(cpuWords, "; ")), cpuEv)
 	}
 	if nb, ok := networkBlame(peerRTTsOf(r), explained, lv.peerRTT); ok {
 		by[result.CauseNetwork] = &nb
@@ -309,6 +341,26 @@ func memberBlames(r *result.Result) []blame {
 		out = append(out, *by[c])
 	}
 	return out
+}
+
+// underLimits says that a member's disk latencies stayed under their
+// limits, with their values.
+func underLimits(v Member) string {
+	var under []string
+	for _, l := range []struct {
+		id string
+		l  *result.Latency
+	}{{check.WALFsyncP99, v.WALFsync}, {check.BackendCommitP99, v.BackendCommit}} {
+		if l.l != nil && l.l.Count > 0 {
+			bound := l.l.Bucketed && l.l.Resolution > 0 && l.l.P99 <= l.l.Resolution
+			under = append(under, symptomNames[l.id]+" "+LatencyText(result.Check{Observed: l.l.P99, Bound: bound}))
+		}
+	}
+	measured := v.Name + "'s disk latencies stayed under their limits"
+	if len(under) > 0 {
+		measured = fmt.Sprintf("%s (%s)", measured, strings.Join(under, ", "))
+	}
+	return measured
 }
 
 // addAs names cause for member with its evidence, at severity sev or
@@ -442,6 +494,7 @@ var (
 	FindingMemberCPU       = result.CauseCPU.Info().Finding.ID
 	FindingMemberDiskOrCPU = result.CauseDiskOrCPU.Info().Finding.ID
 	FindingMemberNetwork   = result.CauseNetwork.Info().Finding.ID
+	FindingMemberIOPSCap   = result.CauseIOPSCap.Info().Finding.ID
 )
 
 func memberCauseFindings(r *result.Result) []result.Finding {

@@ -30,6 +30,9 @@ type Member struct {
 	// where the quota comes from.
 	DBSize, DBSizeInUse, Quota float64
 	QuotaSource                string
+	// HostDisk is node-exporter's view of the busiest device of the
+	// member's host, from a history (nil: not joined).
+	HostDisk *result.PromDisk
 	// Demand is the write load the cluster carried over the window (every
 	// member commits the same proposals); nil when not measured.
 	Demand *result.Demand
@@ -50,7 +53,7 @@ func Members(r *result.Result) []Member {
 		// of its process.
 		for _, m := range r.Prom.Members {
 			v := Member{Name: m.Instance, SlowApplies: m.Observed["slow_applies"], HeartbeatFailures: m.Observed["heartbeat_failures"],
-				SlowReadIndexes: m.Observed["slow_read_indexes"]}
+				SlowReadIndexes: m.Observed["slow_read_indexes"], HostDisk: m.Disk}
 			if p99, ok := m.Observed[check.WALFsyncP99]; ok {
 				v.WALFsync = &result.Latency{Count: 1, P99: p99}
 			}

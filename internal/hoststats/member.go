@@ -126,6 +126,7 @@ func (m *Member) Between(a, b MemberSnapshot) result.MemberProcess {
 	}
 	if a.HasDev && b.HasDev {
 		p.DeviceFlushAwait, p.DeviceFlushes, p.DeviceWriteAwait, p.DeviceUtil = hs.FlushAwait, hs.FlushIOPS, hs.WriteAwait, hs.Util
+		p.DeviceWriteIOPS, p.DeviceWriteBytes = hs.WriteIOPS, hs.WriteBytes
 	}
 	return p
 }

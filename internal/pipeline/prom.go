@@ -148,6 +148,20 @@ func PromCheck(ctx context.Context, o PromCheckOptions) (*result.Result, error) 
 	p.Window = o.Window.Seconds()
 	p.Selector = o.Selector
 	p.Members = h.Members
+	// node-exporter's view of the members' hosts' devices, where it can be
+	// joined to them: what tells a device at a write cap from etcd's CPU.
+	var instances []string
+	for _, m := range p.Members {
+		instances = append(instances, m.Instance)
+	}
+	disks, notes, err := c.NodeDisks(ctx, o.Range, o.Window, instances)
+	if err != nil {
+		return nil, err
+	}
+	for i := range p.Members {
+		p.Members[i].Disk = disks[p.Members[i].Instance]
+	}
+	p.Notes = append(p.Notes, notes...)
 	if p.PeerRTTs, err = c.PeerRTTs(ctx, o.Range, o.Selector); err != nil {
 		return nil, err
 	}

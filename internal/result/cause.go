@@ -128,6 +128,12 @@ var causes = map[Cause]CauseInfo{
 	CauseIOPSCap: {
 		Noun:   "the IOPS cap",
 		AtKnee: "the volume was at its IOPS limit, not slow per write (" + IOPSCapRemedy + ")",
+		Failed: "etcd fails on %[1]s: a cap on the write IOPS%[2]s limits it, not the disk's speed per write",
+		Tight:  "etcd runs on %[1]s with little headroom: a cap on the write IOPS%[2]s is nearly used up",
+		Finding: &CauseFinding{"member_iops_cap", "%[1]s ran into a cap on its writes: %[2]s",
+			"etcd's WAL fsyncs wait for the cap to let the next write through, not for the device. On a cloud volume, " + IOPSCapRemedy +
+				" (AWS EBS volume types; Azure managed disk sizes); where the cap is a cgroup's (io.max, blkio.throttle.write_iops_device), " +
+				"raise or remove it for etcd; keep other writers off that volume, which spend the same IOPS."},
 	},
 	CauseIOPSCapOrCPU: {
 		Noun: "a write IOPS cap or the CPU",

@@ -61,6 +61,11 @@ type MemberProcess struct {
 	DeviceFlushes    float64 `json:"device_flushes,omitempty"`
 	DeviceWriteAwait float64 `json:"device_write_await,omitempty"`
 	DeviceUtil       float64 `json:"device_util,omitempty"`
+	// DeviceWriteIOPS and DeviceWriteBytes are the writes and bytes per
+	// second the device completed over the span, from every writer on it:
+	// what a volume's provisioned IOPS and throughput are spent on.
+	DeviceWriteIOPS  float64 `json:"device_write_iops,omitempty"`
+	DeviceWriteBytes float64 `json:"device_write_bytes,omitempty"`
 }
 
 // Measured reports whether the process's figures were read.

@@ -174,6 +174,28 @@ func (p *PromValue) UnmarshalJSON(b []byte) error {
 type PromMember struct {
 	Instance string             `json:"instance"`
 	Observed map[string]float64 `json:"observed"`
+	// Disk is what node-exporter says of a device of the member's host,
+	// when Prometheus scrapes one on that host (nil: none joined).
+	Disk *PromDisk `json:"disk,omitempty"`
+}
+
+// PromDisk is a device of a member's host as node-exporter reports it
+// (node_disk_writes_completed_total, node_disk_io_time_seconds_total),
+// joined to the member by the host part of their instance labels. Which
+// device holds etcd's WAL node-exporter does not say: it is the host's
+// busiest device over the period.
+type PromDisk struct {
+	// Instance is node-exporter's instance label, Device its device label.
+	Instance string `json:"instance"`
+	Device   string `json:"device"`
+	// WriteIOPS and Busy are the writes completed per second and the
+	// share of the time the device was busy over each window, at each
+	// evaluation point of the period (Time, Unix seconds).
+	Time      []float64 `json:"time"`
+	WriteIOPS []float64 `json:"write_iops"`
+	Busy      []float64 `json:"busy"`
+	// Devices is how many devices the host reported.
+	Devices int `json:"devices"`
 }
 
 // PromBreach tells how often and when one member passed one limit.

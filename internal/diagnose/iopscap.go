@@ -1,0 +1,252 @@
+package diagnose
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/etcdperf/etcdperf/internal/result"
+	"github.com/etcdperf/etcdperf/internal/units"
+)
+
+// A cap on a member's writes is evidence as its CPU throttling is: a
+// cgroup that caps its write IOPS (io.max, blkio.throttle) counts the
+// writes it lets through, and a member that used most of it waits for the
+// cap's next slot, above a device that answers fast; a volume whose
+// provisioned IOPS (or throughput) the user states (--volume-iops,
+// --volume-mbps) is at its cap when the device under the WAL wrote most
+// of them, whatever its latency per write.
+
+// capEvidence is what says that a cap on the member's writes held it:
+// its cgroup's cap, or the volume's provisioned figures, used to the
+// level capUsed; nil when neither was (or neither is known).
+func capEvidence(lv causeLevels, p *result.MemberProcess) ([]result.Evidence, []string) {
+	if !p.Measured() {
+		return nil, nil
+	}
+	var ev []result.Evidence
+	var words []string
+	if p.IOPSCap > 0 && p.CappedWriteIOPS >= lv.capUsed*p.IOPSCap {
+		ev = append(ev, result.Evidence{What: fmt.Sprintf("share of the %.0f write IOPS that %s's cgroup allows on %s which it used (%.0f writes/s)",
+			p.IOPSCap, p.Name, p.CapDevice, p.CappedWriteIOPS), Observed: p.CappedWriteIOPS / p.IOPSCap, Limit: lv.capUsed, Unit: "ratio",
+			Source: "its I/O cgroup's cap and counters (io.max and io.stat, or blkio.throttle.*) on " + p.Host})
+		words = append(words, fmt.Sprintf("its cgroup caps its writes to %s at %.0f IOPS and it wrote %.0f/s (%.0f%% of the cap)",
+			p.CapDevice, p.IOPSCap, p.CappedWriteIOPS, 100*p.CappedWriteIOPS/p.IOPSCap))
+		if dev, w := deviceSpeed(p); w != "" {
+			ev = append(ev, dev...)
+			words = append(words, w)
+		}
+	}
+	if p.Device == "" || p.Volatile {
+		return ev, words
+	}
+	for _, v := range volumeUse(lv, p) {
+		if v.used >= lv.capUsed {
+			ev = append(ev, v.evidence(lv, p))
+			words = append(words, v.words())
+		}
+	}
+	return ev, words
+}
+
+// deviceSpeed is what the device under a capped member's WAL did: a cap
+// above the device holds the writes before it, so the device answers fast.
+func deviceSpeed(p *result.MemberProcess) ([]result.Evidence, string) {
+	if p.Device == "" || (p.DeviceWriteAwait <= 0 && p.DeviceFlushAwait <= 0) {
+		return nil, ""
+	}
+	src := "/proc/diskstats on " + p.Host
+	ev := []result.Evidence{{What: fmt.Sprintf("mean time %s, the device under %s's WAL, completed a write", p.Device, p.Name), Observed: p.DeviceWriteAwait, Unit: "s", Source: src}}
+	w := fmt.Sprintf("the device itself (%s) completed a write in %s", p.Device, units.Seconds(p.DeviceWriteAwait))
+	if p.DeviceFlushes > 0 {
+		ev = append(ev, result.Evidence{What: fmt.Sprintf("mean time %s flushed its cache", p.Device), Observed: p.DeviceFlushAwait, Unit: "s", Source: src})
+		w += fmt.Sprintf(" and flushed in %s", units.Seconds(p.DeviceFlushAwait))
+	}
+	ev = append(ev, result.Evidence{What: fmt.Sprintf("share of the time %s was busy", p.Device), Observed: p.DeviceUtil, Unit: "ratio", Source: src})
+	return ev, fmt.Sprintf("%s on average, %.0f%% busy", w, 100*p.DeviceUtil)
+}
+
+// volumeFigure is one of the volume's provisioned figures and what the
+// device under a member's WAL did of it.
+type volumeFigure struct {
+	flag, unit       string
+	did, provisioned float64
+	used             float64
+}
+
+func (v volumeFigure) text(x float64) string {
+	if v.unit == "B/s" {
+		return units.Bytes(x) + "/s"
+	}
+	return fmt.Sprintf("%.0f", x)
+}
+
+func (v volumeFigure) words() string {
+	what := "IOPS"
+	if v.unit == "B/s" {
+		what = "of throughput"
+	}
+	return fmt.Sprintf("the device wrote %s of the %s %s provisioned (%.0f%%)", v.text(v.did), v.text(v.provisioned), what, 100*v.used)
+}
+
+func (v volumeFigure) evidence(lv causeLevels, p *result.MemberProcess) result.Evidence {
+	what := "write IOPS"
+	if v.unit == "B/s" {
+		what = "bytes written per second"
+	}
+	return result.Evidence{What: fmt.Sprintf("share of the volume's provisioned %s (%s %s, %s) that %s, the device under %s's WAL, did (every writer on it)",
+		what, v.flag, v.text(v.provisioned), v.unit, p.Device, p.Name), Observed: v.used, Limit: lv.capUsed, Unit: "ratio", Source: "/proc/diskstats on " + p.Host}
+}
+
+// volumeUse is what the device under the member's WAL did of the volume's
+// provisioned figures the user stated (none stated: nil).
+func volumeUse(lv causeLevels, p *result.MemberProcess) []volumeFigure {
+	var out []volumeFigure
+	if lv.volumeIOPS > 0 {
+		out = append(out, volumeFigure{flag: "--volume-iops", unit: "IOPS", did: p.DeviceWriteIOPS, provisioned: lv.volumeIOPS, used: p.DeviceWriteIOPS / lv.volumeIOPS})
+	}
+	if lv.volumeBPS > 0 {
+		out = append(out, volumeFigure{flag: "--volume-mbps", unit: "B/s", did: p.DeviceWriteBytes, provisioned: lv.volumeBPS, used: p.DeviceWriteBytes / lv.volumeBPS})
+	}
+	return out
+}
+
+// volumeAtCap says whether the device under the member's WAL used the
+// volume's provisioned figures to the level capUsed.
+func volumeAtCap(lv causeLevels, p *result.MemberProcess) bool {
+	if !p.Measured() || p.Device == "" || p.Volatile {
+		return false
+	}
+	for _, v := range volumeUse(lv, p) {
+		if v.used >= lv.capUsed {
+			return true
+		}
+	}
+	return false
+}
+
+// capNote says of a member whose cgroup caps its writes, under the level
+// at which the cap is the cause, how much of it it used ("" without a cap).
+func capNote(p *result.MemberProcess) string {
+	if !p.Measured() || p.IOPSCap <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("its cgroup caps its writes to %s at %.0f IOPS, of which it used %.0f/s (%.0f%%)", p.CapDevice, p.IOPSCap, p.CappedWriteIOPS, 100*p.CappedWriteIOPS/p.IOPSCap)
+}
+
+// volumeHeadroom says, when the user stated the volume's provisioned
+// figures, what the device under each member's WAL did of them and the
+// headroom they leave; a device at its cap is the cause rules' to name.
+func volumeHeadroom(r *result.Result) []result.Finding {
+	lv := causeLevelsOf(r)
+	if (lv.volumeIOPS <= 0 && lv.volumeBPS <= 0) || r.Prom != nil {
+		return nil // a history's devices are the prom rules'
+	}
+	type dev struct {
+		host, device string
+		members      []string
+		figs         []volumeFigure
+	}
+	var devs []*dev
+	var unseen []string
+	for _, v := range etcdMembers(r) {
+		p := v.Process
+		if !p.Measured() || p.Device == "" || p.Volatile {
+			unseen = append(unseen, v.Name)
+			continue
+		}
+		var d *dev
+		for _, x := range devs {
+			if x.host == p.Host && x.device == p.Device {
+				d = x
+			}
+		}
+		if d == nil {
+			d = &dev{host: p.Host, device: p.Device, figs: volumeUse(lv, p)}
+			devs = append(devs, d)
+		}
+		d.members = append(d.members, v.Name)
+	}
+	f := result.Finding{ID: "volume_headroom", Severity: result.Info,
+		Recommendation: "The provisioned figures are what the volume lets etcd write per second, whatever its latency per write: keep the writes etcd does at its peak " +
+			"(the capacity sweep of etcdperf doctor finds it) well under them, or raise them (AWS EBS volume types; Azure managed disk sizes)."}
+	var parts []string
+	for _, d := range devs {
+		var under []string
+		for _, fg := range d.figs {
+			if fg.used >= lv.capUsed {
+				continue
+			}
+			under = append(under, fmt.Sprintf("%s: %s to spare", fg.words(), fg.text(fg.provisioned-fg.did)))
+			f.Evidence = append(f.Evidence, result.Evidence{What: fmt.Sprintf("share of the volume's provisioned %s (%s) that %s on %s, under the WAL of %s, did",
+				fg.unit, fg.flag, d.device, d.host, strings.Join(d.members, ", ")), Observed: fg.used, Limit: lv.capUsed, Unit: "ratio", Source: "/proc/diskstats on " + d.host})
+		}
+		if len(under) > 0 {
+			f.Members = append(f.Members, d.members...)
+			parts = append(parts, fmt.Sprintf("under the WAL of %s, %s", strings.Join(d.members, ", "), strings.Join(under, "; ")))
+		}
+	}
+	if len(unseen) > 0 {
+		f.Evidence = append(f.Evidence, result.Evidence{What: fmt.Sprintf("the devices under the WAL of %s are not seen from this host: their writes were not compared with the volume's provisioned figures",
+			strings.Join(unseen, ", "))})
+	}
+	if len(parts) == 0 && len(unseen) == 0 {
+		return nil
+	}
+	if len(parts) == 0 {
+		f.Title = fmt.Sprintf("The volume's provisioned figures could not be compared with the writes of %s: etcdperf does not see their devices from this host", strings.Join(unseen, ", "))
+		return []result.Finding{f}
+	}
+	f.Title = "Headroom under the volume's provisioned figures: " + strings.Join(parts, "; ")
+	return []result.Finding{f}
+}
+
+// historyDevice judges what node-exporter says of the busiest device of a
+// member's host in a history: with the volume's provisioned IOPS stated,
+// a device that wrote iops_cap_used of them is at its cap; without, a
+// device busy device_busy of the time whose writes/s held flat (within
+// fsyncs_flat_growth across the points at which it was that busy) is at a
+// ceiling, a provisioned cap's or the disk's own, which the figures cannot
+// tell apart: the words say both and how to tell. Any other device is said
+// in words, with no cause (""). Without a device: nothing.
+func historyDevice(lv causeLevels, d *result.PromDisk) (result.Cause, []result.Evidence, string) {
+	if d == nil || len(d.WriteIOPS) == 0 {
+		return "", nil, ""
+	}
+	src := fmt.Sprintf("node-exporter's %s and node_disk_io_time_seconds_total (instance %s, device %s)", "node_disk_writes_completed_total", d.Instance, d.Device)
+	var peakW, peakB float64
+	var atBusy []float64
+	for i, w := range d.WriteIOPS {
+		peakW, peakB = max(peakW, w), max(peakB, d.Busy[i])
+		if d.Busy[i] >= lv.deviceBusy {
+			atBusy = append(atBusy, w)
+		}
+	}
+	which := fmt.Sprintf("the busiest of the %d devices of its host (%s, as node-exporter %s reports it)", d.Devices, d.Device, d.Instance)
+	ev := []result.Evidence{
+		{What: fmt.Sprintf("highest share of the time %s of node-exporter %s was busy, over %d point(s)", d.Device, d.Instance, len(d.Busy)), Observed: peakB, Limit: lv.deviceBusy, Unit: "ratio", Source: src},
+		{What: fmt.Sprintf("most writes per second %s of node-exporter %s completed", d.Device, d.Instance), Observed: peakW, Unit: "1/s", Source: src},
+	}
+	words := fmt.Sprintf("%s wrote up to %.0f/s, %.0f%% busy at most", which, peakW, 100*peakB)
+	if lv.volumeIOPS > 0 {
+		used := peakW / lv.volumeIOPS
+		ev = append(ev, result.Evidence{What: fmt.Sprintf("share of the volume's provisioned %.0f write IOPS (--volume-iops) that %s wrote at most", lv.volumeIOPS, d.Device),
+			Observed: used, Limit: lv.capUsed, Unit: "ratio", Source: src})
+		if used >= lv.capUsed {
+			return result.CauseIOPSCap, ev, fmt.Sprintf("%s: the device wrote %.0f of the %.0f IOPS provisioned (%.0f%%)", which, peakW, lv.volumeIOPS, 100*used)
+		}
+		return "", ev, fmt.Sprintf("%s; it wrote %.0f of the %.0f IOPS provisioned (%.0f%%): %.0f to spare", words, peakW, lv.volumeIOPS, 100*used, lv.volumeIOPS-peakW)
+	}
+	if len(atBusy) == 0 {
+		return "", ev, words
+	}
+	lo, hi := slices.Min(atBusy), slices.Max(atBusy)
+	if hi > lv.flatGrowth*lo {
+		return "", ev, fmt.Sprintf("%s, its writes/s rising from %.0f to %.0f while it was that busy", words, lo, hi)
+	}
+	ev = append(ev, result.Evidence{What: fmt.Sprintf("spread of the writes/s of %s across the %d point(s) at which it was busy %.0f%% of the time or more", d.Device, len(atBusy), 100*lv.deviceBusy),
+		Observed: hi / max(lo, 1e-9), Limit: lv.flatGrowth, Unit: "x", Source: src})
+	return result.CauseIOPSCap, ev, fmt.Sprintf("%s was %.0f%% busy at most while it wrote a flat %.0f-%.0f/s: a provisioned-IOPS cap or a disk at its limit "+
+		"(compare the writes/s with the volume's provisioned IOPS, or give --volume-iops; a disk at its limit also answers each write slowly: etcdperf disk --dir <the data dir> on that host)",
+		which, 100*peakB, lo, hi)
+}
