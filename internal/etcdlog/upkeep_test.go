@@ -56,3 +56,26 @@ func TestCompactionsInEveryWrapper(t *testing.T) {
 		})
 	}
 }
+
+// The compactions' view of a member: how often, how long, and which of its
+// slow lines fall within seconds of one.
+func TestCompactionsSummary(t *testing.T) {
+	for _, name := range []string{"compaction-12185.log", "table-export.log"} {
+		t.Run(name, func(t *testing.T) {
+			cs := scanFile(t, name, 2020).Result().Compactions
+			if len(cs) != 1 {
+				t.Fatalf("compactions %+v, want one member's", cs)
+			}
+			c := cs[0]
+			if c.Member != "master-02" || c.Count != 3 || c.Period < 299.9 || c.Period > 300.1 || !c.Regular || c.TookMax != 0.009506858 || c.TookP50 != 0.00307747 || c.Spikes != 0 {
+				t.Errorf("got %+v, want 3 compactions every 300s, took p50 3.07747ms, max 9.506858ms, no spikes", c)
+			}
+		})
+	}
+	// etcd v3.7.3 with a 1µs --warning-apply-duration: its slow applies
+	// in the seconds of the compaction count as near it.
+	cs := scanFile(t, "embed-3.7.3-json.log", 0).Result().Compactions
+	if len(cs) != 1 || cs[0].Count != 1 || cs[0].Regular || cs[0].Near == 0 || cs[0].Near > cs[0].Spikes {
+		t.Errorf("embedded 3.7.3: %+v, want one compaction with some of the slow lines near it", cs)
+	}
+}
