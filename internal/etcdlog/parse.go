@@ -55,7 +55,10 @@ func (p *Parser) Parse(line []byte, e *Entry) bool {
 	// set by wrappers that do not name the program (a time, a test's
 	// prefix): a bare message after them is etcd's only in etcd's words
 	wordsOK := false
+	column := false // the last wrapper was a column ("name | ")
 	for depth := 0; depth <= maxWrappers; depth++ {
+		wasColumn := column
+		column = false
 		line = trimSpace(line)
 		if len(line) == 0 {
 			return false
@@ -146,6 +149,10 @@ func (p *Parser) Parse(line []byte, e *Entry) bool {
 							return false
 						}
 					}
+					if len(rest) > 2 && rest[0] == '|' && rest[1] == ' ' { // a table's time column
+						wrapTime, line, wordsOK = t, rest[2:], true
+						continue
+					}
 					if s, ok := criStream(rest); ok {
 						wrapTime, line = t, s
 						continue
@@ -199,8 +206,12 @@ func (p *Parser) Parse(line []byte, e *Entry) bool {
 			}
 		}
 		if name, rest, ok := servicePrefix(line); ok { // docker compose
-			e.Host = name
-			line = rest
+			// a log viewer's table: "name | container | time | line";
+			// the member is the first column, not its container
+			if !wasColumn {
+				e.Host = name
+			}
+			line, column = rest, true
 			continue
 		}
 		if bareOK {

@@ -75,6 +75,8 @@ type Summary struct {
 	events  []result.LogEvent
 	omitted int64
 	sources []result.LogSource
+
+	upkeepBy map[int]*upkeepAcc // by member: compactions, defrags, spikes
 }
 
 type classAcc struct {
@@ -252,6 +254,7 @@ func (s *Summary) add(m int, c Class, ev *Event, src func() string) {
 	}
 	ma := s.members[m]
 	ma.classes[c]++
+	s.upkeep(m, c, ev)
 	if (c == LeaderElected || c == LeaderChanged) && !t.IsZero() {
 		ma.leaderChange(t)
 	}
@@ -452,6 +455,7 @@ func (s *Summary) Result() *result.Logs {
 	}
 	sort.Slice(l.Members, func(i, j int) bool { return l.Members[i].Name < l.Members[j].Name })
 	l.Timeline = s.timelineResult()
+	s.upkeepResult(l)
 	top := append(topHeap(nil), s.top...)
 	sort.SliceStable(top, func(i, j int) bool { return top[i].Took > top[j].Took })
 	l.TopRequests = top

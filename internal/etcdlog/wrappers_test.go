@@ -40,6 +40,7 @@ func TestParseVariants(t *testing.T) {
 		{name: "zap with a float ts and seconds", line: `{"level":"warn","ts":1661851157.672,"caller":"wal/wal.go:802","msg":"slow fdatasync","took":1.5}`, format: FormatZapJSON, level: LevelWarn, time: "2022-08-30T09:19:17.672Z", msg: "slow fdatasync", class: SlowFdatasync, took: 1500 * time.Millisecond},
 		{name: "zap with nanosecond durations", line: `{"level":"warn","ts":"2022-08-30T09:19:17Z","msg":"slow fdatasync","took":1500000000}`, format: FormatZapJSON, level: LevelWarn, time: "2022-08-30T09:19:17Z", msg: "slow fdatasync", class: SlowFdatasync, took: 1500 * time.Millisecond},
 		{name: "compose", line: "etcd-2  | " + zap, format: FormatZapJSON, level: LevelWarn, time: "2022-08-30T09:19:17.672Z", host: "etcd-2", msg: "slow fdatasync", class: SlowFdatasync, took: 1263337456},
+		{name: "a log viewer's table row", line: "etcd-2 | etcd | 2022-08-30 09:19:17.672 | " + zap, format: FormatZapJSON, level: LevelWarn, time: "2022-08-30T09:19:17.672Z", host: "etcd-2", msg: "slow fdatasync", class: SlowFdatasync, took: 1263337456},
 		{name: "klog is not etcd", line: `I0927 21:59:52.167318    2130 kubelet.go:2618] "Housekeeping took longer than expected"`},
 		{name: "empty object", line: `{}`},
 		{name: "msg not a string", line: `{"level":"warn","msg":1}`},

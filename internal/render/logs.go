@@ -136,6 +136,7 @@ func logsText(w io.Writer, r *result.Result) error {
 			fmt.Fprintln(w)
 		}
 	}
+	upkeepText(w, l.Compactions, l.Defrags)
 	if l.EventsOmitted > 0 {
 		if l.EventsOmitted == 1 {
 			fmt.Fprintln(w, "\n1 event is counted but not listed in the Result (raise --max-events to list it)")

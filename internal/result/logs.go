@@ -50,6 +50,10 @@ type Logs struct {
 	// the run was given; EventsOmitted counts those beyond it.
 	Events        []LogEvent `json:"events,omitempty"`
 	EventsOmitted int64      `json:"events_omitted,omitempty"`
+	// Compactions and Defrags are each member's scheduled compactions and
+	// defragmentations, with the latency spikes near the compactions.
+	Compactions []Compactions `json:"compactions,omitempty"`
+	Defrags     []Defrags     `json:"defrags,omitempty"`
 }
 
 // LogSource is one input of `etcdperf logs`.

@@ -29,6 +29,10 @@ type Metrics struct {
 	// interval before it.
 	Breaches []PromBreach `json:"breaches,omitempty"`
 	Notes    []string     `json:"notes,omitempty"`
+	// Compactions and Defrags are each member's scheduled compactions and
+	// defragmentations over the run, from its histograms.
+	Compactions []Compactions `json:"compactions,omitempty"`
+	Defrags     []Defrags     `json:"defrags,omitempty"`
 }
 
 // MetricsMember is one member's view over the run.

@@ -41,6 +41,10 @@ type Prom struct {
 	// Plots holds chart data when asked for (--matrix).
 	Plots []PromPlot `json:"plots,omitempty"`
 	Notes []string   `json:"notes,omitempty"`
+	// Compactions and Defrags are each member's scheduled compactions and
+	// defragmentations over the period, from its histograms.
+	Compactions []Compactions `json:"compactions,omitempty"`
+	Defrags     []Defrags     `json:"defrags,omitempty"`
 }
 
 // PromQuery is one PromQL range query and what it returned.

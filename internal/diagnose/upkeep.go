@@ -1,0 +1,118 @@
+package diagnose
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/result"
+	"github.com/etcdperf/etcdperf/internal/units"
+)
+
+// The rules of etcd's upkeep, whichever command saw it (logs, metrics,
+// prom check): defragmentations that stalled a member longer than a
+// Kubernetes controller's lease renewal, and latency spikes that recur
+// with the scheduled compactions, named as compaction's rather than as a
+// slow disk's.
+func init() {
+	Register(
+		Rule{ID: "defrag_stall", Apply: defragStall},
+		Rule{ID: "compaction_spikes", Apply: compactionSpikes},
+	)
+}
+
+// defragAdvice is etcd's maintenance guide's way to defragment, in its
+// terms.
+const defragAdvice = "Defragment one member at a time, followers first (etcdctl defrag --endpoints ONE, never --cluster), " +
+	"move leadership off a member before defragmenting it (etcdctl move-leader), and never while a compaction runs " +
+	"(not within a minute of the API server's 5-minute compactions); keep the database small, since the stall grows with its size " +
+	"(etcd maintenance guide, https://etcd.io/docs/v3.5/op-guide/maintenance/#defragmentation)."
+
+// upkeepOf returns the compactions and defragmentations a Result holds.
+func upkeepOf(r *result.Result) ([]result.Compactions, []result.Defrags) {
+	var cs []result.Compactions
+	var ds []result.Defrags
+	if r.Logs != nil {
+		cs, ds = append(cs, r.Logs.Compactions...), append(ds, r.Logs.Defrags...)
+	}
+	if r.Metrics != nil {
+		cs, ds = append(cs, r.Metrics.Compactions...), append(ds, r.Metrics.Defrags...)
+	}
+	if r.Prom != nil {
+		cs, ds = append(cs, r.Prom.Compactions...), append(ds, r.Prom.Defrags...)
+	}
+	return cs, ds
+}
+
+// defragStall names the defragmentations longer than a controller's
+// lease renew deadline: the member answered nothing meanwhile.
+func defragStall(r *result.Result) []result.Finding {
+	limit := LimitOf(r, check.DefragStall)
+	_, ds := upkeepOf(r)
+	f := result.Finding{ID: "defrag_stall", Severity: result.Warning}
+	var names []string
+	for _, d := range ds {
+		if d.Count <= 0 || d.Longest < limit {
+			continue
+		}
+		longest := units.Seconds(d.Longest)
+		if d.Bucketed {
+			// the bucket's lower bound was passed, its upper bound is
+			// at most what it took
+			longest = fmt.Sprintf("between %s and %s", units.Seconds(d.Longest/2), units.Seconds(d.Longest))
+		}
+		names = append(names, d.Member)
+		f.Evidence = append(f.Evidence, result.Evidence{
+			What:     fmt.Sprintf("%s: %s defragmentation(s), %s in all, the longest %s", d.Member, trimFloat(d.Count), units.Seconds(d.Seconds), longest),
+			Observed: d.Longest, Limit: limit, Unit: "s", Source: d.Source,
+		})
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	f.Title = fmt.Sprintf("A defragmentation of %s stalled the member longer than a Kubernetes controller's lease renew deadline (%s; lease 15s): "+
+		"the controllers whose leader election it served lost their leases", strings.Join(names, ", "), units.Seconds(limit))
+	f.Recommendation = defragAdvice
+	return []result.Finding{f}
+}
+
+// compactionSpikes names latency spikes that recur with the scheduled
+// compactions: their period and cost are compaction's, not a slow
+// disk's.
+func compactionSpikes(r *result.Result) []result.Finding {
+	share, need := LimitOf(r, check.CompactionSpikeShare), LimitOf(r, check.CompactionsRegular)
+	cs, _ := upkeepOf(r)
+	f := result.Finding{ID: "compaction_spikes", Severity: result.Warning}
+	var titles []string
+	for _, c := range cs {
+		if !c.Regular || float64(c.Count) < need || c.Near < 2 || float64(c.Near) < share*float64(c.Spikes) {
+			continue
+		}
+		period := units.Seconds(c.Period)
+		if c.Period >= 60 {
+			period = time.Duration(c.Period * float64(time.Second)).Round(time.Second).String()
+		}
+		cost := ""
+		if c.TookMax > 0 {
+			cost = fmt.Sprintf(", each taking %s (longest %s)", units.Seconds(c.TookP50), units.Seconds(c.TookMax))
+		}
+		titles = append(titles, fmt.Sprintf("%s: %d of its %d latency spikes came within %s of a compaction, every %s%s",
+			c.Member, c.Near, c.Spikes, units.Seconds(c.Window), period, cost))
+		f.Evidence = append(f.Evidence,
+			result.Evidence{What: fmt.Sprintf("%s: %d scheduled compactions, every %s", c.Member, c.Count, period), Observed: float64(c.Count), Limit: need, Unit: "count", Source: c.Source},
+			result.Evidence{What: fmt.Sprintf("%s: share of latency spikes within %s of a compaction", c.Member, units.Seconds(c.Window)),
+				Observed: float64(c.Near) / float64(c.Spikes), Limit: share, Unit: "ratio", Source: c.Source})
+	}
+	if len(titles) == 0 {
+		return nil
+	}
+	f.Title = "Latency spikes recur with the scheduled compactions, not with a slow disk: " + strings.Join(titles, "; ")
+	f.Recommendation = "These spikes are compaction's cost: each compaction deletes the history of its period in batches and commits them. " +
+		"Compact more often so that each compaction is smaller (kube-apiserver --etcd-compaction-interval, etcd --auto-compaction-retention), " +
+		"or spread its batches (etcd 3.4+ --experimental-compaction-batch-limit and --experimental-compaction-sleep-interval; 3.6+: --compaction-batch-limit, --compaction-sleep-interval); " +
+		"judge the disk by the latency between compactions (etcd-io/etcd#11099, #19406)."
+	return []result.Finding{f}
+}
+
+func trimFloat(v float64) string { return fmt.Sprintf("%g", v) }

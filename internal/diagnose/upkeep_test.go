@@ -1,0 +1,63 @@
+package diagnose
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/etcdperf/etcdperf/internal/result"
+)
+
+// Spikes every 5 minutes with the compactions are compaction's; spikes
+// elsewhere, or compactions without a period, are not.
+func TestCompactionSpikes(t *testing.T) {
+	var ends, took, spikes []float64
+	for i := 0; i < 6; i++ { // etcd-io/etcd#19406: a spike every 5 minutes, with the compaction
+		e := float64(i * 300)
+		ends, took = append(ends, e), append(took, 0.8)
+		spikes = append(spikes, e-0.5, e+1)
+	}
+	spikes = append(spikes, 1000) // one elsewhere
+	for _, c := range []struct {
+		name   string
+		c      result.Compactions
+		wanted bool
+	}{
+		{"with the compactions", result.NewCompactions("etcd-0", "log", ends, took, spikes, 5), true},
+		{"elsewhere", result.NewCompactions("etcd-0", "log", ends, took, []float64{100, 150, 400, 450, 700}, 5), false},
+		{"two compactions only", result.NewCompactions("etcd-0", "log", ends[:2], took[:2], spikes[:4], 5), false},
+		{"no period", result.NewCompactions("etcd-0", "log", []float64{0, 10, 300, 320, 900}, nil, []float64{0, 10, 300, 320, 900}, 5), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := logsResult(map[string]int64{"compaction": c.c.Count}, nil, nil, 0)
+			r.Logs.Compactions = []result.Compactions{c.c}
+			fs := compactionSpikes(r)
+			if (len(fs) == 1) != c.wanted {
+				t.Fatalf("findings %+v for %+v, want one: %v", fs, c.c, c.wanted)
+			}
+			if c.wanted && (!strings.Contains(fs[0].Title, "12 of its 13 latency spikes") || !strings.Contains(fs[0].Title, "every 5m0s") || !strings.Contains(fs[0].Title, "not with a slow disk")) {
+				t.Errorf("title %q", fs[0].Title)
+			}
+		})
+	}
+}
+
+// A defragmentation longer than the 10s renew deadline is named, with
+// etcd's advice; a bucket's bound says so.
+func TestDefragStall(t *testing.T) {
+	r := logsResult(map[string]int64{"defrag": 3}, nil, nil, 0)
+	// gardener/etcd-backup-restore#1061: 3.84 GB defragmented in 21s, then 17s, then 17s
+	r.Logs.Defrags = []result.Defrags{{Member: "etcd-main-0", Count: 3, Seconds: 55, Longest: 21, Source: "log"}}
+	fs := defragStall(r)
+	if len(fs) != 1 || !strings.Contains(fs[0].Title, "renew deadline (10s") || !strings.Contains(fs[0].Recommendation, "followers first") ||
+		!strings.Contains(fs[0].Recommendation, "move-leader") || !strings.Contains(fs[0].Recommendation, "never while a compaction runs") {
+		t.Fatalf("findings %+v", fs)
+	}
+	r.Logs.Defrags = []result.Defrags{{Member: "m1", Count: 1, Seconds: 12, Longest: 12.8, Bucketed: true, Source: "etcd_disk_backend_defrag_duration_seconds"}}
+	if fs := defragStall(r); len(fs) != 1 || !strings.Contains(fs[0].Evidence[0].What, "between 6.4s and 12.8s") {
+		t.Errorf("bucketed: %+v", fs)
+	}
+	r.Logs.Defrags = []result.Defrags{{Member: "m1", Count: 2, Seconds: 3, Longest: 2, Source: "log"}}
+	if fs := defragStall(r); len(fs) != 0 {
+		t.Errorf("a 2s defragmentation: %+v", fs)
+	}
+}

@@ -1,0 +1,93 @@
+package result
+
+import "sort"
+
+// Compactions are the scheduled compactions of one member that a run saw
+// (its log's "finished scheduled compaction" lines, or its
+// etcd_debugging_mvcc_db_compaction_total_duration_milliseconds
+// histogram), and how the latency spikes of the member line up with them.
+type Compactions struct {
+	Member string `json:"member"`
+	Count  int64  `json:"count"`
+	// Period is the median time between two compactions in seconds (0
+	// with fewer than two); Regular says whether most intervals are
+	// within a fifth of it (a schedule: kube-apiserver's
+	// --etcd-compaction-interval, etcd's --auto-compaction-retention).
+	Period  float64 `json:"period,omitempty"`
+	Regular bool    `json:"regular,omitempty"`
+	// TookP50 and TookMax are the compactions' median and longest
+	// duration in seconds (0 when the source does not say).
+	TookP50 float64 `json:"took_p50,omitempty"`
+	TookMax float64 `json:"took_max,omitempty"`
+	// Spikes counts the member's latency spikes (slow-request, slow-apply,
+	// slow fdatasync and late heartbeat lines in a log; evaluation points
+	// past a latency limit in a history); Near those within Window
+	// seconds of a compaction.
+	Spikes int64   `json:"spikes"`
+	Near   int64   `json:"near"`
+	Window float64 `json:"window"`
+	// Source names what the figures were read from.
+	Source string `json:"source"`
+}
+
+// Defrags are the defragmentations of one member that a run saw.
+type Defrags struct {
+	Member string  `json:"member"`
+	Count  float64 `json:"count"`
+	// Seconds is their total duration.
+	Seconds float64 `json:"seconds"`
+	// Longest is the longest one in seconds: a log's "took", or from
+	// etcd_disk_backend_defrag_duration_seconds the upper bound of the
+	// bucket it fell in (etcd's buckets double from 0.1 s to 409.6 s).
+	Longest float64 `json:"longest"`
+	// Bucketed says Longest is a bucket's upper bound.
+	Bucketed bool   `json:"bucketed,omitempty"`
+	Source   string `json:"source"`
+}
+
+// NewCompactions summarises a member's compactions: ends are the times
+// they finished (seconds since any origin, any order), took their
+// durations in seconds (nil when unknown), spikes the times of the
+// member's latency spikes. A spike is near a compaction when it falls
+// from the compaction's start (its end less its duration) to window
+// seconds after its end.
+func NewCompactions(member, source string, ends, took, spikes []float64, window float64) Compactions {
+	c := Compactions{Member: member, Count: int64(len(ends)), Spikes: int64(len(spikes)), Window: window, Source: source}
+	es := append([]float64(nil), ends...)
+	sortFloats(es)
+	if len(es) >= 2 {
+		gaps := make([]float64, 0, len(es)-1)
+		for i := 1; i < len(es); i++ {
+			gaps = append(gaps, es[i]-es[i-1])
+		}
+		sortFloats(gaps)
+		c.Period = gaps[len(gaps)/2]
+		within := 0
+		for _, g := range gaps {
+			if g >= 0.8*c.Period && g <= 1.2*c.Period {
+				within++
+			}
+		}
+		c.Regular = c.Period > 0 && within*4 >= len(gaps)*3
+	}
+	if len(took) > 0 {
+		ts := append([]float64(nil), took...)
+		sortFloats(ts)
+		c.TookP50, c.TookMax = ts[len(ts)/2], ts[len(ts)-1]
+	}
+	for _, s := range spikes {
+		for i, e := range ends {
+			d := 0.0
+			if i < len(took) {
+				d = took[i]
+			}
+			if s >= e-d-1 && s <= e+window {
+				c.Near++
+				break
+			}
+		}
+	}
+	return c
+}
+
+func sortFloats(v []float64) { sort.Float64s(v) }
