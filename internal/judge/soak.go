@@ -49,7 +49,7 @@ func Soak(s *result.Soak, criteria []check.Criterion) {
 		s.Broke = append(s.Broke, check.Throughput)
 	}
 	if firstN > 0 {
-		s.Drop = soakDrop(s.Series, firstN, lastN, late, criteria)
+		s.Drop = soakDrop(s.Series, firstN, lastN, late, len(s.Broke) > 0, criteria)
 	}
 
 	s.SustainedPutsPerS, s.SustainedFrom = late.achieved, "achieved"
@@ -114,11 +114,14 @@ func median(v []float64) float64 {
 // fallen in the last part under soak_drop of it, or its WAL fsync p99
 // risen soak_p99_rise times and past its limit. It came after the last
 // interval (before the last part) still at least halfway between the two
-// levels.
-func soakDrop(ss []result.SoakSample, firstN, lastN int, late soakFigures, criteria []check.Criterion) *result.SoakDrop {
+// levels. The device writing less is a drop only when etcd fared worse
+// for it (the last part broke a limit, or its WAL fsync p99 rose
+// soak_p99_rise times): else etcd only asked less of it.
+func soakDrop(ss []result.SoakSample, firstN, lastN int, late soakFigures, broke bool, criteria []check.Criterion) *result.SoakDrop {
 	early := soakPart(ss[:firstN])
 	dropShare, rise := check.LimitOf(criteria, check.SoakDrop), check.LimitOf(criteria, check.SoakP99Rise)
 	walLimit := check.LimitOf(criteria, check.WALFsyncP99)
+	worse := broke || late.wal >= rise*math.Max(early.wal, 0.001)
 	var fell []string
 	// onsetOf is the index of the last interval before the last part at
 	// least halfway from the early level to the late one (-1: none).
@@ -137,7 +140,7 @@ func soakDrop(ss []result.SoakSample, firstN, lastN int, late soakFigures, crite
 	onset := -1
 	for _, m := range ms {
 		switch {
-		case m.falls && (m.name != "achieved" && !(early.device && late.device)):
+		case m.falls && m.name != "achieved" && !(early.device && late.device && worse):
 			continue
 		case m.falls && !(m.early > 0 && m.late < dropShare*m.early):
 			continue
@@ -182,7 +185,7 @@ func soakAnswer(s *result.Soak, late soakFigures) string {
 		if d.IOPSAfter < d.IOPSBefore && contains(d.Fell, "device_iops") {
 			what = append(what, fmt.Sprintf("the device's writes fell from %s to %s IOPS", rate(d.IOPSBefore), rate(d.IOPSAfter)))
 		} else if contains(d.Fell, "device_write_bytes") {
-			what = append(what, fmt.Sprintf("the device's writes fell from %s/s to %s/s", units.Size(int64(d.WriteBytesBefore)), units.Size(int64(d.WriteBytesAfter))))
+			what = append(what, fmt.Sprintf("the device's writes fell from %s/s to %s/s", units.Bytes(d.WriteBytesBefore), units.Bytes(d.WriteBytesAfter)))
 		}
 		if contains(d.Fell, "achieved") {
 			what = append(what, fmt.Sprintf("the puts etcd served fell from %s/s to %s/s", rate(d.AchievedBefore), rate(d.AchievedAfter)))

@@ -69,3 +69,20 @@ func TestSoak(t *testing.T) {
 		})
 	}
 }
+
+// The device writing less while etcd serves the same rate as fast is no
+// drop: etcd asked less of it (a database that stopped growing).
+func TestSoakLessAskedIsNoDrop(t *testing.T) {
+	ss := soakSeries(9, func(int) (float64, float64, float64) { return 500, 0.001, 1400 })
+	for i := range ss {
+		ss[i].DeviceWriteBytes = 5.5e6
+		if i < 3 {
+			ss[i].DeviceWriteBytes = 8.3e6
+		}
+	}
+	s := &result.Soak{Rate: 500, Seconds: 9, IntervalSeconds: 1, Series: ss}
+	Soak(s, check.Table)
+	if s.Drop != nil || s.SustainedPutsPerS != 500 {
+		t.Errorf("drop %+v, sustained %g: want no drop, 500 puts/s: %s", s.Drop, s.SustainedPutsPerS, s.Answer)
+	}
+}
