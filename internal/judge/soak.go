@@ -57,6 +57,10 @@ func Soak(s *result.Soak, criteria []check.Criterion) {
 		// The rate held before the drop needed the writes of then; what
 		// remains carries its share of it.
 		s.SustainedPutsPerS, s.SustainedFrom = math.Min(late.achieved, s.Rate*s.Drop.IOPSAfter/s.Drop.IOPSBefore), "device_iops"
+	} else if len(s.Broke) > 0 && s.Drop != nil && contains(s.Drop.Fell, "wal_fsyncs") {
+		// The device's figures did not fall (a neighbour's writes share
+		// it): etcd's own WAL fsyncs did.
+		s.SustainedPutsPerS, s.SustainedFrom = math.Min(late.achieved, s.Rate*s.Drop.WALFsyncsAfter/s.Drop.WALFsyncsBefore), "wal_fsyncs"
 	}
 	s.Answer = soakAnswer(s, late)
 }
@@ -65,6 +69,7 @@ func Soak(s *result.Soak, criteria []check.Criterion) {
 // the p99s the median of its intervals' (percentiles are not averaged).
 type soakFigures struct {
 	achieved, iops, bps, wal, commit float64
+	fsyncs                           float64
 	walBound                         bool
 	device                           bool
 }
@@ -77,6 +82,7 @@ func soakPart(ss []result.SoakSample) soakFigures {
 	for _, s := range ss {
 		secs += s.Seconds
 		f.achieved += s.Achieved * s.Seconds
+		f.fsyncs += s.WALFsyncs * s.Seconds
 		if s.DeviceIOPS > 0 || s.DeviceUtil > 0 || s.DeviceWriteBytes > 0 {
 			devSecs += s.Seconds
 			f.iops += s.DeviceIOPS * s.Seconds
@@ -89,6 +95,7 @@ func soakPart(ss []result.SoakSample) soakFigures {
 	}
 	if secs > 0 {
 		f.achieved /= secs
+		f.fsyncs /= secs
 	}
 	if devSecs > 0 {
 		f.iops, f.bps, f.device = f.iops/devSecs, f.bps/devSecs, true
@@ -135,12 +142,15 @@ func soakDrop(ss []result.SoakSample, firstN, lastN int, late soakFigures, broke
 		{"device_iops", early.iops, late.iops, func(s result.SoakSample) float64 { return s.DeviceIOPS }, true},
 		{"device_write_bytes", early.bps, late.bps, func(s result.SoakSample) float64 { return s.DeviceWriteBytes }, true},
 		{"achieved", early.achieved, late.achieved, func(s result.SoakSample) float64 { return s.Achieved }, true},
+		{"wal_fsyncs", early.fsyncs, late.fsyncs, func(s result.SoakSample) float64 { return s.WALFsyncs }, true},
 		{"wal_fsync_p99", early.wal, late.wal, func(s result.SoakSample) float64 { return s.WALFsyncP99 }, false},
 	}
 	onset := -1
 	for _, m := range ms {
 		switch {
-		case m.falls && m.name != "achieved" && !(early.device && late.device && worse):
+		case m.falls && strings.HasPrefix(m.name, "device") && !(early.device && late.device && worse):
+			continue
+		case m.name == "wal_fsyncs" && !worse:
 			continue
 		case m.falls && !(m.early > 0 && m.late < dropShare*m.early):
 			continue
@@ -166,11 +176,17 @@ func soakDrop(ss []result.SoakSample, firstN, lastN int, late soakFigures, broke
 	if onset < 0 {
 		onset = 0 // it was down from the first interval's end on
 	}
-	before := soakPart(ss[:onset+1])
+	// The first interval holds etcd's start-up writes (its database's
+	// first pages): the level before is from the next on, when there is one.
+	from := 0
+	if onset >= 1 {
+		from = 1
+	}
+	before := soakPart(ss[from : onset+1])
 	return &result.SoakDrop{
 		After: ss[onset].T, Fell: fell,
 		IOPSBefore: before.iops, IOPSAfter: late.iops, WriteBytesBefore: before.bps, WriteBytesAfter: late.bps,
-		AchievedBefore: before.achieved, AchievedAfter: late.achieved,
+		AchievedBefore: before.achieved, AchievedAfter: late.achieved, WALFsyncsBefore: before.fsyncs, WALFsyncsAfter: late.fsyncs,
 		WALFsyncP99Before: before.wal, WALFsyncP99After: late.wal,
 	}
 }
@@ -187,6 +203,9 @@ func soakAnswer(s *result.Soak, late soakFigures) string {
 		} else if contains(d.Fell, "device_write_bytes") {
 			what = append(what, fmt.Sprintf("the device's writes fell from %s/s to %s/s", units.Bytes(d.WriteBytesBefore), units.Bytes(d.WriteBytesAfter)))
 		}
+		if len(what) == 0 && contains(d.Fell, "wal_fsyncs") {
+			what = append(what, fmt.Sprintf("etcd's WAL fsyncs fell from %s/s to %s/s", rate(d.WALFsyncsBefore), rate(d.WALFsyncsAfter)))
+		}
 		if contains(d.Fell, "achieved") {
 			what = append(what, fmt.Sprintf("the puts etcd served fell from %s/s to %s/s", rate(d.AchievedBefore), rate(d.AchievedAfter)))
 		}
@@ -201,6 +220,9 @@ func soakAnswer(s *result.Soak, late soakFigures) string {
 	switch {
 	case len(s.Broke) == 0:
 		fmt.Fprintf(&b, "; %s held every limit (WAL fsync p99 %s): the sustained capacity is ~%s puts/s", last, p99Words(late.wal, late.walBound), rate(s.SustainedPutsPerS))
+	case s.SustainedFrom == "wal_fsyncs":
+		fmt.Fprintf(&b, "; %s broke %s: the sustained capacity is ~%s puts/s (%s puts/s scaled by the %s WAL fsyncs/s that remained of %s)",
+			last, soakBrokeWords(s, late), rate(s.SustainedPutsPerS), rate(s.Rate), rate(s.Drop.WALFsyncsAfter), rate(s.Drop.WALFsyncsBefore))
 	case s.SustainedFrom == "device_iops":
 		fmt.Fprintf(&b, "; %s broke %s: the sustained capacity is ~%s puts/s (%s puts/s scaled by the %s IOPS that remained of %s)",
 			last, soakBrokeWords(s, late), rate(s.SustainedPutsPerS), rate(s.Rate), rate(s.Drop.IOPSAfter), rate(s.Drop.IOPSBefore))

@@ -23,7 +23,8 @@ type Soak struct {
 	LastFrom float64 `json:"last_from"`
 	// SustainedPutsPerS is the rate that held over the last part, or, when
 	// it broke its limits there, what the writes that remained carry
-	// (SustainedFrom says which: "achieved" or "device_iops").
+	// (SustainedFrom says which: "achieved", "device_iops", or
+	// "wal_fsyncs" when only etcd's own fsyncs fell).
 	SustainedPutsPerS float64 `json:"sustained_puts_per_s"`
 	SustainedFrom     string  `json:"sustained_from,omitempty"`
 	// Broke are the criteria the last part broke (empty: it held).
@@ -68,7 +69,7 @@ type SoakDrop struct {
 	// last interval at the earlier level).
 	After float64 `json:"after"`
 	// Fell names what fell or rose: "device_iops", "device_write_bytes",
-	// "achieved", "wal_fsync_p99".
+	// "achieved", "wal_fsyncs", "wal_fsync_p99".
 	Fell []string `json:"fell"`
 	// The figures before (the intervals up to After) and after (the last
 	// part): device write IOPS and bytes/s, the achieved rate, and the
@@ -81,4 +82,8 @@ type SoakDrop struct {
 	AchievedAfter     float64 `json:"achieved_after"`
 	WALFsyncP99Before float64 `json:"wal_fsync_p99_before"`
 	WALFsyncP99After  float64 `json:"wal_fsync_p99_after"`
+	// WALFsyncsBefore and WALFsyncsAfter are etcd's WAL fsyncs per
+	// second (its own writes, which no neighbour of the device shares).
+	WALFsyncsBefore float64 `json:"wal_fsyncs_before,omitempty"`
+	WALFsyncsAfter  float64 `json:"wal_fsyncs_after,omitempty"`
 }
