@@ -53,14 +53,19 @@ func Soak(s *result.Soak, criteria []check.Criterion) {
 	}
 
 	s.SustainedPutsPerS, s.SustainedFrom = late.achieved, "achieved"
-	if len(s.Broke) > 0 && s.Drop != nil && s.Drop.IOPSBefore > 0 && s.Drop.IOPSAfter < s.Drop.IOPSBefore {
+	if d := s.Drop; len(s.Broke) > 0 && d != nil {
 		// The rate held before the drop needed the writes of then; what
-		// remains carries its share of it.
-		s.SustainedPutsPerS, s.SustainedFrom = math.Min(late.achieved, s.Rate*s.Drop.IOPSAfter/s.Drop.IOPSBefore), "device_iops"
-	} else if len(s.Broke) > 0 && s.Drop != nil && contains(s.Drop.Fell, "wal_fsyncs") {
-		// The device's figures did not fall (a neighbour's writes share
-		// it): etcd's own WAL fsyncs did.
-		s.SustainedPutsPerS, s.SustainedFrom = math.Min(late.achieved, s.Rate*s.Drop.WALFsyncsAfter/s.Drop.WALFsyncsBefore), "wal_fsyncs"
+		// remains carries its share of it: by the device's writes, or by
+		// etcd's own fsyncs (a device shared with a neighbour's writes
+		// shows more than the member's), the lower.
+		if d.IOPSBefore > 0 && d.IOPSAfter < d.IOPSBefore && contains(d.Fell, "device_iops") {
+			s.SustainedPutsPerS, s.SustainedFrom = math.Min(late.achieved, s.Rate*d.IOPSAfter/d.IOPSBefore), "device_iops"
+		}
+		if d.WALFsyncsBefore > 0 && contains(d.Fell, "wal_fsyncs") {
+			if v := s.Rate * d.WALFsyncsAfter / d.WALFsyncsBefore; v < s.SustainedPutsPerS {
+				s.SustainedPutsPerS, s.SustainedFrom = v, "wal_fsyncs"
+			}
+		}
 	}
 	s.Answer = soakAnswer(s, late)
 }
@@ -120,8 +125,8 @@ func median(v []float64) float64 {
 // soakDrop finds a drop: the first part's device writes or achieved rate
 // fallen in the last part under soak_drop of it, or its WAL fsync p99
 // risen soak_p99_rise times and past its limit. It came after the last
-// interval (before the last part) still at least halfway between the two
-// levels. The device writing less is a drop only when etcd fared worse
+// interval (before the last part) still at least halfway from the first
+// part's extreme to the last part's level. The device writing less is a drop only when etcd fared worse
 // for it (the last part broke a limit, or its WAL fsync p99 rose
 // soak_p99_rise times): else etcd only asked less of it.
 func soakDrop(ss []result.SoakSample, firstN, lastN int, late soakFigures, broke bool, criteria []check.Criterion) *result.SoakDrop {
@@ -161,7 +166,16 @@ func soakDrop(ss []result.SoakSample, firstN, lastN int, late soakFigures, broke
 		if onset >= 0 {
 			continue // the first named sets the time
 		}
-		mid := (m.early + m.late) / 2
+		// Halfway from the first part's level at its extreme (its
+		// highest for a fall): a first part that took the drop in holds
+		// the interval it came in, half at each level.
+		top := m.of(ss[0])
+		for _, x := range ss[:firstN] {
+			if v := m.of(x); m.falls && v > top || !m.falls && v < top {
+				top = v
+			}
+		}
+		mid := (top + m.late) / 2
 		for i := len(ss) - lastN - 1; i >= 0; i-- {
 			v := m.of(ss[i])
 			if m.falls && v >= mid || !m.falls && v <= mid {
