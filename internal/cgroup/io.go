@@ -154,8 +154,18 @@ func (s Sys) LimitIO(pid int, dev Device, lim IOLimit) (*Limited, error) {
 	if err != nil {
 		return nil, explain(ioController, err)
 	}
-	var set, lift []setting
-	if h.Version == 2 {
+	set, lift := ioSettings(h.Version, dev, lim)
+	l, err := s.own(pid, ioController, set, lift)
+	if err != nil && strings.Contains(err.Error(), "no such device") {
+		return nil, fmt.Errorf("%w (the kernel takes a cap on a whole disk, not on a partition or a device without a request queue: %s)", err, dev)
+	}
+	return l, err
+}
+
+// ioSettings are the lines that cap a group's writes to dev by lim, and
+// those that lift the cap (cgroup v2; v1's group is removed instead).
+func ioSettings(version int, dev Device, lim IOLimit) (set, lift []setting) {
+	if version == 2 {
 		var caps []string
 		if lim.WriteIOPS > 0 {
 			caps = append(caps, "wiops="+strconv.FormatInt(lim.WriteIOPS, 10))
@@ -163,21 +173,25 @@ func (s Sys) LimitIO(pid int, dev Device, lim IOLimit) (*Limited, error) {
 		if lim.WriteBPS > 0 {
 			caps = append(caps, "wbps="+strconv.FormatInt(lim.WriteBPS, 10))
 		}
-		set = []setting{{"io.max", dev.String() + " " + strings.Join(caps, " ")}}
-		lift = []setting{{"io.max", dev.String() + " wiops=max wbps=max"}}
-	} else {
-		if lim.WriteIOPS > 0 {
-			set = append(set, setting{"blkio.throttle.write_iops_device", dev.String() + " " + strconv.FormatInt(lim.WriteIOPS, 10)})
-		}
-		if lim.WriteBPS > 0 {
-			set = append(set, setting{"blkio.throttle.write_bps_device", dev.String() + " " + strconv.FormatInt(lim.WriteBPS, 10)})
-		}
+		return []setting{{"io.max", dev.String() + " " + strings.Join(caps, " ")}}, []setting{{"io.max", dev.String() + " wiops=max wbps=max"}}
 	}
-	l, err := s.own(pid, ioController, set, lift)
-	if err != nil && strings.Contains(err.Error(), "no such device") {
-		return nil, fmt.Errorf("%w (the kernel takes a cap on a whole disk, not on a partition or a device without a request queue: %s)", err, dev)
+	if lim.WriteIOPS > 0 {
+		set = append(set, setting{"blkio.throttle.write_iops_device", dev.String() + " " + strconv.FormatInt(lim.WriteIOPS, 10)})
 	}
-	return l, err
+	if lim.WriteBPS > 0 {
+		set = append(set, setting{"blkio.throttle.write_bps_device", dev.String() + " " + strconv.FormatInt(lim.WriteBPS, 10)})
+	}
+	return set, nil
+}
+
+// SetIOLimit rewrites the cap of a group LimitIO made on dev's writes (a
+// burst bucket moving between its burst and its baseline).
+func (l *Limited) SetIOLimit(dev Device, lim IOLimit) error {
+	if err := lim.Validate(); err != nil {
+		return err
+	}
+	set, _ := ioSettings(l.H.Version, dev, lim)
+	return apply(l.Group, set)
 }
 
 // IOLimit reads the group's own caps on dev (none: a zero IOLimit).

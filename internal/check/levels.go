@@ -46,6 +46,13 @@ const (
 	RequestsFailed = "requests_failed"
 	VolumeIOPS     = "volume_iops"
 	VolumeWriteBPS = "volume_write_bps"
+	// SoakLastPart, SoakDrop and SoakP99Rise judge a soak's steady state
+	// (--soak): the share of its intervals that is its last part, the
+	// share of the first part's writes (or rate) under which the last
+	// part's is a drop, and the rise of the WAL fsync p99 that is one.
+	SoakLastPart = "soak_last_part"
+	SoakDrop     = "soak_drop"
+	SoakP99Rise  = "soak_p99_rise"
 )
 
 // The sources the levels share.
@@ -143,6 +150,16 @@ var levels = []Criterion{
 	{ID: ProbeDeviceBusy, Title: "device busy (iostat %util) beyond which the probe beside a live member stops", Unit: Fraction, Op: AtMost, Limit: 0.9,
 		Findings: "the disk probe beside a live member",
 		Source:   useMethod + "; etcdperf's: the probe yields before the device, 90% busy, queues the member's own writes"},
+	// A soak's steady state (--soak).
+	{ID: SoakLastPart, Title: "share of a soak's intervals, at its end, judged as its steady state (the figure that held)", Unit: Fraction, Op: AtMost, Limit: 1.0 / 3,
+		Findings: "the soak's sustained figure",
+		Source:   "fio's steady state (steadystate=iops_slope, ss_dur: the last window of a run decides) and SNIA's Solid State Storage Performance Test Specification (steady state over the last rounds of a run); a third leaves the first two for a burst to run out in"},
+	{ID: SoakDrop, Title: "a soak's device write IOPS, MB/s or achieved rate over its last part, of its first part's, under which it dropped", Unit: Fraction, Op: AtLeast, Limit: 0.7,
+		Findings: "the soak's drop",
+		Source:   "SNIA's Solid State Storage Performance Test Specification: steady state holds within 20% of the window's mean; 30% here, as a busy machine's intervals spread wider; AWS gp2 falls from 3,000 to 3 IOPS per GiB when its credits run out (https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html)"},
+	{ID: SoakP99Rise, Title: "rise of a soak's WAL fsync p99 from its first part to its last, past its limit, that is a drop", Unit: Times, Op: Below, Limit: 2,
+		Findings: "the soak's drop",
+		Source:   "etcdperf's: twice the first part's p99 and past the WAL fsync limit (etcd metrics guide: 10ms) is no interval's noise; Azure's host cache drains after a minute or two and the writes then wait (issue 30)"},
 }
 
 // Changed lists the criteria of table set with --limit (their limit or

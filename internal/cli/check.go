@@ -139,11 +139,13 @@ also on Ctrl-C.`,
 		capStep    time.Duration
 		capConfirm time.Duration
 		sweep      sweepFlags
+		soak       soakFlags
 	)
 	sweep.add(cmd.Flags())
 	cmd.Flags().BoolVar(&capacityOn, "capacity", false, "after the profile's load, raise the offered write rate step by step until a limit breaks: how many puts/s the cluster carries, and what breaks first (it loads the cluster up to 15,000 puts/s)")
 	cmd.Flags().DurationVar(&capStep, "capacity-step", pipeline.DefaultCapacityStep, "with --capacity, how long each step loads etcd")
 	cmd.Flags().DurationVar(&capConfirm, "capacity-confirm", pipeline.DefaultCapacityConfirm, "with --capacity, hold the answer this long after the knee (and a rate √2 lower if it breaks) (0: no confirm step)")
+	soak.add(cmd.Flags())
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		sinks, err := cf.out.sinks()
 		if err != nil {
@@ -172,12 +174,21 @@ also on Ctrl-C.`,
 		if capacityOn && cf.prefix != "" {
 			return usageError("--capacity writes each step under a prefix of its own: drop --prefix")
 		}
+		soakOn, err := soak.settings(cmd, capacityOn)
+		if err != nil {
+			return err
+		}
+		if soakOn.Duration > 0 && cf.prefix != "" {
+			return usageError("--soak writes under a prefix of its own: drop --prefix")
+		}
 		o := pipeline.CheckOptions{Target: target, Profile: prof, Duration: duration, Prefix: cf.prefix,
-			AutoCompact: cf.autoCompact, AutoDefrag: cf.autoDefrag, Criteria: criteria, Capacity: capacityOn, CapacityStep: capStep, CapacityConfirm: capConfirm, DBSize: sweep.dbSize}
+			AutoCompact: cf.autoCompact, AutoDefrag: cf.autoDefrag, Criteria: criteria, Capacity: capacityOn, CapacityStep: capStep, CapacityConfirm: capConfirm, DBSize: sweep.dbSize, Soak: soakOn}
 		cf.conn.announceLoad(cmd, fmt.Sprintf("check perf's profile %s: %.0f puts/s of %d-byte values from %d clients for %s",
 			prof.Name, prof.Rate, prof.ValSize, prof.Clients, duration))
 		var stop func()
-		o.Progress, o.Started, stop = loadProgress(cmd, len(target.Conn.Endpoints) == 0, duration)
+		var phase func(string)
+		o.Progress, o.Started, phase, stop = loadProgress(cmd, len(target.Conn.Endpoints) == 0, duration)
+		o.Soak.Phase = phase
 		res, runErr := pipeline.Check(cmd.Context(), o)
 		stop()
 		return finish(cmd, sinks, res, runErr)
@@ -236,7 +247,7 @@ memory is etcd's alone. The keys are deleted at the end, also on Ctrl-C.`,
 		cf.conn.announceLoad(cmd, fmt.Sprintf("check datascale's profile %s: %d keys of %d+%d bytes from %d clients, as fast as they go",
 			prof.Name, n, prof.KeySize, prof.ValSize, prof.Clients))
 		var stop func()
-		o.Progress, o.Started, stop = loadProgress(cmd, len(target.Conn.Endpoints) == 0, 0)
+		o.Progress, o.Started, _, stop = loadProgress(cmd, len(target.Conn.Endpoints) == 0, 0)
 		res, runErr := pipeline.Datascale(cmd.Context(), o)
 		stop()
 		return finish(cmd, sinks, res, runErr)
@@ -248,10 +259,14 @@ memory is etcd's alone. The keys are deleted at the end, also on Ctrl-C.`,
 // "starting" until the load begins, then the requests (through a total or
 // a duration). It returns the counter and the start hook to hand to the
 // pipeline, and the function that erases the line.
-func loadProgress(cmd *cobra.Command, embedded bool, duration time.Duration) (*load.Progress, func(), func()) {
+func loadProgress(cmd *cobra.Command, embedded bool, duration time.Duration) (*load.Progress, func(), func(string), func()) {
 	prog := &load.Progress{}
 	var started atomic.Bool
+	var phase atomic.Pointer[phaseSince]
 	stop := startProgress(cmd, duration, func(el time.Duration) string {
+		if p := phase.Load(); p != nil {
+			return fmt.Sprintf("%s... %s", p.phase, time.Since(p.since).Truncate(time.Second))
+		}
 		if !started.Load() {
 			if embedded {
 				return "starting the embedded etcd..."
@@ -260,5 +275,12 @@ func loadProgress(cmd *cobra.Command, embedded bool, duration time.Duration) (*l
 		}
 		return countProgress(prog.Done(), prog.Total(), el, duration)
 	})
-	return prog, func() { started.Store(true) }, stop
+	setPhase := func(s string) { phase.Store(&phaseSince{s, time.Now()}) }
+	return prog, func() { started.Store(true) }, setPhase, stop
+}
+
+// phaseSince is what a run does after its load (a soak), and since when.
+type phaseSince struct {
+	phase string
+	since time.Time
 }

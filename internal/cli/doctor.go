@@ -42,6 +42,7 @@ func newDoctorCmd() *cobra.Command {
 		slowDelay   time.Duration
 		limits      []string
 		volume      volumeFlags
+		soak        soakFlags
 		reportPath  string
 		noReport    bool
 	)
@@ -170,6 +171,7 @@ Exit codes: 0 pass or warn, 1 a location failed, 2 the run could not be done.`,
 	fl.StringArrayVar(&limits, "limit", nil, "override a limit: NAME=VALUE[,WARN], e.g. wal_fsync_p99=5ms (repeatable)")
 	volume.add(fl)
 	sweep.add(fl)
+	soak.add(fl)
 	fl.StringVar(&reportPath, "report", defaultReport, "write the Result (JSON) to this file")
 	fl.BoolVar(&noReport, "no-report", false, "do not write the Result file")
 
@@ -231,6 +233,10 @@ Exit codes: 0 pass or warn, 1 a location failed, 2 the run could not be done.`,
 		}
 		external := len(co.Endpoints) > 0
 		if err := sweep.apply(&prof, external || nf.on, capacityOn); err != nil {
+			return err
+		}
+		soakOn, err := soak.settings(cmd, capacityOn && (!(external || nf.on) || cmd.Flags().Changed("capacity")))
+		if err != nil {
 			return err
 		}
 		var target cluster.TargetOptions
@@ -310,7 +316,7 @@ Exit codes: 0 pass or warn, 1 a location failed, 2 the run could not be done.`,
 		o := pipeline.DoctorOptions{
 			DataDirs: dataDirs, Conn: co, Members: target.Members, Faults: target.Faults, Profile: prof, Duration: duration,
 			Capacity: capacityOn && (!(external || nf.on) || cmd.Flags().Changed("capacity")), CapacityStep: capStep, CapacityConfirm: capConfirm, DBSize: sweep.dbSize,
-			Demand: demand, DemandFrom: demandWords,
+			Demand: demand, DemandFrom: demandWords, Soak: soakOn,
 			Disk: probe, SkipDisk: diskRuntime == 0, DiskExplicit: diskExplicit, Noise: noiseOn, SimulateFsyncDelay: slowDelay,
 			Criteria: criteria, Progress: &pipeline.DoctorProgress{},
 		}
@@ -352,6 +358,7 @@ func doctorTotal(o pipeline.DoctorOptions) time.Duration {
 		// At most six steps, and the confirm steps.
 		per += 6*o.CapacityStep + 2*o.CapacityConfirm
 	}
+	per += o.Soak.Duration
 	return per * time.Duration(max(1, len(o.DataDirs)))
 }
 

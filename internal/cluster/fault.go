@@ -42,6 +42,19 @@ type Fault struct {
 	VolumeIOPS int64 `json:"volume_iops,omitempty"`
 	// VolumeWriteBPS caps the volume's bytes written per second likewise.
 	VolumeWriteBPS int64 `json:"volume_write_bps,omitempty"`
+	// BurstIOPS, BaselineIOPS and BurstCredits are a burst bucket, as
+	// AWS gp2 volumes have one: the member's writes are capped at
+	// BurstIOPS while it has credits and at BaselineIOPS once they are
+	// spent; every write spends a credit, and credits are earned at
+	// BaselineIOPS a second, up to BurstCredits (the balance it starts
+	// with). The cap is the cgroup's on the disk of its data dir (as
+	// IOPSLimit), or with BurstVolume the one under its own volume (as
+	// VolumeIOPS); a token bucket in the member process reads the group's
+	// counters every BucketTick and rewrites the cap when it changes.
+	BurstIOPS    int64 `json:"burst_iops,omitempty"`
+	BaselineIOPS int64 `json:"baseline_iops,omitempty"`
+	BurstCredits int64 `json:"burst_credits,omitempty"`
+	BurstVolume  bool  `json:"burst_volume,omitempty"`
 }
 
 // Any reports whether the fault does anything.
@@ -51,12 +64,19 @@ func (f Fault) Any() bool {
 
 // IOLimit is the cap on the member's writes, as package cgroup takes it.
 func (f Fault) IOLimit() cgroup.IOLimit {
+	if f.BurstIOPS > 0 && !f.BurstVolume {
+		// The bucket starts full: at its burst rate.
+		return cgroup.IOLimit{WriteIOPS: f.BurstIOPS}
+	}
 	return cgroup.IOLimit{WriteIOPS: f.IOPSLimit, WriteBPS: f.WriteBPSLimit}
 }
 
 // VolumeLimit is the cap on the writes of the member's volume to the disk
 // under it, as package cgroup takes it.
 func (f Fault) VolumeLimit() cgroup.IOLimit {
+	if f.BurstIOPS > 0 && f.BurstVolume {
+		return cgroup.IOLimit{WriteIOPS: f.BurstIOPS}
+	}
 	return cgroup.IOLimit{WriteIOPS: f.VolumeIOPS, WriteBPS: f.VolumeWriteBPS}
 }
 
@@ -91,6 +111,13 @@ func (f Fault) String() string {
 	if f.VolumeWriteBPS > 0 {
 		parts = append(parts, FaultVolumeWriteBPS+"="+strings.ReplaceAll(units.Size(f.VolumeWriteBPS), " ", ""))
 	}
+	if f.BurstIOPS > 0 {
+		s := fmt.Sprintf("%s=%d,%s=%d,%s=%d", FaultBurstIOPS, f.BurstIOPS, burstBaseline, f.BaselineIOPS, burstCredits, f.BurstCredits)
+		if f.BurstVolume {
+			s += "," + burstVolume + "=true"
+		}
+		parts = append(parts, s)
+	}
 	return strings.Join(parts, " ")
 }
 
@@ -107,7 +134,72 @@ const (
 	// its own capped below it (operations, bytes per second).
 	FaultVolumeIOPS     = "volume-iops"
 	FaultVolumeWriteBPS = "volume-write-bps"
+	// FaultBurstIOPS is a burst bucket on the cgroup cap
+	// (burst-iops=B,baseline-iops=R,credits=C), FaultVolumeBurstIOPS the
+	// same on the capped volume (or burst-iops with volume=true).
+	FaultBurstIOPS       = "burst-iops"
+	FaultVolumeBurstIOPS = "volume-burst-iops"
 )
+
+// The burst bucket's other settings, after its burst rate.
+const (
+	burstBaseline = "baseline-iops"
+	burstCredits  = "credits"
+	burstVolume   = "volume"
+)
+
+// BucketTick is how often a burst bucket reads its group's counters.
+const BucketTick = 100 * time.Millisecond
+
+// ValidateBurst checks a burst bucket's figures: a burst above a baseline
+// of at least 1 write/s, and credits.
+func (f Fault) ValidateBurst() error {
+	switch {
+	case f.BurstIOPS == 0 && f.BaselineIOPS == 0 && f.BurstCredits == 0:
+		return nil
+	case f.BaselineIOPS < 1:
+		return fmt.Errorf("the baseline (%s) must be a whole number of write operations per second of at least 1, e.g. 300", burstBaseline)
+	case f.BurstIOPS <= f.BaselineIOPS:
+		return fmt.Errorf("the burst rate (%d) must be above the baseline (%d)", f.BurstIOPS, f.BaselineIOPS)
+	case f.BurstCredits < 1:
+		return fmt.Errorf("the bucket needs credits (%s, write operations above the baseline it may spend, e.g. 60000)", burstCredits)
+	}
+	return nil
+}
+
+// parseBurst reads a burst bucket: B,baseline-iops=R,credits=C[,volume=true].
+func parseBurst(val string, volume bool) (Fault, error) {
+	f := Fault{BurstVolume: volume}
+	fields := strings.Split(val, ",")
+	var err error
+	if f.BurstIOPS, err = strconv.ParseInt(strings.TrimSpace(fields[0]), 10, 64); err != nil || f.BurstIOPS < 1 {
+		return f, fmt.Errorf("%q is not a whole number of write operations per second of at least 1, e.g. 3000,baseline-iops=300,credits=60000", fields[0])
+	}
+	for _, kv := range fields[1:] {
+		k, v, _ := strings.Cut(strings.TrimSpace(kv), "=")
+		switch k {
+		case burstBaseline, burstCredits:
+			n, perr := strconv.ParseInt(v, 10, 64)
+			if perr != nil || n < 1 {
+				return f, fmt.Errorf("%s %q is not a whole number of at least 1", k, v)
+			}
+			if k == burstBaseline {
+				f.BaselineIOPS = n
+			} else {
+				f.BurstCredits = n
+			}
+		case burstVolume:
+			b, perr := strconv.ParseBool(v)
+			if perr != nil {
+				return f, fmt.Errorf("volume %q is not true or false", v)
+			}
+			f.BurstVolume = f.BurstVolume || b
+		default:
+			return f, fmt.Errorf("unknown setting %q of a burst bucket (%s, %s, %s)", k, burstBaseline, burstCredits, burstVolume)
+		}
+	}
+	return f, f.ValidateBurst()
+}
 
 // Validate checks a fault's values, and that this host can make it (a CPU
 // or blkio/io cgroup it can write, FUSE for a slow disk). Whether the data
@@ -134,7 +226,12 @@ func (f Fault) Validate() error {
 			return fmt.Errorf("%s: %w", FaultPeerLatency, err)
 		}
 	}
-	if f.IOPSLimit != 0 || f.WriteBPSLimit != 0 {
+	if f.BurstIOPS != 0 || f.BaselineIOPS != 0 || f.BurstCredits != 0 {
+		if err := f.ValidateBurst(); err != nil {
+			return fmt.Errorf("%s: %w", FaultBurstIOPS, err)
+		}
+	}
+	if f.IOPSLimit != 0 || f.WriteBPSLimit != 0 || f.BurstIOPS != 0 && !f.BurstVolume {
 		kind := f.ioKind()
 		if err := f.IOLimit().Validate(); err != nil {
 			return fmt.Errorf("%s: %w", kind, err)
@@ -146,7 +243,7 @@ func (f Fault) Validate() error {
 			return fmt.Errorf("%s: %w", kind, err)
 		}
 	}
-	if f.VolumeIOPS != 0 || f.VolumeWriteBPS != 0 {
+	if f.VolumeIOPS != 0 || f.VolumeWriteBPS != 0 || f.BurstIOPS != 0 && f.BurstVolume {
 		kind := f.volumeKind()
 		if err := f.VolumeLimit().Validate(); err != nil {
 			return fmt.Errorf("%s: %w", kind, err)
@@ -172,6 +269,9 @@ func (f Fault) conflict() error {
 	if f.SlowFsync > 0 && f.VolumeLimit().Any() {
 		return fmt.Errorf("%s and %s cannot go on the same member: the slow view's own process does that member's writes, out of the volume's cap; give them to different members", f.volumeKind(), FaultSlowFsync)
 	}
+	if f.BurstIOPS > 0 && (f.IOPSLimit > 0 || f.WriteBPSLimit > 0 || f.VolumeIOPS > 0 || f.VolumeWriteBPS > 0) {
+		return fmt.Errorf("%s and a fixed cap (%s, %s, %s, %s) cannot go on the same member: the bucket sets the cap itself; choose one", FaultBurstIOPS, FaultIOPSLimit, FaultWriteBPSLimit, FaultVolumeIOPS, FaultVolumeWriteBPS)
+	}
 	if f.IOLimit().Any() && f.VolumeLimit().Any() {
 		return fmt.Errorf("%s and %s cannot go on the same member: one caps the member's writes above its device, the other below it; choose one", f.ioKind(), f.volumeKind())
 	}
@@ -180,6 +280,9 @@ func (f Fault) conflict() error {
 
 // ioKind names the I/O cap in errors, as --fault does.
 func (f Fault) ioKind() string {
+	if f.BurstIOPS > 0 {
+		return FaultBurstIOPS
+	}
 	if f.IOPSLimit == 0 {
 		return FaultWriteBPSLimit
 	}
@@ -188,6 +291,9 @@ func (f Fault) ioKind() string {
 
 // volumeKind names the volume's cap in errors, as --fault does.
 func (f Fault) volumeKind() string {
+	if f.BurstIOPS > 0 {
+		return FaultVolumeBurstIOPS
+	}
 	if f.VolumeIOPS == 0 {
 		return FaultVolumeWriteBPS
 	}
@@ -234,8 +340,10 @@ func ParseDelay(s string) (netfault.Delay, error) {
 // WHO:KIND=VALUE, WHO a member's number (1 to n: member etcdperf-WHO) or
 // "all", KIND slow-fsync (a duration), cpu-limit (CPUs), peer-latency
 // (D[,JITTER]), iops-limit or volume-iops (write operations per second),
-// write-bps-limit or volume-write-bps (a size per second, e.g. 10m). It
-// returns one Fault per member.
+// write-bps-limit or volume-write-bps (a size per second, e.g. 10m),
+// burst-iops or volume-burst-iops (a burst bucket:
+// B,baseline-iops=R,credits=C[,volume=true]). It returns one Fault per
+// member.
 func ParseFaults(specs []string, n int) ([]Fault, error) {
 	if len(specs) == 0 {
 		return nil, nil
@@ -309,8 +417,15 @@ func ParseFaults(specs []string, n int) ([]Fault, error) {
 			} else {
 				one.VolumeWriteBPS = n
 			}
+		case FaultBurstIOPS, FaultVolumeBurstIOPS:
+			b, err := parseBurst(val, kind == FaultVolumeBurstIOPS)
+			if err != nil {
+				return nil, fmt.Errorf("--fault %q: %w", spec, err)
+			}
+			one = b
+			kind = FaultBurstIOPS
 		default:
-			return nil, fmt.Errorf("--fault %q: unknown kind %q (slow-fsync, cpu-limit, peer-latency, iops-limit, write-bps-limit, volume-iops or volume-write-bps)", spec, kind)
+			return nil, fmt.Errorf("--fault %q: unknown kind %q (slow-fsync, cpu-limit, peer-latency, iops-limit, write-bps-limit, volume-iops, volume-write-bps, burst-iops or volume-burst-iops)", spec, kind)
 		}
 		if err := one.Validate(); err != nil {
 			return nil, fmt.Errorf("--fault %q: %w", spec, err)
@@ -368,6 +483,9 @@ func merge(a, b Fault) Fault {
 	}
 	if b.VolumeWriteBPS > 0 {
 		a.VolumeWriteBPS = b.VolumeWriteBPS
+	}
+	if b.BurstIOPS > 0 {
+		a.BurstIOPS, a.BaselineIOPS, a.BurstCredits, a.BurstVolume = b.BurstIOPS, b.BaselineIOPS, b.BurstCredits, b.BurstVolume
 	}
 	return a
 }

@@ -42,6 +42,10 @@ func BindMemberFlags(fs *pflag.FlagSet, cfg *MemberConfig) {
 	fs.Var(bpsValue{&cfg.WriteBPSLimit}, "write-bps-limit", "let the member write at most this many bytes per second on the disk of --data-dir, e.g. 10m (k, m, g: powers of 1024), as a volume's throughput limit (the same cgroup: blkio.throttle.write_bps_device or io.max; needs root)")
 	fs.Int64Var(&cfg.VolumeIOPS, "volume-iops-limit", 0, "run the member on a volume of its own capped at this many write operations per second below it, e.g. 1500, as a cloud volume: ext4 on a loop device mounted on --data-dir (empty or missing), over a file beside it, whose writes to the disk under that file are capped (a blkio/io cgroup); the member's own device shows its writes queued, and no cgroup caps them (needs root, loop devices, mkfs.ext4)")
 	fs.Var(bpsValue{&cfg.VolumeWriteBPS}, "volume-write-bps-limit", "the same volume, capped at this many bytes written per second below it, e.g. 10m")
+	fs.Int64Var(&cfg.BurstIOPS, "burst-iops", 0, "a burst bucket, as AWS gp2 volumes have: cap the member's writes at this many operations per second while it has credits (--burst-credits), at --baseline-iops once they are spent; credits are earned at the baseline (the cap of --iops-limit, or with --burst-volume the volume's of --volume-iops-limit, rewritten as the bucket's state changes; needs root)")
+	fs.Int64Var(&cfg.BaselineIOPS, "baseline-iops", 0, "with --burst-iops, the cap once the credits are spent, and the rate they are earned at")
+	fs.Int64Var(&cfg.BurstCredits, "burst-credits", 0, "with --burst-iops, the credits the bucket starts with and holds at most: one per write operation")
+	fs.BoolVar(&cfg.BurstVolume, "burst-volume", false, "with --burst-iops, put the bucket on a volume of the member's own capped below it (as --volume-iops-limit)")
 }
 
 // bpsValue is a flag holding a write throughput cap written as a size per
@@ -129,6 +133,13 @@ func (c MemberConfig) Args() []string {
 	}
 	if c.VolumeWriteBPS > 0 {
 		a = append(a, "--volume-write-bps-limit", strconv.FormatInt(c.VolumeWriteBPS, 10))
+	}
+	if c.BurstIOPS > 0 {
+		a = append(a, "--burst-iops", strconv.FormatInt(c.BurstIOPS, 10), "--baseline-iops", strconv.FormatInt(c.BaselineIOPS, 10),
+			"--burst-credits", strconv.FormatInt(c.BurstCredits, 10))
+		if c.BurstVolume {
+			a = append(a, "--burst-volume")
+		}
 	}
 	return a
 }
@@ -223,6 +234,19 @@ func ServeMember(ctx context.Context, cfg MemberConfig, ready io.Writer) (err er
 				err = lerr
 			}
 		}()
+		if cfg.BurstIOPS > 0 {
+			// The bucket stops (deferred below) before the group goes.
+			bctx, stop := context.WithCancel(ctx)
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				runBucket(bctx, capped, dev, cfg.Fault)
+			}()
+			defer func() {
+				stop()
+				<-done
+			}()
+		}
 	}
 	if cfg.PeerDelay.Latency > 0 {
 		link, listen, err := slowLink(cfg)

@@ -76,3 +76,11 @@ func (s *Sampler) Stop() (*result.Host, error) {
 	host, _ := os.Hostname()
 	return &result.Host{Hostname: host, Device: s.device, Summary: Between(s.first, last), Series: s.series}, nil
 }
+
+// Series returns a copy of the samples taken so far; each one's T is its
+// end in seconds since Start.
+func (s *Sampler) Series() []result.HostSample {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]result.HostSample(nil), s.series...)
+}

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -47,6 +48,65 @@ type Options struct {
 	// Window shapes the window on the members over the load (check and
 	// doctor sample the host's CPUs and disk in it too).
 	Window memberwatch.Options
+	// Interval, when positive with Tick, marks the window every Interval
+	// while the load runs, and calls Tick with each interval's figures
+	// (from the one goroutine that marks the window; a last interval
+	// shorter than Interval is not reported).
+	Interval time.Duration
+	Tick     func(Tick)
+}
+
+// Tick is one interval of a load run (Options.Interval).
+type Tick struct {
+	// N counts the intervals from 1; Start and End are the interval's
+	// bounds since the window opened.
+	N          int
+	Start, End time.Duration
+	// Mark is the members' span over the interval.
+	Mark memberwatch.Mark
+	// Succeeded and Failed count the requests that completed in it.
+	Succeeded, Failed int64
+	// Host is the host's per-second samples so far whose middle falls in
+	// the interval (the one that ends with it may come later: HostIn on the
+	// window's whole series after the run has them all).
+	Host []result.HostSample
+}
+
+// HostIn is the samples of series (T: each one's end in seconds since the
+// window opened) whose middle falls in (start, end].
+func HostIn(series []result.HostSample, start, end time.Duration) []result.HostSample {
+	var out []result.HostSample
+	for _, h := range series {
+		if mid := h.T - h.Seconds/2; mid > start.Seconds() && mid <= end.Seconds() {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// ticks marks win every o.Interval until stop closes, calling o.Tick.
+func ticks(ctx context.Context, win *memberwatch.Window, o Options, p *load.Progress, stop <-chan struct{}) {
+	t0 := time.Now()
+	t := time.NewTimer(o.Interval)
+	defer t.Stop()
+	prevOK, prevFailed := p.Succeeded(), p.Failed()
+	prev := time.Duration(0)
+	for n := 1; ; n++ {
+		select {
+		case <-stop:
+			return
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		t.Reset(time.Until(t0.Add(time.Duration(n+1) * o.Interval)))
+		end := time.Since(t0)
+		mark := win.Mark(ctx)
+		ok, failed := p.Succeeded(), p.Failed()
+		o.Tick(Tick{N: n, Start: prev, End: end, Mark: mark, Succeeded: ok - prevOK, Failed: failed - prevFailed,
+			Host: HostIn(win.HostSeries(), prev, end)})
+		prev, prevOK, prevFailed = end, ok, failed
+	}
 }
 
 // ErrPrefixInUse is returned when the key prefix already holds keys.
@@ -116,7 +176,21 @@ func Run(ctx context.Context, o Options) (res *result.Result, obs *memberwatch.O
 	if o.Load.StallTimeout == 0 {
 		o.Load.StallTimeout = cli.CommandTimeout()
 	}
+	var stopTicks chan struct{}
+	var ticking sync.WaitGroup
+	if o.Interval > 0 && o.Tick != nil {
+		if o.Load.Progress == nil {
+			o.Load.Progress = &load.Progress{}
+		}
+		stopTicks = make(chan struct{})
+		ticking.Go(func() { ticks(ctx, win, o, o.Load.Progress, stopTicks) })
+	}
 	st, runErr := load.Run(ctx, conns, o.Load)
+	if stopTicks != nil {
+		// The window is the ticks' until they stop.
+		close(stopTicks)
+		ticking.Wait()
+	}
 	// The end of the run is measured and cleaned up even after Ctrl-C; after
 	// etcd stopped answering, within one more command timeout.
 	endCtx, endCancel := endContext(ctx, runErr, cli.CommandTimeout())

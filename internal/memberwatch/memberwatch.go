@@ -117,6 +117,15 @@ func (m Mark) Hist(name string) promscrape.Histogram {
 	return sum
 }
 
+// HostSeries is the host's per-second samples so far (Options.Host; nil
+// without), each one's T its end in seconds since Start.
+func (w *Window) HostSeries() []result.HostSample {
+	if w.sampler == nil {
+		return nil
+	}
+	return w.sampler.Series()
+}
+
 // Processes is each member process's figures on this host from Start to
 // now.
 func (w *Window) Processes() []result.MemberProcess { return w.procs.Since() }

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/judge"
 	"github.com/etcdperf/etcdperf/internal/load"
+	"github.com/etcdperf/etcdperf/internal/loadrun"
 	"github.com/etcdperf/etcdperf/internal/memberwatch"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/sysinfo"
@@ -29,6 +31,9 @@ type CheckOptions struct {
 	CapacityConfirm time.Duration
 	// DBSize fills the sweep's own etcd first (CapacityOptions.DBSize).
 	DBSize int64
+	// Soak holds a rate after the load (and the sweep): the sweep's answer
+	// or Soak.Rate, for Soak.Duration (0: no soak).
+	Soak SoakSettings
 	// Target is the etcd to check. An embedded member always runs in a
 	// process of its own, so that its CPU and memory are told apart from
 	// the client's.
@@ -78,6 +83,18 @@ func Check(ctx context.Context, o CheckOptions) (*result.Result, error) {
 			step = DefaultCapacityStep
 		}
 		res.Capacity, err = Capacity(ctx, CapacityOptions{Target: target, Base: o.Profile, First: res, Step: step, Confirm: o.CapacityConfirm, DBSize: o.DBSize, Device: o.Device, Criteria: o.Criteria})
+		if err != nil {
+			res.Error = errorText(err)
+		}
+	}
+	if res != nil && err == nil && o.Soak.Duration > 0 {
+		target := o.Target
+		target.RunID = cluster.NewRunID() + "-soak"
+		where := "etcd at " + strings.Join(o.Target.Conn.Endpoints, ",")
+		if len(o.Target.Conn.Endpoints) == 0 {
+			where = dataDirOrDot(o.Target.DataDir)
+		}
+		res.Soak, err = o.Soak.run(ctx, target, o.Profile, o.Device, o.Criteria, res.Capacity, where)
 		if err != nil {
 			res.Error = errorText(err)
 		}
@@ -190,7 +207,11 @@ func checkParams(p result.Params, o CheckOptions, dur time.Duration) *result.Che
 	}
 	b.Rate, b.Duration = o.Profile.Rate, dur.Seconds()
 	b.Compact, b.TargetLeader, b.KeepKeys = nil, nil, nil
-	return &result.CheckParams{BenchParams: b, ProfileParams: &result.ProfileParams{Load: o.Profile.Name, AutoCompact: o.AutoCompact, AutoDefrag: o.AutoDefrag}}
+	pp := &result.ProfileParams{Load: o.Profile.Name, AutoCompact: o.AutoCompact, AutoDefrag: o.AutoDefrag}
+	if o.Soak.Duration > 0 {
+		pp.Soak, pp.SoakRate, pp.SoakInterval = o.Soak.Duration.Seconds(), o.Soak.Rate, o.Soak.interval().Seconds()
+	}
+	return &result.CheckParams{BenchParams: b, ProfileParams: pp}
 }
 
 // puts is a put load for observedPuts.
@@ -201,6 +222,9 @@ type puts struct {
 	criteria []check.Criterion
 	started  func()
 	device   string
+	// interval and tick mark the window every interval (a soak).
+	interval time.Duration
+	tick     func(loadrun.Tick)
 }
 
 // observedPuts runs a put load through Bench as etcdctl's checks do: one
@@ -211,7 +235,7 @@ func observedPuts(ctx context.Context, p puts) (*result.Result, *memberwatch.Obs
 	lo.Workload = load.Put
 	lo.CommandTimeout = p.target.Conn.CommandTimeout
 	bo := BenchOptions{Target: p.target, Load: lo, Conns: lo.Clients, Compact: p.compact, Criteria: p.criteria, Started: p.started,
-		Window: memberwatch.Options{Host: true, Device: p.device}}
+		Window: memberwatch.Options{Host: true, Device: p.device}, Interval: p.interval, Tick: p.tick}
 	if len(p.target.Conn.Endpoints) == 0 {
 		bo.Target.Separate = true
 	}

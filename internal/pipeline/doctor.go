@@ -80,6 +80,10 @@ type DoctorOptions struct {
 	CapacityConfirm time.Duration
 	// DBSize fills the sweep's own etcd first (CapacityOptions.DBSize).
 	DBSize int64
+	// Soak holds a rate after the load and the sweep: the sweep's answer or
+	// Soak.Rate, for Soak.Duration (0: no soak); its Phase is set by
+	// Doctor (the progress).
+	Soak SoakSettings
 	// Demand is the peak write demand (puts/s) the capacity is judged
 	// against, DemandFrom where it came from ("--demand").
 	Demand     float64
@@ -380,6 +384,18 @@ func doctorTarget(ctx context.Context, o DoctorOptions, dir, runID string) (res 
 		}
 	}
 
+	if o.Soak.Duration > 0 {
+		target := copts.Target
+		target.RunID = runID + "-soak"
+		ss := o.Soak
+		ss.Phase = func(phase string) { o.Progress.set("%s", phase) }
+		soak, soakErr := ss.run(ctx, target, o.Profile, device, o.Criteria, r.Capacity, where)
+		r.Soak = soak
+		if soakErr != nil {
+			return finish(soakErr)
+		}
+	}
+
 	if o.Noise && dir != "" {
 		o.Progress.set("starting etcd on %s again, with a neighbour writing bulk data", where)
 		noisy, written, nerr := noisyRun(ctx, o, copts, dir, runID, where)
@@ -464,6 +480,9 @@ func doctorParams(o DoctorOptions) *result.DoctorParams {
 	}
 	if o.Capacity {
 		p.CapacityStep, p.CapacityConfirm = o.CapacityStep.Seconds(), o.CapacityConfirm.Seconds()
+	}
+	if o.Soak.Duration > 0 {
+		p.Soak, p.SoakRate, p.SoakInterval = o.Soak.Duration.Seconds(), o.Soak.Rate, o.Soak.interval().Seconds()
 	}
 	if o.Demand > 0 {
 		p.Demand, p.DemandFrom = o.Demand, new(o.DemandFrom)

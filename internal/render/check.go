@@ -40,6 +40,10 @@ func checkText(w io.Writer, r *result.Result) error {
 		fmt.Fprintln(w)
 		capacityText(w, r.Capacity, "")
 	}
+	if r.Soak != nil {
+		fmt.Fprintln(w)
+		soakText(w, r.Soak, "")
+	}
 	return nil
 }
 

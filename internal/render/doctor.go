@@ -113,6 +113,9 @@ func targetBlock(w io.Writer, r *result.Result, verdict, ended bool) {
 	if r.Capacity != nil {
 		capacityText(w, r.Capacity, "  ")
 	}
+	if r.Soak != nil {
+		soakText(w, r.Soak, "  ")
+	}
 	if r.Bench == nil && r.Server != nil {
 		// doctor --node without load: what the member did meanwhile.
 		var sb bytes.Buffer

@@ -120,6 +120,11 @@ type ProfileParams struct {
 	Load        string `json:"load"`
 	AutoCompact bool   `json:"auto_compact"`
 	AutoDefrag  bool   `json:"auto_defrag"`
+	// Soak, SoakRate and SoakInterval are --soak (seconds), --soak-rate
+	// (puts/s; 0: the sweep's answer) and --soak-interval (seconds).
+	Soak         float64 `json:"soak,omitempty"`
+	SoakRate     float64 `json:"soak_rate,omitempty"`
+	SoakInterval float64 `json:"soak_interval,omitempty"`
 }
 
 // NodeLogParams say where doctor --node read its member's log, and what
@@ -159,8 +164,13 @@ type DoctorParams struct {
 	SimulateFsyncDelay float64  `json:"simulate_fsync_delay,omitempty"`
 	CapacityStep       float64  `json:"capacity_step,omitempty"`
 	CapacityConfirm    float64  `json:"capacity_confirm,omitempty"`
-	Demand             float64  `json:"demand,omitempty"`
-	DemandFrom         *string  `json:"demand_from,omitempty"`
+	// Soak, SoakRate and SoakInterval are --soak (seconds), --soak-rate
+	// (puts/s; 0: the sweep's answer) and --soak-interval (seconds).
+	Soak         float64 `json:"soak,omitempty"`
+	SoakRate     float64 `json:"soak_rate,omitempty"`
+	SoakInterval float64 `json:"soak_interval,omitempty"`
+	Demand       float64 `json:"demand,omitempty"`
+	DemandFrom   *string `json:"demand_from,omitempty"`
 	// Node is where doctor --node found the member (its installer's file).
 	Node        string `json:"node,omitempty"`
 	DataDir     string `json:"data_dir,omitempty"`

@@ -92,6 +92,8 @@ type Result struct {
 	Doctor    *Doctor    `json:"doctor,omitempty"`
 	// Capacity is the sweep of the offered write rate (doctor).
 	Capacity *Capacity `json:"capacity,omitempty"`
+	// Soak is a rate held for a while and its steady state (--soak).
+	Soak *Soak `json:"soak,omitempty"`
 	// The section of discover.
 	Discover *Discover `json:"discover,omitempty"`
 	// The section of db: what a database file holds.

@@ -1,0 +1,263 @@
+package judge
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/result"
+	"github.com/etcdperf/etcdperf/internal/units"
+)
+
+// Soak judges a held rate's steady state from its series: the last part
+// (soak_last_part of its intervals) is the figure that held; a fall of the
+// device's write IOPS or MB/s or of the achieved rate there under
+// soak_drop of the first part's, or a WAL fsync p99 risen soak_p99_rise
+// times and past its limit, is a drop, named with the time it came. The
+// sustained rate is the last part's achieved rate when it held every limit
+// (the WAL fsync and backend commit p99s, the throughput); when it broke
+// them after a drop of the device's writes, the held rate scaled by the
+// writes that remained.
+func Soak(s *result.Soak, criteria []check.Criterion) {
+	s.LastFrom, s.SustainedPutsPerS, s.SustainedFrom, s.Broke, s.Drop = 0, 0, "", nil, nil
+	n := len(s.Series)
+	if n == 0 {
+		s.Answer = "the soak recorded no interval"
+		return
+	}
+	share := check.LimitOf(criteria, check.SoakLastPart)
+	if share <= 0 || share > 1 {
+		share = 1.0 / 3
+	}
+	lastN := min(n, max(1, int(math.Ceil(float64(n)*share))))
+	firstN := min(lastN, n-lastN)
+	last := s.Series[n-lastN:]
+	if n-lastN > 0 {
+		s.LastFrom = s.Series[n-lastN-1].T
+	}
+	late := soakPart(last)
+	walLimit, commitLimit := check.LimitOf(criteria, check.WALFsyncP99), check.LimitOf(criteria, check.BackendCommitP99)
+	if late.wal >= walLimit {
+		s.Broke = append(s.Broke, check.WALFsyncP99)
+	}
+	if late.commit >= commitLimit {
+		s.Broke = append(s.Broke, check.BackendCommitP99)
+	}
+	if s.Rate > 0 && late.achieved < check.LimitOf(criteria, check.Throughput)*s.Rate {
+		s.Broke = append(s.Broke, check.Throughput)
+	}
+	if firstN > 0 {
+		s.Drop = soakDrop(s.Series, firstN, lastN, late, len(s.Broke) > 0, criteria)
+	}
+
+	s.SustainedPutsPerS, s.SustainedFrom = late.achieved, "achieved"
+	if d := s.Drop; len(s.Broke) > 0 && d != nil {
+		// The rate held before the drop needed the writes of then; what
+		// remains carries its share of it: by the device's writes, or by
+		// etcd's own fsyncs (a device shared with a neighbour's writes
+		// shows more than the member's), the lower.
+		if d.IOPSBefore > 0 && d.IOPSAfter < d.IOPSBefore && contains(d.Fell, "device_iops") {
+			s.SustainedPutsPerS, s.SustainedFrom = math.Min(late.achieved, s.Rate*d.IOPSAfter/d.IOPSBefore), "device_iops"
+		}
+		if d.WALFsyncsBefore > 0 && contains(d.Fell, "wal_fsyncs") {
+			if v := s.Rate * d.WALFsyncsAfter / d.WALFsyncsBefore; v < s.SustainedPutsPerS {
+				s.SustainedPutsPerS, s.SustainedFrom = v, "wal_fsyncs"
+			}
+		}
+	}
+	s.Answer = soakAnswer(s, late)
+}
+
+// soakFigures are a part's figures: rates and the device's over its time,
+// the p99s the median of its intervals' (percentiles are not averaged).
+type soakFigures struct {
+	achieved, iops, bps, wal, commit float64
+	fsyncs                           float64
+	walBound                         bool
+	device                           bool
+}
+
+func soakPart(ss []result.SoakSample) soakFigures {
+	var f soakFigures
+	secs, devSecs := 0.0, 0.0
+	var wals, commits []float64
+	bound := 0
+	for _, s := range ss {
+		secs += s.Seconds
+		f.achieved += s.Achieved * s.Seconds
+		f.fsyncs += s.WALFsyncs * s.Seconds
+		if s.DeviceIOPS > 0 || s.DeviceUtil > 0 || s.DeviceWriteBytes > 0 {
+			devSecs += s.Seconds
+			f.iops += s.DeviceIOPS * s.Seconds
+			f.bps += s.DeviceWriteBytes * s.Seconds
+		}
+		wals, commits = append(wals, s.WALFsyncP99), append(commits, s.BackendCommitP99)
+		if s.WALFsyncBound {
+			bound++
+		}
+	}
+	if secs > 0 {
+		f.achieved /= secs
+		f.fsyncs /= secs
+	}
+	if devSecs > 0 {
+		f.iops, f.bps, f.device = f.iops/devSecs, f.bps/devSecs, true
+	}
+	f.wal, f.commit = median(wals), median(commits)
+	f.walBound = bound*2 > len(ss)
+	return f
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	v = slices.Clone(v)
+	slices.Sort(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
+
+// soakDrop finds a drop: the first part's device writes or achieved rate
+// fallen in the last part under soak_drop of it, or its WAL fsync p99
+// risen soak_p99_rise times and past its limit. It came after the last
+// interval (before the last part) still at least halfway from the first
+// part's extreme to the last part's level. The device writing less is a drop only when etcd fared worse
+// for it (the last part broke a limit, or its WAL fsync p99 rose
+// soak_p99_rise times): else etcd only asked less of it.
+func soakDrop(ss []result.SoakSample, firstN, lastN int, late soakFigures, broke bool, criteria []check.Criterion) *result.SoakDrop {
+	early := soakPart(ss[:firstN])
+	dropShare, rise := check.LimitOf(criteria, check.SoakDrop), check.LimitOf(criteria, check.SoakP99Rise)
+	walLimit := check.LimitOf(criteria, check.WALFsyncP99)
+	worse := broke || late.wal >= rise*math.Max(early.wal, 0.001)
+	var fell []string
+	// onsetOf is the index of the last interval before the last part at
+	// least halfway from the early level to the late one (-1: none).
+	type metric struct {
+		name        string
+		early, late float64
+		of          func(result.SoakSample) float64
+		falls       bool
+	}
+	ms := []metric{
+		{"device_iops", early.iops, late.iops, func(s result.SoakSample) float64 { return s.DeviceIOPS }, true},
+		{"device_write_bytes", early.bps, late.bps, func(s result.SoakSample) float64 { return s.DeviceWriteBytes }, true},
+		{"achieved", early.achieved, late.achieved, func(s result.SoakSample) float64 { return s.Achieved }, true},
+		{"wal_fsyncs", early.fsyncs, late.fsyncs, func(s result.SoakSample) float64 { return s.WALFsyncs }, true},
+		{"wal_fsync_p99", early.wal, late.wal, func(s result.SoakSample) float64 { return s.WALFsyncP99 }, false},
+	}
+	onset := -1
+	for _, m := range ms {
+		switch {
+		case m.falls && strings.HasPrefix(m.name, "device") && !(early.device && late.device && worse):
+			continue
+		case m.name == "wal_fsyncs" && !worse:
+			continue
+		case m.falls && !(m.early > 0 && m.late < dropShare*m.early):
+			continue
+		case !m.falls && !(m.late >= walLimit && m.late >= rise*math.Max(m.early, 0.001)):
+			continue
+		}
+		fell = append(fell, m.name)
+		if onset >= 0 {
+			continue // the first named sets the time
+		}
+		// Halfway from the first part's level at its extreme (its
+		// highest for a fall): a first part that took the drop in holds
+		// the interval it came in, half at each level.
+		top := m.of(ss[0])
+		for _, x := range ss[:firstN] {
+			if v := m.of(x); m.falls && v > top || !m.falls && v < top {
+				top = v
+			}
+		}
+		mid := (top + m.late) / 2
+		for i := len(ss) - lastN - 1; i >= 0; i-- {
+			v := m.of(ss[i])
+			if m.falls && v >= mid || !m.falls && v <= mid {
+				onset = i
+				break
+			}
+		}
+	}
+	if len(fell) == 0 {
+		return nil
+	}
+	if onset < 0 {
+		onset = 0 // it was down from the first interval's end on
+	}
+	// The first interval holds etcd's start-up writes (its database's
+	// first pages): the level before is from the next on, when there is one.
+	from := 0
+	if onset >= 1 {
+		from = 1
+	}
+	before := soakPart(ss[from : onset+1])
+	return &result.SoakDrop{
+		After: ss[onset].T, Fell: fell,
+		IOPSBefore: before.iops, IOPSAfter: late.iops, WriteBytesBefore: before.bps, WriteBytesAfter: late.bps,
+		AchievedBefore: before.achieved, AchievedAfter: late.achieved, WALFsyncsBefore: before.fsyncs, WALFsyncsAfter: late.fsyncs,
+		WALFsyncP99Before: before.wal, WALFsyncP99After: late.wal,
+	}
+}
+
+// soakAnswer says what held over the last part, the drop and the
+// sustained figure.
+func soakAnswer(s *result.Soak, late soakFigures) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s puts/s held for %s", rate(s.Rate), units.Seconds(s.Seconds))
+	if d := s.Drop; d != nil {
+		var what []string
+		if d.IOPSAfter < d.IOPSBefore && contains(d.Fell, "device_iops") {
+			what = append(what, fmt.Sprintf("the device's writes fell from %s to %s IOPS", rate(d.IOPSBefore), rate(d.IOPSAfter)))
+		} else if contains(d.Fell, "device_write_bytes") {
+			what = append(what, fmt.Sprintf("the device's writes fell from %s/s to %s/s", units.Bytes(d.WriteBytesBefore), units.Bytes(d.WriteBytesAfter)))
+		}
+		if len(what) == 0 && contains(d.Fell, "wal_fsyncs") {
+			what = append(what, fmt.Sprintf("etcd's WAL fsyncs fell from %s/s to %s/s", rate(d.WALFsyncsBefore), rate(d.WALFsyncsAfter)))
+		}
+		if contains(d.Fell, "achieved") {
+			what = append(what, fmt.Sprintf("the puts etcd served fell from %s/s to %s/s", rate(d.AchievedBefore), rate(d.AchievedAfter)))
+		}
+		if d.WALFsyncP99After > d.WALFsyncP99Before {
+			what = append(what, fmt.Sprintf("the WAL fsync p99 rose from %s to %s", units.Seconds(d.WALFsyncP99Before), units.Seconds(d.WALFsyncP99After)))
+		}
+		fmt.Fprintf(&b, ": after %s %s: burst credits or a write cache ran out", units.Seconds(d.After), strings.Join(what, " and "))
+	} else if len(s.Broke) == 0 {
+		b.WriteString(", steady")
+	}
+	last := fmt.Sprintf("its last %s", units.Seconds(s.Seconds-s.LastFrom))
+	switch {
+	case len(s.Broke) == 0:
+		fmt.Fprintf(&b, "; %s held every limit (WAL fsync p99 %s): the sustained capacity is ~%s puts/s", last, p99Words(late.wal, late.walBound), rate(s.SustainedPutsPerS))
+	case s.SustainedFrom == "wal_fsyncs":
+		fmt.Fprintf(&b, "; %s broke %s: the sustained capacity is ~%s puts/s (%s puts/s scaled by the %s WAL fsyncs/s that remained of %s)",
+			last, soakBrokeWords(s, late), rate(s.SustainedPutsPerS), rate(s.Rate), rate(s.Drop.WALFsyncsAfter), rate(s.Drop.WALFsyncsBefore))
+	case s.SustainedFrom == "device_iops":
+		fmt.Fprintf(&b, "; %s broke %s: the sustained capacity is ~%s puts/s (%s puts/s scaled by the %s IOPS that remained of %s)",
+			last, soakBrokeWords(s, late), rate(s.SustainedPutsPerS), rate(s.Rate), rate(s.Drop.IOPSAfter), rate(s.Drop.IOPSBefore))
+	default:
+		fmt.Fprintf(&b, "; %s broke %s: the sustained capacity is under %s puts/s (it served %s there)", last, soakBrokeWords(s, late), rate(s.Rate), rate(late.achieved))
+	}
+	return b.String()
+}
+
+// soakBrokeWords says which limits the last part broke, with its values.
+func soakBrokeWords(s *result.Soak, late soakFigures) string {
+	var ws []string
+	for _, id := range s.Broke {
+		switch id {
+		case check.WALFsyncP99:
+			ws = append(ws, "the WAL fsync p99 ("+units.Seconds(late.wal)+")")
+		case check.BackendCommitP99:
+			ws = append(ws, "the backend commit p99 ("+units.Seconds(late.commit)+")")
+		case check.Throughput:
+			ws = append(ws, fmt.Sprintf("the throughput (%s of %s puts/s)", rate(late.achieved), rate(s.Rate)))
+		}
+	}
+	return strings.Join(ws, " and ")
+}

@@ -1,0 +1,88 @@
+package judge
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/result"
+)
+
+// soakSeries is n 1s intervals at rate achieved, fsync p99 and device IOPS
+// from each function of the interval's index.
+func soakSeries(n int, f func(i int) (achieved, p99, iops float64)) []result.SoakSample {
+	var ss []result.SoakSample
+	for i := range n {
+		a, p, d := f(i)
+		ss = append(ss, result.SoakSample{T: float64(i + 1), Seconds: 1, Achieved: a, WALFsyncP99: p, BackendCommitP99: p, DeviceIOPS: d, DeviceUtil: 0.5})
+	}
+	return ss
+}
+
+func TestSoak(t *testing.T) {
+	cases := []struct {
+		name      string
+		series    []result.SoakSample
+		sustained float64
+		from      string
+		dropAfter float64
+		answer    []string
+	}{
+		{"steady", soakSeries(12, func(int) (float64, float64, float64) { return 2000, 0.002, 1500 }),
+			2000, "achieved", 0, []string{"2,000 puts/s held for 12s, steady", "held every limit", "~2,000 puts/s"}},
+		{"burst ran out", soakSeries(15, func(i int) (float64, float64, float64) {
+			if i < 6 {
+				return 2000, 0.002, 3000
+			}
+			return 2000, 0.041, 300
+		}), 200, "device_iops", 6, []string{"after 6s the device's writes fell from 3,000 to 300 IOPS and the WAL fsync p99 rose from 2ms to 41ms: burst credits or a write cache ran out",
+			"broke the WAL fsync p99 (41ms)", "~200 puts/s"}},
+		{"rate fell, limits held", soakSeries(12, func(i int) (float64, float64, float64) {
+			if i < 5 {
+				return 2000, 0.002, 0
+			}
+			return 1000, 0.004, 0
+		}), 1000, "achieved", 5, []string{"the puts etcd served fell from 2,000/s to 1,000/s", "broke the throughput (1,000 of 2,000 puts/s)", "under 2,000 puts/s"}},
+		{"too high throughout", soakSeries(9, func(int) (float64, float64, float64) { return 2000, 0.03, 800 }),
+			2000, "achieved", 0, []string{"broke the WAL fsync p99 (30ms) and the backend commit p99 (30ms)", "under 2,000"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := &result.Soak{Rate: 2000, Seconds: float64(len(c.series)), IntervalSeconds: 1, Series: c.series}
+			Soak(s, check.Table)
+			if s.SustainedPutsPerS != c.sustained || s.SustainedFrom != c.from {
+				t.Errorf("sustained %g from %s, want %g from %s: %s", s.SustainedPutsPerS, s.SustainedFrom, c.sustained, c.from, s.Answer)
+			}
+			if got := 0.0; s.Drop != nil {
+				got = s.Drop.After
+				if got != c.dropAfter {
+					t.Errorf("drop after %gs, want %gs", got, c.dropAfter)
+				}
+			} else if c.dropAfter > 0 {
+				t.Errorf("no drop named, want one after %gs: %s", c.dropAfter, s.Answer)
+			}
+			for _, w := range c.answer {
+				if !strings.Contains(s.Answer, w) {
+					t.Errorf("answer %q lacks %q", s.Answer, w)
+				}
+			}
+		})
+	}
+}
+
+// The device writing less while etcd serves the same rate as fast is no
+// drop: etcd asked less of it (a database that stopped growing).
+func TestSoakLessAskedIsNoDrop(t *testing.T) {
+	ss := soakSeries(9, func(int) (float64, float64, float64) { return 500, 0.001, 1400 })
+	for i := range ss {
+		ss[i].DeviceWriteBytes = 5.5e6
+		if i < 3 {
+			ss[i].DeviceWriteBytes = 8.3e6
+		}
+	}
+	s := &result.Soak{Rate: 500, Seconds: 9, IntervalSeconds: 1, Series: ss}
+	Soak(s, check.Table)
+	if s.Drop != nil || s.SustainedPutsPerS != 500 {
+		t.Errorf("drop %+v, sustained %g: want no drop, 500 puts/s: %s", s.Drop, s.SustainedPutsPerS, s.Answer)
+	}
+}
