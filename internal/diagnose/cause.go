@@ -315,8 +315,15 @@ func memberBlames(r *result.Result) []blame {
 		// A cap used is a fact of the member as its CPU throttling is:
 		// its writes wait for the cap's next slot even while its
 		// latencies stay under their limits.
-		if capEv, capWords := capEvidence(lv, v.Process); len(capEv) > 0 {
-			addAs(by, &order, sev, result.CauseIOPSCap, v.Name, fmt.Sprintf("%s, while %s", underLimits(v), strings.Join(capWords, "; ")), capEv)
+		if capEv, capWords := capEvidence(lv, v.Process); len(capEv) > 0 && (cgroupCapUsed(lv, v.Process) || !overStated(v.Process, lv)) {
+			// Near the figures the user stated, with its latencies under
+			// their limits, a member is close to its cap: a warning,
+			// whatever another member did to the run.
+			s := sev
+			if !cgroupCapUsed(lv, v.Process) {
+				s = result.Warning
+			}
+			addAs(by, &order, s, result.CauseIOPSCap, v.Name, fmt.Sprintf("%s, while %s", underLimits(v), strings.Join(capWords, "; ")), capEv)
 		} else if lv.volumeIOPS > 0 {
 			if cause, hEv, hWords := historyDevice(lv, v.HostDisk); cause == result.CauseIOPSCap {
 				addAs(by, &order, sev, cause, v.Name, fmt.Sprintf("%s, while %s", underLimits(v), hWords), hEv)

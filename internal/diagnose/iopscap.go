@@ -49,6 +49,25 @@ func capEvidence(lv causeLevels, p *result.MemberProcess) ([]result.Evidence, []
 	return ev, words
 }
 
+// cgroupCapUsed says whether the member's own cgroup cap held it (used to
+// the level capUsed).
+func cgroupCapUsed(lv causeLevels, p *result.MemberProcess) bool {
+	return p.Measured() && p.IOPSCap > 0 && p.CappedWriteIOPS >= lv.capUsed*p.IOPSCap
+}
+
+// overStated says whether the device under a member's WAL wrote well past
+// every provisioned figure the user stated (a quarter more): that figure
+// is not its volume's, and its writes say nothing of a cap.
+func overStated(p *result.MemberProcess, lv causeLevels) bool {
+	figs := volumeUse(lv, p)
+	for _, v := range figs {
+		if v.used <= 1.25 {
+			return false
+		}
+	}
+	return len(figs) > 0
+}
+
 // deviceSpeed is what the device under a capped member's WAL did: a cap
 // above the device holds the writes before it, so the device answers fast.
 func deviceSpeed(p *result.MemberProcess) ([]result.Evidence, string) {

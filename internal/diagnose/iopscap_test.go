@@ -137,6 +137,9 @@ func TestVolumeIOPS(t *testing.T) {
 			map[result.Cause]string{result.CauseDisk: "m3"}, "", "the device wrote 500 of the 3000 IOPS provisioned (17%): 2500 to spare"},
 		{"--limit iops_cap_used=0.1: 500 of 3000 is used", []member{ok, ok, {0.04, device(500, 0.012)}}, []string{"volume_iops=3000", "iops_cap_used=0.1"},
 			map[result.Cause]string{result.CauseIOPSCap: "m3"}, "the device wrote 500 of the 3000 IOPS provisioned (17%)", ""},
+		{"a member of another volume wrote 4x the stated figure under its limits: not named, while m3's cap is (as measured: m1 and m2 on a RAM disk, m3 on a volume capped at 300)",
+			[]member{{0.001, device(1204, 0.00001)}, {0.001, device(1203, 0.00001)}, {0.058, device(394, 0.00004)}}, []string{"volume_iops=300"},
+			map[result.Cause]string{result.CauseIOPSCap: "m3"}, "the device wrote 394 of the 300 IOPS provisioned (131%)", ""},
 		{"throughput stated and used", []member{ok, ok, {0.04, device(2000, 0.012)}}, []string{"volume_write_bps=33554432"},
 			map[result.Cause]string{result.CauseIOPSCap: "m3"}, "the device wrote 31.2 MiB/s of the 32.0 MiB/s of throughput provisioned (98%)", ""},
 	} {
