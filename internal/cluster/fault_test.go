@@ -148,7 +148,7 @@ func TestParseVolumeFaults(t *testing.T) {
 		"2:volume-write-bps=0":    "must be positive",
 		"2:volume-write-bps=100":  "smallest",
 		"2:volume-write-bps=fast": "size per second",
-		"2:volume-latency=1ms":    "volume-iops or volume-write-bps",
+		"2:volume-latency=1ms":    "volume-iops, volume-write-bps",
 	} {
 		if _, err := ParseFaults([]string{spec}, 3); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", spec, err, want)
