@@ -65,9 +65,9 @@ func capacityRun(t *testing.T, dir string, extra ...string) *result.Result {
 }
 
 // The capacity sweep in doctor: on a plain directory it climbs past the
-// verdict's load; a member capped at 1,500 write IOPS (as a gp2 volume
-// caps them) carries less, and the cap is named as such, not as a slow
-// disk; a RAM disk is never limited by the disk; a disk 15ms slower per
+// verdict's load; a member on a volume capped at 400 or 1,500 write IOPS
+// below it (as a gp2 volume caps them) carries less, and the cap is named
+// as such, not as a slow disk; a RAM disk is never limited by the disk; a disk 15ms slower per
 // fsync does not carry even the verdict's load, and the disk is named.
 func TestDoctorCapacity(t *testing.T) {
 	// The plain and capped locations are a disk with time to spare (ext4 on
