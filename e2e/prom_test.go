@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/csv"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,7 +13,6 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.etcd.io/etcd/server/v3/embed"
 
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/testutil"
@@ -25,38 +23,7 @@ import (
 // client address (host:port), which also serves /metrics.
 func startEtcd(t *testing.T) string {
 	t.Helper()
-	cfg := embed.NewConfig()
-	cfg.Name = "m1"
-	dir := t.TempDir()
-	cfg.Dir = filepath.Join(dir, "etcd")
-	// etcd's log goes to a file, shown only when the test fails (its
-	// shutdown logs errors about closed listeners).
-	logFile := filepath.Join(dir, "etcd.log")
-	cfg.LogOutputs = []string{logFile}
-	cfg.LogLevel = "warn"
-	client := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(t))}
-	peer := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(t))}
-	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
-	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
-	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
-	e, err := embed.StartEtcd(cfg)
-	if err != nil {
-		t.Fatalf("start embedded etcd: %v", err)
-	}
-	t.Cleanup(func() {
-		e.Close()
-		if t.Failed() {
-			if b, err := os.ReadFile(logFile); err == nil {
-				t.Logf("etcd's log:\n%s", b)
-			}
-		}
-	})
-	select {
-	case <-e.Server.ReadyNotify():
-	case <-time.After(30 * time.Second):
-		t.Fatal("embedded etcd did not become ready in 30s")
-	}
-	return client.Host
+	return testutil.StartEmbeddedEtcd(t).Client.Endpoints()[0]
 }
 
 // putLoad writes n keys with a few concurrent clients, in batches with a
