@@ -287,6 +287,13 @@ func memberBlames(r *result.Result) []blame {
 			// member's own work or its wait for a CPU.
 			explained[v.Name] = true
 			add(result.CauseCPU, v.Name, fmt.Sprintf("%s, while %s", measured, with(append(cpuWords, devWords)...)), append(append(symEv, cpuEv...), devEv...))
+		case devFast && belowDevice(lv, v.Process, p99):
+			// The device answered fast, the CPU was free: the time went
+			// below the device the host sees, to a volume's cap or the
+			// storage behind it; the volume's stated figures would tell.
+			procEv, procWords := processEvidence(lv, v.Process)
+			add(result.CauseDiskOrIOPSCap, v.Name, fmt.Sprintf("%s, while %s; %s", measured, with(procWords, devWords), belowWords(v.Process)),
+				append(append(symEv, devEv...), append(procEv, belowEvidence(v.Process)...)...))
 		default:
 			procEv, procWords := processEvidence(lv, v.Process)
 			add(result.CauseDisk, v.Name, fmt.Sprintf("%s, while %s: the time went to its storage", measured, with(procWords, devWords, capNote(v.Process))),
@@ -502,6 +509,9 @@ var (
 	FindingMemberDiskOrCPU = result.CauseDiskOrCPU.Info().Finding.ID
 	FindingMemberNetwork   = result.CauseNetwork.Info().Finding.ID
 	FindingMemberIOPSCap   = result.CauseIOPSCap.Info().Finding.ID
+	// FindingMemberBelowDevice: the time went below the device its host
+	// sees (a volume's cap or the storage behind it).
+	FindingMemberBelowDevice = result.CauseDiskOrIOPSCap.Info().Finding.ID
 )
 
 func memberCauseFindings(r *result.Result) []result.Finding {

@@ -269,3 +269,33 @@ func historyDevice(lv causeLevels, d *result.PromDisk) (result.Cause, []result.E
 		"(compare the writes/s with the volume's provisioned IOPS, or give --volume-iops; a disk at its limit also answers each write slowly: etcdperf disk --dir <the data dir> on that host)",
 		which, 100*peakB, lo, hi)
 }
+
+// belowDevice says whether a member's slow fsyncs went below the device
+// under its WAL: the device, as its host sees it, both completed its
+// writes and flushed fast beside the fsync p99, and no provisioned figure
+// of the volume was stated (a stated one tells a cap from the storage
+// behind it: capEvidence and the disk).
+func belowDevice(lv causeLevels, p *result.MemberProcess, p99 float64) bool {
+	if !p.Measured() || p.Device == "" || p.Volatile || lv.volumeIOPS > 0 || lv.volumeBPS > 0 {
+		return false
+	}
+	return p.DeviceWriteIOPS > 0 && p.DeviceWriteAwait > 0 && p.DeviceWriteAwait*lv.fastFactor <= p99
+}
+
+// belowWords says what the device under a member's WAL did, for the
+// reader to set against the volume's provisioned figures.
+func belowWords(p *result.MemberProcess) string {
+	return fmt.Sprintf("the device (%s) wrote %.0f IOPS (%s/s), %.0f%% busy, each write in %s on average: "+
+		"near the volume's provisioned IOPS that is its cap, far under them the storage behind it",
+		p.Device, p.DeviceWriteIOPS, units.Bytes(p.DeviceWriteBytes), 100*p.DeviceUtil, units.Seconds(p.DeviceWriteAwait))
+}
+
+// belowEvidence is the device's writes and busy share behind belowWords.
+func belowEvidence(p *result.MemberProcess) []result.Evidence {
+	src := "/proc/diskstats on " + p.Host
+	return []result.Evidence{
+		{What: fmt.Sprintf("write IOPS of %s, the device under %s's WAL (every writer on it)", p.Device, p.Name), Observed: p.DeviceWriteIOPS, Unit: "ops/s", Source: src},
+		{What: fmt.Sprintf("mean time %s completed a write", p.Device), Observed: p.DeviceWriteAwait, Unit: "s", Source: src},
+		{What: fmt.Sprintf("share of the time %s was busy", p.Device), Observed: p.DeviceUtil, Unit: "ratio", Source: src},
+	}
+}

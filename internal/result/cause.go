@@ -30,6 +30,12 @@ const (
 	// cap, while this host's CPUs were busy, as when etcd batches its
 	// writes for want of a CPU: the evidence cannot tell them apart.
 	CauseIOPSCapOrCPU Cause = "iops_cap_or_cpu"
+	// CauseDiskOrIOPSCap: a member's fsyncs were slow while the device
+	// under its WAL, as its host sees it, answered fast and its CPU was
+	// free: the time went below that device, to a cap on the volume's
+	// IOPS or to the storage behind it, which nothing on the host tells
+	// apart until the volume's provisioned figures are stated.
+	CauseDiskOrIOPSCap Cause = "disk_or_iops_cap"
 	// CauseNone: nothing is near its limit.
 	CauseNone Cause = "none"
 )
@@ -139,6 +145,18 @@ var causes = map[Cause]CauseInfo{
 		Noun: "a write IOPS cap or the CPU",
 		AtKnee: "a write IOPS cap or etcd's CPU limits it there: its writes held at a ceiling, as under a volume's cap, while this host's CPUs were busy, as when etcd batches its writes for want of a CPU; " +
 			"to tell them apart, measure the storage alone (etcdperf disk --dir <the data dir>): fdatasyncs/s near that ceiling mean a cap (" + IOPSCapRemedy + "), far above it the CPU",
+	},
+	CauseDiskOrIOPSCap: {
+		Noun:   "the storage below the device or its IOPS cap",
+		AtKnee: "the storage below the device its host sees limits it there: a cap on the volume's IOPS or the storage behind it (state the volume's provisioned IOPS with --volume-iops to tell)",
+		Failed: "etcd fails on %[1]s: the storage%[2]s limits it, below the device its host sees (a cap on the volume's IOPS, or the storage behind it)",
+		Tight:  "etcd runs on %[1]s with little headroom: the storage%[2]s, below the device its host sees, is close to its limit",
+		Finding: &CauseFinding{"member_disk_or_iops_cap", "The storage of %[1]s is too slow for etcd, below the device its host sees: %[2]s",
+			"The time went below the device the host sees: to a cap on the volume's IOPS (a cloud volume's provisioned IOPS or throughput, a hypervisor's limit) " +
+				"or to the storage behind it (network-attached storage). To tell them apart, state the volume's provisioned figures " +
+				"(--volume-iops N, --volume-mbps N; gp2: 3 IOPS per GiB, gp3: 3,000 unless raised): writes near them are its cap (" + IOPSCapRemedy + "); " +
+				"far under them, the storage behind the volume is slow (" + DiskRemedy + ") The volume's own metrics say it too " +
+				"(AWS: VolumeQueueLength and the IOPS consumed against those provisioned; Azure: Data Disk IOPS Consumed Percentage)."},
 	},
 	CauseNone: {
 		Noun: "nothing",
