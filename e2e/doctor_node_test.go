@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"bufio"
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -13,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/etcdperf/etcdperf/internal/cgroup"
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/render"
 	"github.com/etcdperf/etcdperf/internal/result"
@@ -553,6 +556,58 @@ func liveConfigRoot(t *testing.T, file, tlsDir, dataDir, clientCert, clientKey s
 	}
 	t.Cleanup(func() { m.Close() })
 	return root, certs, logFile
+}
+
+// doctor --node names a member whose cgroup caps its writes, under the
+// load the user asked for by name (--load): its WAL fsyncs wait for the
+// cap's next slot while its device answers fast, so the cap is named, not
+// its disk. The member is a process of its own (a systemd etcd, plain
+// HTTP), so that the cap holds it and not the test.
+func TestDoctorNodeIOPSCap(t *testing.T) {
+	if err := cgroup.Host.CanLimit(); err != nil {
+		t.Skipf("skipped: %v", err)
+	}
+	root := testutil.QuietDirOr(t, "256M")
+	dataDir := "/var/lib/etcd/default"
+	cfg := cluster.MemberConfig{Name: "node-a", DataDir: filepath.Join(root, dataDir), ClientURL: "http://127.0.0.1:" + itoa(testutil.FreePort(t)),
+		PeerURL: "http://127.0.0.1:" + itoa(testutil.FreePort(t)), LogFile: filepath.Join(t.TempDir(), "etcd.log"), Fault: cluster.Fault{IOPSLimit: 150}}
+	conf := "name: node-a\ndata-dir: " + dataDir + "\nlisten-client-urls: " + cfg.ClientURL + "\n"
+	if err := os.MkdirAll(filepath.Join(root, "etc/etcd"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "etc/etcd/etcd.conf.yml"), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	member := exec.CommandContext(ctx, testutil.Binary(t), append([]string{"server", "--exit-with-parent"}, cfg.Args()...)...)
+	out, err := member.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := member.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		member.Process.Signal(syscall.SIGTERM)
+		member.Wait()
+	})
+	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || !strings.HasPrefix(line, cluster.ReadyLine) {
+		t.Fatalf("the member did not start: %q, %v", line, err)
+	}
+	r := runEnv(t, time.Minute, t.TempDir(), nil, "doctor", "--node", "--root", root, "--load", "s", "--duration", "5s",
+		"--disk-runtime", "0", "--no-report", "-o", "json")
+	if r.Code != 0 && r.Code != 1 {
+		t.Fatalf("exit %d, stderr %q", r.Code, r.Stderr)
+	}
+	run := decodeResult(t, r.Stdout).Runs[0]
+	if run.Server == nil || len(run.Server.Processes) != 1 || run.Server.Processes[0].IOPSCap != 150 || run.Server.Processes[0].CappedWriteIOPS < 100 {
+		t.Fatalf("the member's cap and its writes under it were not read: %+v", run.Server)
+	}
+	got := causesOf(&run)
+	if len(got) != 1 || fmt.Sprint(got[result.CauseIOPSCap]) != "[node-a]" {
+		t.Errorf("causes %v, want the IOPS cap of node-a alone; findings:\n%s", got, findingLines(&run))
+	}
 }
 
 // doctor --node on a k3s node (its etcd config and the client certificate
