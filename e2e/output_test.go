@@ -115,19 +115,25 @@ func TestProgressOnPipe(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		args []string
+		// quiet are the arguments with --quiet (args when nil): a
+		// shorter run says as much of silence.
+		quiet []string
 		// lines is the least number of progress lines without --quiet.
 		lines int
 		hint  string
 	}{
-		{"disk", []string{"disk", "--dir", dir, "--runtime", "8s", "-o", "json"}, 2, ""},
-		{"doctor", []string{"doctor", "--data-dir", dir, "--duration", "8s", "--disk-runtime", "1s", "--report", report, "-o", "json"}, 2, "the Result is in " + report},
+		{"disk", []string{"disk", "--dir", dir, "--runtime", "8s", "-o", "json"}, []string{"disk", "--dir", dir, "--runtime", "3s", "-o", "json"}, 2, ""},
+		// The sweep's progress too, in short steps.
+		{"doctor", []string{"doctor", "--data-dir", dir, "--duration", "8s", "--disk-runtime", "1s", "--capacity-step", "1s", "--capacity-confirm", "0",
+			"--report", report, "-o", "json"},
+			[]string{"doctor", "--data-dir", dir, "--duration", "3s", "--disk-runtime", "1s", "--capacity=false", "--report", report, "-o", "json"}, 2, "the Result is in " + report},
 	} {
 		for _, quiet := range []bool{false, true} {
 			name := c.name
 			args := c.args
 			if quiet {
 				name += " --quiet"
-				args = append([]string{"--quiet"}, args...)
+				args = append([]string{"--quiet"}, c.quiet...)
 			}
 			t.Run(name, func(t *testing.T) {
 				r := testutil.RunBinary(t, 2*time.Minute, args...)
