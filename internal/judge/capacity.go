@@ -196,7 +196,7 @@ func confirmWords(c *result.Capacity, broke *result.CapacityStep) string {
 	if !broke.Confirm {
 		return ""
 	}
-	return " held for " + units.Seconds(c.ConfirmSeconds)
+	return ", held for " + units.Seconds(c.ConfirmSeconds) + ","
 }
 
 // provisioned says, when the user stated the volume's provisioned

@@ -369,9 +369,9 @@ func TestCapacityConfirm(t *testing.T) {
 	}{
 		{"the answer held", []result.CapacityStep{st(5700, 10, true)}, 5700, "up to 5,700 puts/s of 1.0 KiB within its limits, held for 10s; at 8,000 the request p99 broke"},
 		{"one step down held", []result.CapacityStep{st(5700, 10, true, check.RequestP99), st(4000, 10, true)}, 4000,
-			"up to 4,000 puts/s of 1.0 KiB within its limits, held for 10s; at 5,700 held for 10s the request p99 broke"},
+			"up to 4,000 puts/s of 1.0 KiB within its limits, held for 10s; at 5,700, held for 10s, the request p99 broke"},
 		{"none held", []result.CapacityStep{st(5700, 10, true, check.RequestP99), st(4000, 10, true, check.RequestP99)}, 2000,
-			"up to 2,000 puts/s of 1.0 KiB within its limits, held only for 2s; at 4,000 held for 10s the request p99 broke"},
+			"up to 2,000 puts/s of 1.0 KiB within its limits, held only for 2s; at 4,000, held for 10s, the request p99 broke"},
 	} {
 		cap := &result.Capacity{ValueSize: 1024, ConfirmSeconds: 10, Steps: append(slices.Clone(sweep), c.confirm...)}
 		Capacity(cap, check.Table)
