@@ -38,6 +38,10 @@ type MemberConfig struct {
 	// ExitWithParent makes a member process (ServeMember) stop when the
 	// process that started it is gone.
 	ExitWithParent bool
+	// AutoCompaction, when positive, compacts the member's history
+	// periodically, keeping this much of it (etcd's periodic
+	// auto-compaction).
+	AutoCompaction time.Duration
 	// Fault is what a member process (ServeMember) suffers on purpose: a
 	// slow view of its data dir (see StartSlowDisk), a CPU quota, a slow
 	// link in front of its peer port.
@@ -182,6 +186,10 @@ func embedConfig(c MemberConfig) (*embed.Config, error) {
 		ec.LogOutputs = []string{c.LogFile}
 	} else {
 		ec.LogOutputs = []string{os.DevNull}
+	}
+	if c.AutoCompaction > 0 {
+		ec.AutoCompactionMode = "periodic"
+		ec.AutoCompactionRetention = c.AutoCompaction.String()
 	}
 	if c.TLS != nil {
 		ec.ClientTLSInfo.CertFile = c.TLS.CertFile

@@ -83,6 +83,10 @@ const DefaultCapacityConfirm = 10 * time.Second
 // step down (a factor of √2) when it breaks.
 const maxConfirms = 2
 
+// capacityCompaction is the history the sweep's own etcd keeps as it
+// compacts itself.
+const capacityCompaction = 10 * time.Second
+
 // Capacity sweeps the offered put rate step by step (open loop, check
 // perf's key and value sizes, clients growing with the rate as check
 // perf's profiles do) until a step breaks one of etcd's limits, then one
@@ -105,7 +109,20 @@ func Capacity(ctx context.Context, o CapacityOptions) (*result.Capacity, error) 
 		}
 	}
 	to := o.Target
-	to.Separate = len(to.Conn.Endpoints) == 0
+	own := len(to.Conn.Endpoints) == 0
+	to.Separate = own
+	if own {
+		// A put load of 1 KiB values at thousands a second adds megabytes
+		// of history a second: uncompacted, a long step measures a
+		// database growing by hundreds of megabytes (and, in minutes,
+		// etcd's 2 GiB quota: "database space exceeded"), not the
+		// storage. The sweep's own etcd compacts itself as a cluster
+		// under such a load must (kube-apiserver compacts every 5
+		// minutes; etcd's periodic auto-compaction), and each step's
+		// keys are compacted away after it.
+		to.AutoCompaction = capacityCompaction
+		c.CompactionSeconds = capacityCompaction.Seconds()
+	}
 	t, err := cluster.Open(ctx, to)
 	if err != nil {
 		return nil, fmt.Errorf("capacity sweep: %w", err)
@@ -131,7 +148,7 @@ func Capacity(ctx context.Context, o CapacityOptions) (*result.Capacity, error) 
 		prof.Name, prof.Rate, prof.Clients = fmt.Sprintf("%.0f/s", r), r, clients
 		res, err := runCheck(ctx, CheckOptions{
 			Target:  cluster.TargetOptions{Conn: conn, RunID: fmt.Sprintf("%s-cap%d", to.RunID, i)},
-			Profile: prof, Duration: d, Criteria: o.Criteria, Device: o.Device,
+			Profile: prof, Duration: d, Criteria: o.Criteria, Device: o.Device, AutoCompact: own,
 		})
 		if res == nil {
 			return false, err

@@ -20,6 +20,9 @@ func capacityText(w io.Writer, c *result.Capacity, indent string) {
 	if c.ConfirmSeconds > 0 {
 		held = ", the answer then held for " + units.Seconds(c.ConfirmSeconds)
 	}
+	if c.CompactionSeconds > 0 {
+		held += ", etcd compacting its history every " + units.Seconds(c.CompactionSeconds)
+	}
 	fmt.Fprintf(w, "%sCapacity: puts of %s values, offered step by step (%s each%s, open loop):\n", indent, units.Bytes(float64(c.ValueSize)), units.Seconds(c.StepSeconds), held)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "%s  offered/s\tachieved/s\tclients\tWAL fsync p99\tcommit p99\trequest p99\tfsyncs/s\tdevice IOPS\tutil\tetcd CPU\tclient CPU\tbroke\n", indent)

@@ -25,10 +25,14 @@ type Capacity struct {
 	StepSeconds float64 `json:"step_seconds"`
 	// DBSize is the bytes of values the sweep's etcd was filled with
 	// before its first step (--db-size), FillSeconds how long that took.
-	DBSize         int64          `json:"db_size,omitempty"`
-	FillSeconds    float64        `json:"fill_seconds,omitempty"`
-	ConfirmSeconds float64        `json:"confirm_seconds,omitempty"`
-	Steps          []CapacityStep `json:"steps"`
+	DBSize         int64   `json:"db_size,omitempty"`
+	FillSeconds    float64 `json:"fill_seconds,omitempty"`
+	ConfirmSeconds float64 `json:"confirm_seconds,omitempty"`
+	// CompactionSeconds is the history the sweep's own etcd kept as it
+	// compacted itself periodically (0: it did not; a live cluster's
+	// sweep leaves its history alone).
+	CompactionSeconds float64        `json:"compaction_seconds,omitempty"`
+	Steps             []CapacityStep `json:"steps"`
 	// Demand is the cluster's peak write demand the storage is judged
 	// against (puts/s, from --demand or Prometheus), DemandFrom where it
 	// came from, and Headroom PutsPerS over Demand.
