@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/render"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
@@ -233,31 +234,8 @@ func soakDeviceCharts(r Run, s *result.Soak) []Chart {
 
 // soakTable lists the intervals as the text view does.
 func soakTable(r Run, s *result.Soak) Table {
-	t := Table{Title: fmt.Sprintf("%s: %s puts/s of %s values held for %s, a sample every %s", r.Label, thousands(s.Rate),
+	return Table{Title: fmt.Sprintf("%s: %s puts/s of %s values held for %s, a sample every %s", r.Label, thousands(s.Rate),
 		units.Bytes(float64(s.ValueSize)), units.Seconds(s.Seconds), units.Seconds(s.IntervalSeconds)),
-		Header: []string{"t", "achieved/s", "WAL fsync p99", "commit p99", "WAL fsyncs/s", "device writes/s", "MB/s", "util", "await", "errors", ""}}
-	p99 := func(v float64, bound bool) string {
-		if bound {
-			return atMost + units.Seconds(etcdFloor)
-		}
-		return units.Seconds(v)
-	}
-	marked := false
-	for _, x := range s.Series {
-		dev, mbs, util, await := "-", "-", "-", "-"
-		if x.DeviceIOPS > 0 || x.DeviceUtil > 0 {
-			dev, mbs = thousands(x.DeviceIOPS), strconv.FormatFloat(x.DeviceWriteBytes/1e6, 'f', 1, 64)
-			util, await = fmt.Sprintf("%.0f%%", x.DeviceUtil*100), units.Seconds(x.DeviceAwait)
-		}
-		mark := ""
-		if !marked && s.LastFrom > 0 && x.T > s.LastFrom {
-			mark, marked = "last part", true
-		}
-		if s.Drop != nil && x.T == s.Drop.After {
-			mark = "fell after this"
-		}
-		t.Rows = append(t.Rows, []string{units.Seconds(x.T), thousands(x.Achieved), p99(x.WALFsyncP99, x.WALFsyncBound),
-			p99(x.BackendCommitP99, x.BackendCommitBound), thousands(x.WALFsyncs), dev, mbs, util, await, strconv.FormatInt(x.Errors, 10), mark})
-	}
-	return t
+		Header: []string{"t", "achieved/s", "WAL fsync p99", "commit p99", "WAL fsyncs/s", "device writes/s", "MB/s", "util", "await", "errors", ""},
+		Rows:   render.SoakRows(s)}
 }

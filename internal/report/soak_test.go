@@ -99,7 +99,7 @@ func TestSoakSection(t *testing.T) {
 	if !strings.Contains(figs[1], "After 60s the device&#39;s writes fell from 3,000 to 900/s (12.0 to 3.6 MB/s).") {
 		t.Errorf("the burst's writes figure does not say the drop: %s", figs[1][:200])
 	}
-	for _, want := range []string{"sustained puts/s (soak&#39;s last part)", "fell after this", "last part"} {
+	for _, want := range []string{"sustained puts/s (soak&#39;s last part)", "dropped after this", "last part"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}
