@@ -112,6 +112,49 @@ func TestK8sManifestNodeDoctor(t *testing.T) {
 	}
 }
 
+// A soak passes through to doctor in the pod, after --: the Job's
+// deadline grows by the soak (15m + 20m), a --deadline given by name
+// that would end the Job first is refused, and doctor's own flags are
+// checked here, not in the cluster.
+func TestK8sManifestSoak(t *testing.T) {
+	r := testutil.RunBinary(t, 30*time.Second, "k8s", "manifest", "--storage-class", "gp2", "--size", "100Gi", "--mode", "doctor",
+		"--", "--soak", "20m", "--soak-rate", "500", "--soak-interval", "10s")
+	if r.Code != 0 {
+		t.Fatalf("exit %d, stderr %q", r.Code, r.Stderr)
+	}
+	job := decodeJob(t, r.Stdout)
+	c := job.Spec.Template.Spec.Containers[0]
+	want := []string{"doctor", "--data-dir", "/data", "-o", "json", "--soak", "20m", "--soak-rate", "500", "--soak-interval", "10s"}
+	if !slices.Equal(c.Args, want) {
+		t.Errorf("args %q, want %q", c.Args, want)
+	}
+	if d := job.Spec.ActiveDeadlineSeconds; d == nil || *d != int64((35*time.Minute).Seconds()) {
+		t.Errorf("activeDeadlineSeconds %v, want 2100 (15m and the 20m soak)", d)
+	}
+	r = testutil.RunBinary(t, 30*time.Second, "k8s", "manifest", "--mode", "node-doctor", "--node", "cp-1", "--deadline", "1h",
+		"--", "--capacity", "--soak", "20m")
+	if r.Code != 0 {
+		t.Fatalf("node-doctor: exit %d, stderr %q", r.Code, r.Stderr)
+	}
+	if d := decodeJob(t, r.Stdout).Spec.ActiveDeadlineSeconds; d == nil || *d != 3600 {
+		t.Errorf("--deadline 1h: activeDeadlineSeconds %v", d)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--storage-class", "gp2", "--size", "100Gi", "--mode", "doctor", "--deadline", "15m", "--", "--soak", "20m"},
+			"--deadline 15m ends the Job before doctor's --soak 20m does: give --deadline 35m or more"},
+		{[]string{"--storage-class", "gp2", "--size", "100Gi", "--mode", "doctor", "--", "--soak", "20"}, "for 'etcdperf doctor' in the pod"},
+		{[]string{"--storage-class", "gp2", "--size", "100Gi", "--", "--soak", "20m"}, "for 'etcdperf disk' in the pod: unknown flag: --soak"},
+	} {
+		r := testutil.RunBinary(t, 30*time.Second, append([]string{"k8s", "manifest"}, c.args...)...)
+		if r.Code != 2 || !strings.Contains(r.Stderr, c.want) || strings.Count(r.Stderr, "\n") != 1 || r.Stdout != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and one line with %q", c.args, r.Code, r.Stdout, r.Stderr, c.want)
+		}
+	}
+}
+
 // imageNote is what `k8s manifest` says on stderr without --image while
 // no release has published the default image.
 const imageNote = "etcdperf: note: no release has published ghcr.io/etcdperf/etcdperf:latest yet, so pods with it stay in ImagePullBackOff: " +

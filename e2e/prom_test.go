@@ -3,9 +3,13 @@ package e2e
 import (
 	"context"
 	"encoding/csv"
+	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,8 +18,10 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/etcdperf/etcdperf/internal/promexport"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/testutil"
+	"github.com/etcdperf/etcdperf/internal/units"
 )
 
 // startEtcd starts one embedded etcd member on 127.0.0.1 with its data in
@@ -304,9 +310,13 @@ func TestPromDemand(t *testing.T) {
 	prom := testutil.StartPrometheus(t, testutil.PrometheusOptions{Jobs: map[string][]string{"etcd": {member}}})
 	prom.WaitFor(t, 30*time.Second, `sum(count_over_time(etcd_server_has_leader[1m]))`, func(m map[string]float64) bool { return m[""] >= 2 })
 	start := time.Now().Truncate(time.Second)
-	if r := testutil.RunBinary(t, time.Minute, "bench", "put", "--endpoints", member, "--rate", "300", "--duration", "10s", "--clients", "8", "-q"); r.Code != 0 && r.Code != 1 {
+	walBytes, proposals := walCounters(t, member)
+	if r := testutil.RunBinary(t, time.Minute, "bench", "put", "--endpoints", member, "--rate", "300", "--duration", "10s", "--clients", "8", "--val-size", "1000", "-q"); r.Code != 0 && r.Code != 1 {
 		t.Fatalf("the load: exit %d, stderr %s", r.Code, r.Stderr)
 	}
+	// The mean write as the member's own counters say it over the load.
+	b1, p1 := walCounters(t, member)
+	meanWrite := (b1 - walBytes) / (p1 - proposals)
 	time.Sleep(3 * time.Second)
 	end := time.Now().Truncate(time.Second)
 	r := testutil.RunBinary(t, time.Minute, "prom", "check", "--url", prom.URL, "--start", start.Format(time.RFC3339), "--end", end.Format(time.RFC3339),
@@ -322,8 +332,11 @@ func TestPromDemand(t *testing.T) {
 	t.Logf("demand from Prometheus: %+v", d)
 
 	dir := t.TempDir()
+	// The demand, and the cluster's database size and mean write asked for
+	// by name: the sweep fills its etcd with the database's size in use and
+	// puts values of the mean write, and its answer says so.
 	r = testutil.RunBinary(t, 2*time.Minute, "doctor", "--data-dir", dir, "--duration", "2s", "--disk-runtime", "0", "--capacity-step", "1s", "--capacity-confirm", "0",
-		"--demand-from", prom.URL, "--demand-since", "2m", "--no-report", "-o", "json")
+		"--demand-from", prom.URL, "--demand-since", "2m", "--db-size", "from-prometheus", "--value-size", "from-prometheus", "--no-report", "-o", "json")
 	if r.Code != 0 && r.Code != 1 {
 		t.Fatalf("doctor --demand-from: exit %d, stderr %s", r.Code, r.Stderr)
 	}
@@ -332,6 +345,20 @@ func TestPromDemand(t *testing.T) {
 	if c == nil || c.Demand <= 0 || c.Demand > 330 || !strings.Contains(c.DemandFrom, prom.URL) || c.Headroom != c.PutsPerS/c.Demand || !strings.Contains(c.Answer, "headroom") {
 		t.Fatalf("capacity %+v: want it judged against the cluster's peak from %s", c, prom.URL)
 	}
+	// The member started just before the load: increase() extrapolates
+	// its young counters a little differently (a few percent).
+	if v := float64(c.ValueSize); v < meanWrite*0.95 || v > meanWrite*1.05 || !strings.Contains(c.ValueSizeFrom, "WAL") || !strings.Contains(c.ValueSizeFrom, prom.URL) {
+		t.Errorf("value size %d (%s), want the member's mean write %.0f within 5%%", c.ValueSize, c.ValueSizeFrom, meanWrite)
+	}
+	if c.DBSize < 3000*1000 || !strings.Contains(c.DBSizeFrom, "in use") || c.FillSeconds <= 0 {
+		t.Errorf("db size %d (%s) filled in %gs, want the member's database in use, over the load's values", c.DBSize, c.DBSizeFrom, c.FillSeconds)
+	}
+	for _, want := range []string{"the database's size (", "the values' size (", "over 2m at " + prom.URL} {
+		if !strings.Contains(c.Answer, want) {
+			t.Errorf("the answer does not say %q: %s", want, c.Answer)
+		}
+	}
+	t.Logf("filled %s in %.1fs; answer: %s", units.Size(c.DBSize), c.FillSeconds, c.Answer)
 	found := false
 	for _, ch := range run.Checks {
 		found = found || ch.Name == "capacity_headroom"
@@ -346,4 +373,65 @@ func TestPromDemand(t *testing.T) {
 		t.Errorf("unreachable Prometheus: exit %d, stderr %q", r.Code, r.Stderr)
 	}
 	assertEmptyDir(t, dir)
+	// The sizes from a Prometheus: only with --demand-from, only in doctor,
+	// only over a period with writes; each one line, exit 2.
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"doctor", "--db-size", "from-prometheus"}, "--db-size from-prometheus reads the cluster's metrics from the Prometheus of --demand-from URL"},
+		{[]string{"doctor", "--value-size", "from-prom"}, "a size such as 4k or 2g, or from-prometheus"},
+		{[]string{"check", "--value-size", "from-prometheus"}, "with etcdperf doctor --demand-from URL; here give a size"},
+		{[]string{"doctor", "--demand-from", prom.URL, "--demand-since", "2m", "--endpoints", member, "--capacity", "--db-size", "from-prometheus"}, "it would fill the cluster"},
+		{[]string{"doctor", "--demand-from", prom.URL, "--value-size", "from-prometheus", "--demand-since", "1s"}, "no data in Prometheus"},
+	} {
+		args := append(c.args, "--data-dir", dir)
+		if c.args[0] == "doctor" {
+			args = append(args, "--no-report")
+		}
+		r := testutil.RunBinary(t, 30*time.Second, args...)
+		if r.Code != 2 || !strings.Contains(r.Stderr, c.want) || strings.Count(r.Stderr, "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line with %q", c.args, r.Code, r.Stderr, c.want)
+		}
+		assertEmptyDir(t, dir)
+	}
+	// A Prometheus without etcd's series names the one it lacks.
+	pc, err := promexport.New(promexport.Options{URL: prom.URL, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rg := promexport.Resolved{Start: start, End: time.Now(), Step: time.Second}
+	if _, err := pc.MeanWrite(context.Background(), rg, `job="none"`); !errors.Is(err, promexport.ErrNoData) || !strings.Contains(err.Error(), "etcd_server_proposals_committed_total") {
+		t.Errorf("no series: %v", err)
+	}
+	if _, err := pc.DBSize(context.Background(), rg, `job="none"`); !errors.Is(err, promexport.ErrNoData) || !strings.Contains(err.Error(), "etcd_mvcc_db_total_size_in_use_in_bytes") {
+		t.Errorf("no series: %v", err)
+	}
+}
+
+// walCounters reads a member's WAL bytes written and proposals committed
+// from its /metrics.
+func walCounters(t *testing.T, member string) (walBytes, proposals float64) {
+	t.Helper()
+	resp, err := http.Get("http://" + member + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(name string) float64 {
+		m := regexp.MustCompile(`(?m)^` + name + ` (\S+)$`).FindSubmatch(b)
+		if m == nil {
+			t.Fatalf("%s has no %s", member, name)
+		}
+		v, err := strconv.ParseFloat(string(m[1]), 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	return get("etcd_disk_wal_write_bytes_total"), get("etcd_server_proposals_committed_total")
 }

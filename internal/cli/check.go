@@ -141,7 +141,7 @@ also on Ctrl-C.`,
 		sweep      sweepFlags
 		soak       soakFlags
 	)
-	sweep.add(cmd.Flags())
+	sweep.add(cmd.Flags(), false)
 	cmd.Flags().BoolVar(&capacityOn, "capacity", false, "after the profile's load, raise the offered write rate step by step until a limit breaks: how many puts/s the cluster carries, and what breaks first (it loads the cluster up to 15,000 puts/s)")
 	cmd.Flags().DurationVar(&capStep, "capacity-step", pipeline.DefaultCapacityStep, "with --capacity, how long each step loads etcd")
 	cmd.Flags().DurationVar(&capConfirm, "capacity-confirm", pipeline.DefaultCapacityConfirm, "with --capacity, hold the answer this long after the knee (and a rate √2 lower if it breaks) (0: no confirm step)")

@@ -133,6 +133,11 @@ Exit codes: 0 pass or warn, 1 a location failed, 2 the run could not be done.`,
   # peak is 1,200 writes/s (a warning under 2x headroom)?
   etcdperf doctor --data-dir /var/lib/etcd-test --demand 1200
 
+  # The same, against the cluster as its Prometheus saw it over 7 days: its
+  # peak write demand, its database's size and its mean write
+  etcdperf doctor --data-dir /var/lib/etcd-test --demand-from http://prometheus:9090 \
+    --db-size from-prometheus --value-size from-prometheus
+
   # Rehearse a slow link: 3 members, the second behind 200ms more per round trip
   etcdperf doctor --members 3 --fault 2:peer-latency=200ms --duration 20s
 
@@ -170,7 +175,7 @@ Exit codes: 0 pass or warn, 1 a location failed, 2 the run could not be done.`,
 	fl.DurationVar(&slowDelay, "simulate-fsync-delay", 0, "run on a slow view of each location whose fsyncs wait this long more (needs root and /dev/fuse)")
 	fl.StringArrayVar(&limits, "limit", nil, "override a limit: NAME=VALUE[,WARN], e.g. wal_fsync_p99=5ms (repeatable)")
 	volume.add(fl)
-	sweep.add(fl)
+	sweep.add(fl, true)
 	soak.add(fl)
 	fl.StringVar(&reportPath, "report", defaultReport, "write the Result (JSON) to this file")
 	fl.BoolVar(&noReport, "no-report", false, "do not write the Result file")
@@ -313,9 +318,13 @@ Exit codes: 0 pass or warn, 1 a location failed, 2 the run could not be done.`,
 			}
 			demand, demandWords = d, words
 		}
+		sizesFrom, err := sweep.readProm(cmd.Context(), &prof, promexport.Options{URL: demandFrom, Timeout: 30 * time.Second}, demandSince)
+		if err != nil {
+			return err
+		}
 		o := pipeline.DoctorOptions{
 			DataDirs: dataDirs, Conn: co, Members: target.Members, Faults: target.Faults, Profile: prof, Duration: duration,
-			Capacity: capacityOn && (!(external || nf.on) || cmd.Flags().Changed("capacity")), CapacityStep: capStep, CapacityConfirm: capConfirm, DBSize: sweep.dbSize,
+			Capacity: capacityOn && (!(external || nf.on) || cmd.Flags().Changed("capacity")), CapacityStep: capStep, CapacityConfirm: capConfirm, DBSize: sweep.dbSize, SizesFrom: sizesFrom,
 			Demand: demand, DemandFrom: demandWords, Soak: soakOn,
 			Disk: probe, SkipDisk: diskRuntime == 0, DiskExplicit: diskExplicit, Noise: noiseOn, SimulateFsyncDelay: slowDelay,
 			Criteria: criteria, Progress: &pipeline.DoctorProgress{},

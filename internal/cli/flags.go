@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -11,6 +12,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/pipeline"
+	"github.com/etcdperf/etcdperf/internal/promexport"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
 
@@ -132,16 +135,34 @@ func (v *volumeFlags) limits() ([]string, error) {
 
 // sweepFlags shape the puts of a load and its capacity sweep as the
 // cluster has them: the values' size (--value-size) and the database's
-// (--db-size, filled into the sweep's own etcd first).
-type sweepFlags struct{ valueSize, dbSize int64 }
+// (--db-size, filled into the sweep's own etcd first). With doctor's
+// --demand-from, either may be "from-prometheus": read from the
+// cluster's metrics there (readProm).
+type sweepFlags struct {
+	valueSize, dbSize         int64
+	valueFromProm, dbFromProm bool
+	// prom says the command reads a Prometheus (doctor's --demand-from).
+	prom bool
+}
 
 // maxValueSize is etcd's default --max-request-bytes (1.5 MiB): a larger
 // put is refused.
 const maxValueSize = 3 << 19
 
-func (s *sweepFlags) add(fl *pflag.FlagSet) {
-	fl.Var(sizeValue{&s.valueSize}, "value-size", "the puts' value size, as the cluster's writes have it (default check perf's 1 KiB), e.g. 4k")
-	fl.Var(sizeValue{&s.dbSize}, "db-size", "fill the capacity sweep's own etcd with this much data first, as the cluster's database has (backend commits slow as it grows), e.g. 2g; not with --endpoints or --node")
+// fromProm is the word that asks for a size from the cluster's metrics.
+const fromProm = "from-prometheus"
+
+// add registers the flags; prom says that the command has --demand-from.
+func (s *sweepFlags) add(fl *pflag.FlagSet, prom bool) {
+	s.prom = prom
+	value := "the puts' value size, as the cluster's writes have it (default check perf's 1 KiB), e.g. 4k"
+	db := "fill the capacity sweep's own etcd with this much data first, as the cluster's database has (backend commits slow as it grows), e.g. 2g; not with --endpoints or --node"
+	if prom {
+		value += "; " + fromProm + ": the cluster's mean write, read from the Prometheus of --demand-from (the bytes etcd wrote to its WAL per committed write)"
+		db += "; " + fromProm + ": the largest database in use of the cluster's members, read from the Prometheus of --demand-from"
+	}
+	fl.Var(clusterSize{&s.valueSize, &s.valueFromProm}, "value-size", value)
+	fl.Var(clusterSize{&s.dbSize, &s.dbFromProm}, "db-size", db)
 }
 
 // apply sets the profile's value size, or says why the flags cannot be.
@@ -152,14 +173,92 @@ func (s *sweepFlags) apply(prof *check.Profile, external, capacity bool) error {
 	if s.valueSize > 0 {
 		prof.ValSize = int(s.valueSize)
 	}
+	for _, f := range []struct {
+		name string
+		on   bool
+	}{{"--value-size", s.valueFromProm}, {"--db-size", s.dbFromProm}} {
+		if f.on && !s.prom {
+			return usageError("%s %s reads the cluster's metrics with etcdperf doctor --demand-from URL; here give a size, e.g. %s 2k", f.name, fromProm, f.name)
+		}
+	}
+	fill := s.dbSize > 0 || s.dbFromProm
 	switch {
-	case s.dbSize > 0 && external:
+	case fill && external:
 		return usageError("--db-size fills the sweep's own etcd: it would fill the cluster; run doctor on a directory of that storage instead")
-	case s.dbSize > 0 && !capacity:
+	case fill && !capacity:
 		return usageError("--db-size fills the capacity sweep's etcd: drop --capacity=false")
 	}
 	return nil
 }
+
+// readProm reads the sizes asked for by name (from-prometheus) from the
+// Prometheus at conn over since, sets them, and says where they came
+// from. It is called before anything is measured: an error is a usage
+// error of one line.
+func (s *sweepFlags) readProm(ctx context.Context, prof *check.Profile, conn promexport.Options, since string) (pipeline.SizesFrom, error) {
+	var from pipeline.SizesFrom
+	if (s.dbFromProm || s.valueFromProm) && conn.URL == "" {
+		return from, usageError("%s reads the cluster's metrics from the Prometheus of --demand-from URL: give it too", s.promFlags())
+	}
+	if s.dbFromProm {
+		n, words, err := pipeline.ClusterDBSize(ctx, conn, since)
+		if err != nil {
+			return from, usageError("--db-size %s (%s): %v; give the size instead, e.g. --db-size 2g", fromProm, conn.URL, err)
+		}
+		s.dbSize, from.DB = n, words
+	}
+	if s.valueFromProm {
+		n, words, err := pipeline.ClusterMeanWrite(ctx, conn, since)
+		if err != nil {
+			return from, usageError("--value-size %s (%s): %v; give the size instead, e.g. --value-size 2k", fromProm, conn.URL, err)
+		}
+		if n > maxValueSize {
+			return from, usageError("--value-size %s (%s): the cluster's mean write, %s, is over etcd's request limit %s", fromProm, conn.URL, units.Size(int64(n)), units.Size(maxValueSize))
+		}
+		s.valueSize, prof.ValSize, from.Value = int64(n), n, words
+	}
+	return from, nil
+}
+
+// promFlags names the flags given as from-prometheus.
+func (s *sweepFlags) promFlags() string {
+	var f []string
+	if s.valueFromProm {
+		f = append(f, "--value-size")
+	}
+	if s.dbFromProm {
+		f = append(f, "--db-size")
+	}
+	return strings.Join(f, " and ") + " " + fromProm
+}
+
+// clusterSize is a size flag that also takes from-prometheus: the
+// cluster's figure, read from its metrics.
+type clusterSize struct {
+	v    *int64
+	prom *bool
+}
+
+func (c clusterSize) String() string {
+	if c.prom != nil && *c.prom {
+		return fromProm
+	}
+	return sizeValue{c.v}.String()
+}
+
+func (c clusterSize) Set(str string) error {
+	if strings.EqualFold(strings.TrimSpace(str), fromProm) {
+		*c.prom, *c.v = true, 0
+		return nil
+	}
+	if err := (sizeValue{c.v}).Set(str); err != nil {
+		return fmt.Errorf("%w (a size such as 4k or 2g, or %s)", err, fromProm)
+	}
+	*c.prom = false
+	return nil
+}
+
+func (clusterSize) Type() string { return "size" }
 
 // criteriaOf is check.Table with --limit's settings and the volume's
 // stated figures applied; an error is a usage error.

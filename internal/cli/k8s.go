@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
@@ -110,7 +111,9 @@ Modes: --mode disk (default) runs 'etcdperf disk --dir DIR -o json'; --mode
 doctor runs 'etcdperf doctor --data-dir DIR -o json'; --mode node-doctor runs
 'etcdperf doctor --node --root /host -o json'. Arguments after
 '--' are appended to that command line; Kubernetes expands $(NODE_NAME),
-$(POD_NAME) and $(JOB_COMPLETION_INDEX) in them.
+$(POD_NAME) and $(JOB_COMPLETION_INDEX) in them. For doctor they are checked
+with doctor's own flags before anything is printed, and a soak (-- --soak 20m)
+makes the Job's default --deadline as much longer (15m and the soak).
 
 The Job is indexed (one index per pod), never retried (a second run is another
 sample; with several pods each index fails on its own), ends after --deadline,
@@ -143,6 +146,11 @@ delete it first (kubectl delete job NAME) or give the new one another --name.`,
 
   # Three volumes of the class at once, running doctor, written to a file
   etcdperf k8s manifest --storage-class ceph-rbd --size 10Gi --parallel 3 --mode doctor -o job.yaml
+
+  # Does a fresh gp2 volume still carry etcd once its burst credits run out?
+  # doctor's sweep, then its answer held for 20 minutes (the Job's deadline
+  # becomes 35m)
+  etcdperf k8s manifest --storage-class gp2 --size 100Gi --mode doctor -- --soak 20m
 
   # Diagnose the etcd member of control-plane node cp-1 where it runs
   etcdperf k8s manifest --mode node-doctor --node cp-1 -n kube-system | kubectl apply -f -
@@ -217,6 +225,20 @@ delete it first (kubectl delete job NAME) or give the new one another --name.`,
 			if err := checkDiskArgs(o.Args); err != nil {
 				return err
 			}
+		} else if o.Mode == k8s.ModeDoctor || o.Mode == k8s.ModeNodeDoctor {
+			soak, err := checkDoctorArgs(o.Args)
+			if err != nil {
+				return err
+			}
+			// A soak makes doctor as much longer: the Job's deadline
+			// grows with it, or a deadline given by name must leave it
+			// the time.
+			if !fl.Changed("deadline") {
+				o.Deadline = k8s.DefaultDeadline + soak
+			} else if soak > 0 && o.Deadline <= soak {
+				return usageError("--deadline %s ends the Job before doctor's --soak %s does: give --deadline %s or more, or leave it out (then it is %s)",
+					k8s.ShortDuration(o.Deadline), k8s.ShortDuration(soak), k8s.ShortDuration(k8s.DefaultDeadline+soak), k8s.ShortDuration(k8s.DefaultDeadline+soak))
+			}
 		}
 		job, err := k8s.Job(o)
 		if err != nil {
@@ -277,6 +299,23 @@ func checkDiskArgs(args []string) error {
 		return usageError("the arguments after -- are for 'etcdperf disk' in the pod, which takes no arguments, got %q", rest)
 	}
 	return nil
+}
+
+// checkDoctorArgs parses the arguments meant for `etcdperf doctor` in the
+// pod with doctor's own flags, so that a typo fails here and not in the
+// cluster, and returns the --soak they ask for (0: none).
+func checkDoctorArgs(args []string) (time.Duration, error) {
+	if len(args) == 0 {
+		return 0, nil
+	}
+	dc := newDoctorCmd()
+	if err := dc.ParseFlags(args); err != nil {
+		return 0, usageError("the arguments after -- are for 'etcdperf doctor' in the pod: %v (see 'etcdperf doctor --help')", err)
+	}
+	if rest := dc.Flags().Args(); len(rest) > 0 {
+		return 0, usageError("the arguments after -- are for 'etcdperf doctor' in the pod, which takes no arguments, got %q", rest)
+	}
+	return dc.Flags().GetDuration("soak")
 }
 
 // quantityValue is a flag holding a Kubernetes quantity (10Gi, 500M).

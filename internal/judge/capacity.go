@@ -88,6 +88,7 @@ func Capacity(c *result.Capacity, criteria []check.Criterion) {
 	}
 	defer headroom(c)
 	defer provisioned(c, lv)
+	defer sizesFrom(c)
 	// A rate that broke when held (a confirm step) undoes what shorter
 	// steps held at it and above.
 	held := math.Inf(1)
@@ -171,6 +172,21 @@ func headroom(c *result.Capacity) {
 	}
 	c.Headroom = c.PutsPerS / c.Demand
 	c.Answer += fmt.Sprintf("; against a peak demand of %s writes/s (%s): %s headroom", rate(c.Demand), c.DemandFrom, units.Ratio(c.Headroom))
+}
+
+// sizesFrom says in the answer which sizes are the cluster's, read from
+// its metrics, and what they assume.
+func sizesFrom(c *result.Capacity) {
+	var said []string
+	if c.DBSizeFrom != "" {
+		said = append(said, fmt.Sprintf("the database's size (%s) is %s", units.Bytes(float64(c.DBSize)), c.DBSizeFrom))
+	}
+	if c.ValueSizeFrom != "" {
+		said = append(said, fmt.Sprintf("the values' size (%s) is %s", units.Bytes(float64(c.ValueSize)), c.ValueSizeFrom))
+	}
+	if len(said) > 0 {
+		c.Answer += "; " + strings.Join(said, "; ")
+	}
 }
 
 // heldWords says how long the capacity's rate held, when a confirm step

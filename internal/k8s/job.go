@@ -122,7 +122,7 @@ func jobAnnotations(o *Options) map[string]string {
 	if o.Namespace != "" {
 		ns = " -n " + o.Namespace
 	}
-	cleanup := fmt.Sprintf("Kubernetes deletes this Job and its pods %s after it finishes (ttlSecondsAfterFinished); delete it sooner with: kubectl%s delete job %s", shortDuration(o.TTL), ns, o.Name)
+	cleanup := fmt.Sprintf("Kubernetes deletes this Job and its pods %s after it finishes (ttlSecondsAfterFinished); delete it sooner with: kubectl%s delete job %s", ShortDuration(o.TTL), ns, o.Name)
 	if !o.OnNodes() && o.Mode != ModeNodeDoctor {
 		cleanup += ". Each pod's volume is a generic ephemeral volume, deleted with its pod."
 	}
@@ -334,8 +334,8 @@ func (o *Options) runAsUser() int64 {
 	return *o.RunAsUser
 }
 
-// shortDuration prints 1h instead of 1h0m0s.
-func shortDuration(d time.Duration) string {
+// ShortDuration prints 1h instead of 1h0m0s.
+func ShortDuration(d time.Duration) string {
 	s := d.String()
 	if strings.HasSuffix(s, "m0s") {
 		s = strings.TrimSuffix(s, "0s")

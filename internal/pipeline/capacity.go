@@ -68,6 +68,9 @@ type CapacityOptions struct {
 	// Filling, when set, is told before the fill starts.
 	DBSize  int64
 	Filling func(bytes int64)
+	// SizesFrom says where the database's and the values' sizes came from
+	// when they are the cluster's (result.Capacity.DBSizeFrom).
+	SizesFrom SizesFrom
 	// Stepping, when set, is told each step before it starts (confirm
 	// is true for a confirm step).
 	Stepping func(rate float64, clients int, confirm bool)
@@ -94,7 +97,8 @@ const capacityCompaction = 10 * time.Second
 // steps share one etcd. It returns the sweep judged (judge.Capacity),
 // with what it measured when ctx ends or a step fails.
 func Capacity(ctx context.Context, o CapacityOptions) (*result.Capacity, error) {
-	c := &result.Capacity{ValueSize: o.Base.ValSize, KeySize: o.Base.KeySize, StepSeconds: o.Step.Seconds(), Demand: o.Demand, DemandFrom: o.DemandFrom}
+	c := &result.Capacity{ValueSize: o.Base.ValSize, KeySize: o.Base.KeySize, StepSeconds: o.Step.Seconds(), Demand: o.Demand, DemandFrom: o.DemandFrom,
+		DBSizeFrom: o.SizesFrom.DB, ValueSizeFrom: o.SizesFrom.Value}
 	if o.First != nil && o.First.Bench != nil && o.DBSize <= 0 {
 		// The verdict's load, judged as a check is (doctor judges its
 		// target later, as a whole).
@@ -262,6 +266,11 @@ func Capacity(ctx context.Context, o CapacityOptions) (*result.Capacity, error) 
 	judge.Capacity(c, o.Criteria)
 	return c, nil
 }
+
+// SizesFrom says where a sweep's database size and value size came
+// from when they are the cluster's, read from its metrics, and what each
+// assumes (ClusterDBSize, ClusterMeanWrite); empty: given or by default.
+type SizesFrom struct{ DB, Value string }
 
 // fillValue is the value size of the fill: large values fill a database
 // in few requests (the B-tree's size is what slows the commits).

@@ -80,6 +80,9 @@ type DoctorOptions struct {
 	CapacityConfirm time.Duration
 	// DBSize fills the sweep's own etcd first (CapacityOptions.DBSize).
 	DBSize int64
+	// SizesFrom says where DBSize and the values' size came from when
+	// they are the cluster's (CapacityOptions.SizesFrom).
+	SizesFrom SizesFrom
 	// Soak holds a rate after the load and the sweep: the sweep's answer or
 	// Soak.Rate, for Soak.Duration (0: no soak); its Phase is set by
 	// Doctor (the progress).
@@ -366,7 +369,7 @@ func doctorTarget(ctx context.Context, o DoctorOptions, dir, runID string) (res 
 		o.Progress.set("starting etcd on %s for the capacity sweep", where)
 		capRes, capErr := Capacity(ctx, CapacityOptions{
 			Target: target, Base: o.Profile, First: r, Step: step, Device: device, Criteria: o.Criteria, Demand: o.Demand, DemandFrom: o.DemandFrom,
-			Confirm: o.CapacityConfirm, DBSize: o.DBSize,
+			Confirm: o.CapacityConfirm, DBSize: o.DBSize, SizesFrom: o.SizesFrom,
 			Filling: func(b int64) {
 				o.Progress.set("capacity sweep on %s: filling its etcd with %s first", where, units.Bytes(float64(b)))
 			},

@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/etcdperf/etcdperf/internal/result"
@@ -27,6 +28,23 @@ func soakText(w io.Writer, s *result.Soak, indent string) {
 		indent, s.Rate, from, units.Bytes(float64(s.ValueSize)), s.Clients, units.Seconds(s.Seconds), units.Seconds(s.IntervalSeconds))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "%s  t\tachieved/s\tWAL fsync p99\tcommit p99\tfsyncs/s\tdevice IOPS\tMB/s\tutil\tawait\terrors\t\n", indent)
+	for _, row := range SoakRows(s) {
+		if mark := &row[len(row)-1]; *mark != "" {
+			*mark = "<- " + *mark
+		}
+		fmt.Fprintf(tw, "%s  %s\n", indent, strings.Join(row, "\t"))
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "%s  => %s\n", indent, s.Answer)
+}
+
+// SoakRows are a soak's intervals as the text lists them (the report's
+// table too): t, achieved/s, WAL fsync and commit p99, fsyncs/s, the
+// device's IOPS, MB/s, util and await ("-" without a device), errors, and
+// a mark: "last part" on the first interval of the last part, "dropped
+// after this" on the last before the drop.
+func SoakRows(s *result.Soak) [][]string {
+	var rows [][]string
 	marked := false
 	for _, x := range s.Series {
 		dev, mbs, util, await := "-", "-", "-", "-"
@@ -36,14 +54,13 @@ func soakText(w io.Writer, s *result.Soak, indent string) {
 		}
 		mark := ""
 		if !marked && s.LastFrom > 0 && x.T > s.LastFrom {
-			mark, marked = "<- last part", true
+			mark, marked = "last part", true
 		}
 		if s.Drop != nil && x.T == s.Drop.After {
-			mark = "<- dropped after this"
+			mark = "dropped after this"
 		}
-		fmt.Fprintf(tw, "%s  %.0fs\t%.0f\t%s\t%s\t%.0f\t%s\t%s\t%s\t%s\t%d\t%s\n", indent, x.T, x.Achieved,
-			bounded(x.WALFsyncP99, x.WALFsyncBound), bounded(x.BackendCommitP99, x.BackendCommitBound), x.WALFsyncs, dev, mbs, util, await, x.Errors, mark)
+		rows = append(rows, []string{fmt.Sprintf("%.0fs", x.T), fmt.Sprintf("%.0f", x.Achieved), bounded(x.WALFsyncP99, x.WALFsyncBound),
+			bounded(x.BackendCommitP99, x.BackendCommitBound), fmt.Sprintf("%.0f", x.WALFsyncs), dev, mbs, util, await, fmt.Sprint(x.Errors), mark})
 	}
-	tw.Flush()
-	fmt.Fprintf(w, "%s  => %s\n", indent, s.Answer)
+	return rows
 }

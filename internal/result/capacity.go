@@ -25,7 +25,13 @@ type Capacity struct {
 	StepSeconds float64 `json:"step_seconds"`
 	// DBSize is the bytes of values the sweep's etcd was filled with
 	// before its first step (--db-size), FillSeconds how long that took.
-	DBSize         int64   `json:"db_size,omitempty"`
+	DBSize int64 `json:"db_size,omitempty"`
+	// DBSizeFrom and ValueSizeFrom say where the database's size and the
+	// values' came from when they are the cluster's, read from its
+	// metrics (--db-size and --value-size from-prometheus), and what
+	// each assumes; empty when given as a size or by default.
+	DBSizeFrom     string  `json:"db_size_from,omitempty"`
+	ValueSizeFrom  string  `json:"value_size_from,omitempty"`
 	FillSeconds    float64 `json:"fill_seconds,omitempty"`
 	ConfirmSeconds float64 `json:"confirm_seconds,omitempty"`
 	// CompactionSeconds is the history the sweep's own etcd kept as it
