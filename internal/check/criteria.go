@@ -83,7 +83,8 @@ const sloSource = "Kubernetes SLO on API call latency (sig-scalability/slos/api_
 
 // Table holds every limit etcdperf judges by: the checks' criteria, then
 // the levels of the findings.
-var Table = append(append([]Criterion(nil), checked...), levels...)
+// The derived levels' limits are their shares of the defaults.
+var Table = derive(append(append([]Criterion(nil), checked...), levels...), nil)
 
 // checked are the criteria judged as checks. Throughput's limit is a
 // fraction of the profile's target rate.
@@ -219,9 +220,11 @@ func Verdict(checks []result.Check) result.Verdict {
 // accepted for criteria in seconds, percentages ("80%") for ratios and
 // sizes ("64m", "100MiB") for bytes. The
 // warning level of an overridden criterion is dropped unless the setting
-// gives it as "id=limit,warn".
+// gives it as "id=limit,warn". A level derived from a criterion set here
+// (derivedLevels) follows it, unless settings set the level too.
 func Override(table []Criterion, settings []string) ([]Criterion, error) {
 	out := append([]Criterion(nil), table...)
+	set := map[string]bool{}
 	for _, s := range settings {
 		id, val, ok := strings.Cut(s, "=")
 		if !ok {
@@ -241,6 +244,7 @@ func Override(table []Criterion, settings []string) ([]Criterion, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--limit %q: %w", s, err)
 		}
+		set[id] = true
 		out[i].Limit = v
 		out[i].Warn = nil
 		out[i].Source = limitSource + s
@@ -252,7 +256,7 @@ func Override(table []Criterion, settings []string) ([]Criterion, error) {
 			out[i].Warn = &w
 		}
 	}
-	return out, nil
+	return derive(out, set), nil
 }
 
 // IDs lists the criterion IDs of a table.

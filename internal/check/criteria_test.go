@@ -139,3 +139,53 @@ func TestOverrideLevels(t *testing.T) {
 		t.Errorf("a size that is not one: %v", err)
 	}
 }
+
+// The levels derived from the WAL fsync limit are their shares of it at
+// the defaults (today's 2ms and 5ms), follow --limit wal_fsync_p99, are
+// recorded in a Result when they moved, and keep a limit set for them
+// whichever comes first.
+func TestDerivedLevels(t *testing.T) {
+	want := map[string]float64{DeviceFastAwait: 0.002, DeviceIdleAwait: 0.005, WALFsyncFast: 0.005}
+	for id, v := range want {
+		if got := LimitOf(Table, id); got != v {
+			t.Errorf("Table's %s = %v, want %v", id, got, v)
+		}
+	}
+	moved, err := Override(Table, []string{WALFsyncP99 + "=20ms"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, v := range want {
+		if got := LimitOf(moved, id); got != 2*v {
+			t.Errorf("with %s=20ms, %s = %v, want %v", WALFsyncP99, id, got, 2*v)
+		}
+	}
+	var names []string
+	for _, l := range Changed(moved) {
+		names = append(names, l.Name)
+	}
+	if got := strings.Join(names, " "); got != WALFsyncP99+" "+DeviceFastAwait+" "+DeviceIdleAwait+" "+WALFsyncFast {
+		t.Errorf("Changed names %q, want the WAL limit and the levels it moved", got)
+	}
+	for _, settings := range [][]string{
+		{WALFsyncP99 + "=20ms", DeviceFastAwait + "=1ms"},
+		{DeviceFastAwait + "=1ms", WALFsyncP99 + "=20ms"},
+	} {
+		tab, err := Override(Table, settings)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := LimitOf(tab, DeviceFastAwait); got != 0.001 {
+			t.Errorf("%v: %s = %v, want the 1ms set", settings, DeviceFastAwait, got)
+		}
+		if got := LimitOf(tab, WALFsyncFast); got != 0.01 {
+			t.Errorf("%v: %s = %v, want half of 20ms", settings, WALFsyncFast, got)
+		}
+	}
+	// A Result's recorded levels are read back as they were, not derived
+	// again: a Result judged before the levels moved keeps its own.
+	back := WithLimits(Table, []result.Limit{{Name: WALFsyncP99, Limit: 0.02}})
+	if got := LimitOf(back, DeviceFastAwait); got != 0.002 {
+		t.Errorf("read back: %s = %v, want the recorded (default) 2ms", DeviceFastAwait, got)
+	}
+}

@@ -36,6 +36,8 @@ const (
 	IOPSCapUsed         = "iops_cap_used"
 	DeviceFastAwait     = "device_fast_await"
 	DeviceIdle          = "device_idle"
+	DeviceIdleAwait     = "device_idle_await"
+	WALFsyncFast        = "wal_fsync_fast"
 	FsyncsFlatGrowth    = "fsyncs_flat_growth"
 	OfferedRise         = "offered_rise"
 	ProbeDeviceBusy     = "probe_device_busy"
@@ -46,6 +48,9 @@ const (
 	RequestsFailed = "requests_failed"
 	VolumeIOPS     = "volume_iops"
 	VolumeWriteBPS = "volume_write_bps"
+	// VolumeOverStated is how far past every stated figure a device wrote
+	// for the figures not to be its volume's.
+	VolumeOverStated = "volume_over_stated"
 	// SoakLastPart, SoakDrop and SoakP99Rise judge a soak's steady state
 	// (--soak): the share of its intervals that is its last part, the
 	// share of the first part's writes (or rate) under which the last
@@ -119,12 +124,20 @@ var levels = []Criterion{
 	{ID: IOPSCapUsed, Title: "share of a write-IOPS cap (its cgroup's, or the volume's as --volume-iops states it) a member used, from which the cap is the cause", Unit: Fraction, Op: Below, Limit: 0.6,
 		Findings: "the cause iops_cap",
 		Source:   "etcdperf's: the cgroup (io.max, blkio throttle) counts the writes it lets through, and a step near its knee spends part of its time under the cap; capped members measured at their knee wrote 82% and 92% of it"},
-	{ID: DeviceFastAwait, Title: "device's mean write time (iostat w_await) under which it explains no etcd limit", Unit: Seconds, Op: AtMost, Limit: 0.002,
-		Findings: "the capacity sweep's cause disk_or_cpu",
-		Source:   "etcdperf's: a fifth of the WAL fsync p99 limit (10ms, etcd metrics guide); etcd waiting for its commits while the device answers each write that fast waited above the device, its CPU as much as its disk"},
+	// device_fast_await, device_idle_await and wal_fsync_fast are shares
+	// of wal_fsync_p99's limit (derivedLevels): their Limit is derived.
+	{ID: DeviceFastAwait, Title: "device's mean write time (iostat w_await) under which it explains no etcd limit", Unit: Seconds, Op: AtMost,
+		Findings: "the capacity sweep's causes disk_or_cpu and iops_cap (a cap neither the device nor this host shows)",
+		Source:   "etcdperf's: a fifth of the WAL fsync p99 limit (wal_fsync_p99, 10ms by default, etcd metrics guide; it follows --limit wal_fsync_p99); etcd waiting for its commits while the device answers each write that fast waited above the device, its CPU as much as its disk"},
 	{ID: DeviceIdle, Title: "device busy (iostat %util) under which it explains none of etcd's waits", Unit: Fraction, Op: Below, Limit: 0.5,
 		Findings: "the capacity sweep's causes iops_cap and disk_or_cpu",
 		Source:   useMethod + "; etcdperf's: a device busy under half the time, answering fast, has no queue for etcd to wait in"},
+	{ID: DeviceIdleAwait, Title: "device's mean write time (iostat w_await) under which, not busy (device_idle) below a member's cgroup cap, it explains none of etcd's waits", Unit: Seconds, Op: Below,
+		Findings: "the capacity sweep's cause iops_cap (the member's cgroup cap)",
+		Source:   "etcdperf's: half the WAL fsync p99 limit (wal_fsync_p99, 10ms by default; it follows --limit wal_fsync_p99); with the cap seen on this host, a device that answers each write within half of etcd's limit leaves etcd's waits to the cap above it, looser than device_fast_await, which names a cause with no cap seen"},
+	{ID: WALFsyncFast, Title: "WAL fsync p99 at or under which a sweep's step found the disk fast, and from which a climbing p99 shows a queue at a write cap", Unit: Seconds, Op: AtMost,
+		Findings: "the capacity sweep's cause iops_cap (a flat ceiling)",
+		Source:   "etcdperf's: half the WAL fsync p99 limit (wal_fsync_p99, 10ms by default; it follows --limit wal_fsync_p99): fast at the sweep's lowest rate, climbing past it as the writes queue at a cap"},
 	{ID: FsyncsFlatGrowth, Title: "spread of etcd's WAL fsyncs/s (and the device's write IOPS) across a sweep's steps at and past its knee, under which they are flat (a write cap)", Unit: Times, Op: AtLeast, Limit: 1.15,
 		Findings: "the capacity sweep's cause iops_cap",
 		Source:   "etcdperf's: a cloud volume's provisioned IOPS (e.g. gp2, gp3) hold etcd's WAL fsyncs per second at a ceiling the host cannot see; under 15% more fsyncs for 50% more load offered is flat beside noise and etcd's batching"},
@@ -142,6 +155,9 @@ var levels = []Criterion{
 	{ID: VolumeWriteBPS, Title: "the volume's provisioned throughput in bytes/s (--volume-mbps in MiB/s; 0: not stated)", Unit: Bytes, Op: AtMost, Limit: 0,
 		Findings: "the cause iops_cap",
 		Source:   "the volume's provisioning, as the user states it: AWS gp3 125 MiB/s by default, Azure Premium SSD P15 125 MB/s (AWS EBS volume types; Azure managed disk sizes)"},
+	{ID: VolumeOverStated, Title: "a device's writes over every provisioned figure stated (--volume-iops, --volume-mbps), beyond which the figures are not its volume's", Unit: Times, Op: AtMost, Limit: 1.25,
+		Findings: "the cause iops_cap",
+		Source:   "etcdperf's: a volume does not write past its cap for long; as measured, two members on a RAM disk wrote 1,204 IOPS beside a member on a volume capped at 300 (--volume-iops 300); a quarter more than every figure stated is past a burst's noise"},
 	// The disk probe beside a live member (doctor --node, or --endpoints
 	// with --data-dir; package liveprobe).
 	{ID: MemberFsyncsEnough, Title: "WAL fsyncs a live member makes in its window for them to judge its disk (no probe written beside it)", Unit: Count, Op: AtLeast, Limit: 300,
@@ -160,6 +176,40 @@ var levels = []Criterion{
 	{ID: SoakP99Rise, Title: "rise of a soak's WAL fsync p99 from its first part to its last, past its limit, that is a drop", Unit: Times, Op: Below, Limit: 2,
 		Findings: "the soak's drop",
 		Source:   "etcdperf's: twice the first part's p99 and past the WAL fsync limit (etcd metrics guide: 10ms) is no interval's noise; Azure's host cache drains after a minute or two and the writes then wait (issue 30)"},
+}
+
+// derivation is a level whose limit is a share of another criterion's.
+type derivation struct {
+	level, of string
+	share     float64
+}
+
+// derivedLevels are the levels derived from another criterion's limit, in
+// this one place: Table's limit of each is its share of the other's, and
+// --limit moves it with the other unless --limit sets it too (Override).
+// A Result records a moved level (Changed), so that judging it again
+// holds it.
+var derivedLevels = []derivation{
+	{DeviceFastAwait, WALFsyncP99, 1.0 / 5},
+	{DeviceIdleAwait, WALFsyncP99, 1.0 / 2},
+	{WALFsyncFast, WALFsyncP99, 1.0 / 2},
+}
+
+// derive sets, in table, the limit of each derived level whose own limit
+// was not set (set[level] false) and whose source's was (set nil: all).
+func derive(table []Criterion, set map[string]bool) []Criterion {
+	for _, d := range derivedLevels {
+		if set != nil && (set[d.level] || !set[d.of]) {
+			continue
+		}
+		of, _ := Lookup(table, d.of)
+		for i := range table {
+			if table[i].ID == d.level {
+				table[i].Limit = of.Limit * d.share
+			}
+		}
+	}
+	return table
 }
 
 // Changed lists the criteria of table set with --limit (their limit or

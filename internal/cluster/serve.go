@@ -167,98 +167,25 @@ func (c MemberConfig) Args() []string {
 // loopback port, and a slow link listens on the peer URL.
 func ServeMember(ctx context.Context, cfg MemberConfig, ready io.Writer) (err error) {
 	parent := os.Getppid()
+	var undo undoStack
+	defer undo.run(&err)
 	if cfg.LogFile != "" {
 		f, err := os.OpenFile(cfg.LogFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 		if err != nil {
 			return fmt.Errorf("log file: %w", err)
 		}
-		defer f.Close()
+		undo.pushQuiet(func() { f.Close() })
 		GRPCLogTo(f)
-		defer GRPCLogTo(nil)
+		undo.pushQuiet(func() { GRPCLogTo(nil) })
 	}
 	// A parent that dies while the member starts must stop the start too.
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	undo.pushQuiet(cancel)
 	if cfg.ExitWithParent {
 		go watchParent(ctx, parent, cancel)
 	}
-	if cfg.SlowFsync > 0 {
-		// The member stops (deferred below) before its disk does.
-		sd, err := StartSlowDisk(ctx, nil, cfg.DataDir, cfg.SlowFsync)
-		if err != nil {
-			return fmt.Errorf("member %s: %w", cfg.Name, err)
-		}
-		defer func() {
-			if serr := sd.Stop(); serr != nil && err == nil {
-				err = serr
-			}
-		}()
-		cfg.DataDir = sd.View
-	}
-	// The writes the cap holds back, and the disk it names.
-	capKind, capLim, capDev := cfg.ioKind(), cfg.IOLimit(), cgroup.Device{}
-	if lim := cfg.VolumeLimit(); lim.Any() {
-		// The member stops and leaves its cgroup (deferred below) before
-		// its volume is unmounted.
-		vol, err := MountVolume(ctx, cfg.DataDir)
-		if err != nil {
-			return fmt.Errorf("member %s: --%s: %w", cfg.Name, cfg.volumeKind(), err)
-		}
-		defer func() {
-			if verr := vol.Remove(); verr != nil && err == nil {
-				err = fmt.Errorf("member %s: %w", cfg.Name, verr)
-			}
-		}()
-		capKind, capLim, capDev = cfg.volumeKind(), lim, vol.Backing
-	}
-	if cfg.CPULimit > 0 {
-		lim, err := cgroup.Host.Limit(os.Getpid(), cfg.CPULimit)
-		if err != nil {
-			return fmt.Errorf("member %s: --cpu-limit: %w", cfg.Name, err)
-		}
-		defer func() {
-			if lerr := lim.Release(); lerr != nil && err == nil {
-				err = lerr
-			}
-		}()
-	}
-	if capLim.Any() {
-		dev := capDev
-		if dev == (cgroup.Device{}) {
-			if dev, err = cgroup.Host.DeviceOf(cfg.DataDir); err != nil {
-				return fmt.Errorf("member %s: --%s: %w", cfg.Name, capKind, err)
-			}
-		}
-		capped, err := cgroup.Host.LimitIO(os.Getpid(), dev, capLim)
-		if err != nil {
-			return fmt.Errorf("member %s: --%s on %s (%s): %w", cfg.Name, capKind, dev, dev.Name, err)
-		}
-		defer func() {
-			if lerr := capped.Release(); lerr != nil && err == nil {
-				err = lerr
-			}
-		}()
-		if cfg.BurstIOPS > 0 {
-			// The bucket stops (deferred below) before the group goes.
-			bctx, stop := context.WithCancel(ctx)
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				runBucket(bctx, capped, dev, cfg.Fault)
-			}()
-			defer func() {
-				stop()
-				<-done
-			}()
-		}
-	}
-	if cfg.PeerDelay.Latency > 0 {
-		link, listen, err := slowLink(cfg)
-		if err != nil {
-			return fmt.Errorf("member %s: --peer-latency: %w", cfg.Name, err)
-		}
-		defer link.Close()
-		cfg.listenPeerURL = listen
+	if err := cfg.setUp(ctx, &undo); err != nil {
+		return err
 	}
 	m, err := StartMember(ctx, cfg)
 	if err != nil {
@@ -284,6 +211,106 @@ func ServeMember(ctx context.Context, cfg MemberConfig, ready io.Writer) (err er
 	case err := <-m.Err():
 		return fmt.Errorf("etcd member %s failed: %w", cfg.Name, err)
 	}
+}
+
+// undoStack is what a member process set up, undone last first once the
+// member has stopped (run).
+type undoStack []func() error
+
+func (u *undoStack) push(f func() error) { *u = append(*u, f) }
+
+func (u *undoStack) pushQuiet(f func()) { u.push(func() error { f(); return nil }) }
+
+// run undoes everything; the first error is *err's when it held none.
+func (u undoStack) run(err *error) {
+	for i := len(u) - 1; i >= 0; i-- {
+		if uerr := u[i](); uerr != nil && *err == nil {
+			*err = uerr
+		}
+	}
+}
+
+// setUp makes what the member runs on and under, each undone (undo)
+// after it stops, before what was made before it: the slow view of its
+// data dir, a volume of its own, its CPU limit, the cap on its writes
+// (capWrites) and the slow link to its peers. It sets cfg's data dir to
+// the slow view and its peer listener to the link's.
+func (cfg *MemberConfig) setUp(ctx context.Context, undo *undoStack) error {
+	if cfg.SlowFsync > 0 {
+		sd, err := StartSlowDisk(ctx, nil, cfg.DataDir, cfg.SlowFsync)
+		if err != nil {
+			return fmt.Errorf("member %s: %w", cfg.Name, err)
+		}
+		undo.push(sd.Stop)
+		cfg.DataDir = sd.View
+	}
+	// The writes the cap holds back, and the disk it names.
+	capKind, capLim, capDev := cfg.ioKind(), cfg.IOLimit(), cgroup.Device{}
+	if lim := cfg.VolumeLimit(); lim.Any() {
+		vol, err := MountVolume(ctx, cfg.DataDir)
+		if err != nil {
+			return fmt.Errorf("member %s: --%s: %w", cfg.Name, cfg.volumeKind(), err)
+		}
+		undo.push(func() error {
+			if err := vol.Remove(); err != nil {
+				return fmt.Errorf("member %s: %w", cfg.Name, err)
+			}
+			return nil
+		})
+		capKind, capLim, capDev = cfg.volumeKind(), lim, vol.Backing
+	}
+	if cfg.CPULimit > 0 {
+		lim, err := cgroup.Host.Limit(os.Getpid(), cfg.CPULimit)
+		if err != nil {
+			return fmt.Errorf("member %s: --cpu-limit: %w", cfg.Name, err)
+		}
+		undo.push(lim.Release)
+	}
+	if capLim.Any() {
+		if err := cfg.capWrites(ctx, undo, capKind, capLim, capDev); err != nil {
+			return err
+		}
+	}
+	if cfg.PeerDelay.Latency > 0 {
+		link, listen, err := slowLink(*cfg)
+		if err != nil {
+			return fmt.Errorf("member %s: --peer-latency: %w", cfg.Name, err)
+		}
+		undo.pushQuiet(func() { link.Close() })
+		cfg.listenPeerURL = listen
+	}
+	return nil
+}
+
+// capWrites moves the process into a cgroup whose writes to dev (the
+// disk of the data dir when dev is zero) are capped at lim (kind names
+// the flag), with a burst bucket that rewrites the cap when the fault
+// asks for one; both are undone (the bucket first) after the member stops.
+func (cfg *MemberConfig) capWrites(ctx context.Context, undo *undoStack, kind string, lim cgroup.IOLimit, dev cgroup.Device) error {
+	if dev == (cgroup.Device{}) {
+		var err error
+		if dev, err = cgroup.Host.DeviceOf(cfg.DataDir); err != nil {
+			return fmt.Errorf("member %s: --%s: %w", cfg.Name, kind, err)
+		}
+	}
+	capped, err := cgroup.Host.LimitIO(os.Getpid(), dev, lim)
+	if err != nil {
+		return fmt.Errorf("member %s: --%s on %s (%s): %w", cfg.Name, kind, dev, dev.Name, err)
+	}
+	undo.push(capped.Release)
+	if cfg.BurstIOPS > 0 {
+		bctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			runBucket(bctx, capped, dev, cfg.Fault)
+		}()
+		undo.pushQuiet(func() {
+			stop()
+			<-done
+		})
+	}
+	return nil
 }
 
 // slowLink starts the slow link on the member's peer URL, in front of a

@@ -396,11 +396,32 @@ func add(u *result.DBUsage, s keyStat) {
 	}
 }
 
+// summarise fills out from the keys' stats: usage by resource and by
+// namespace, the most churned keys, the leases, and notes on compaction.
 func summarise(keys []string, stats []keyStat, leases map[int64]*leaseAgg, o Options, out *result.DB) {
-	type resAgg struct {
-		r   result.DBResource
-		nss map[string]bool
+	res, nss, churn := aggregate(keys, stats, leases, o, out)
+	resources(res, out)
+	namespaces(nss, o.Top, out)
+	churned(keys, stats, churn, o, out)
+	topLeases(leases, o.Top, out)
+	if out.CompactRevision == 0 && out.Totals.HistoryRevisions > 0 {
+		out.Notes = append(out.Notes, "no compaction has run on this database: every revision since the start is kept (kube-apiserver compacts every 5 minutes; etcd's --auto-compaction-retention)")
 	}
+	if out.ScheduledCompactRevision > out.CompactRevision {
+		out.Notes = append(out.Notes, fmt.Sprintf("a compaction to revision %d was scheduled and did not finish (the last finished at %d): etcd finishes it when it starts again", out.ScheduledCompactRevision, out.CompactRevision))
+	}
+}
+
+// resAgg is one resource's usage and the namespaces it has keys in.
+type resAgg struct {
+	r   result.DBResource
+	nss map[string]bool
+}
+
+// aggregate adds each key's stats to its resource's, its namespace's, the
+// totals and its lease's; it returns the resources (by prefix and name),
+// the namespaces, and the keys (by index) with more than one revision.
+func aggregate(keys []string, stats []keyStat, leases map[int64]*leaseAgg, o Options, out *result.DB) (map[string]*resAgg, map[string]*result.DBNamespace, []int) {
 	res := map[string]*resAgg{}
 	nss := map[string]*result.DBNamespace{}
 	var churn []int
@@ -437,6 +458,11 @@ func summarise(keys []string, stats []keyStat, leases map[int64]*leaseAgg, o Opt
 			}
 		}
 	}
+	return res, nss, churn
+}
+
+// resources lists the resources in out, the largest first.
+func resources(res map[string]*resAgg, out *result.DB) {
 	// Resources of one name under two prefixes (OpenShift's) are told
 	// apart by their prefix.
 	names := map[string]int{}
@@ -457,6 +483,10 @@ func summarise(keys []string, stats []keyStat, leases map[int64]*leaseAgg, o Opt
 		}
 		return a.Name < b.Name
 	})
+}
+
+// namespaces lists the top largest namespaces in out, and counts them all.
+func namespaces(nss map[string]*result.DBNamespace, top int, out *result.DB) {
 	out.NamespacesTotal = len(nss)
 	for _, ns := range nss {
 		out.Namespaces = append(out.Namespaces, *ns)
@@ -468,9 +498,14 @@ func summarise(keys []string, stats []keyStat, leases map[int64]*leaseAgg, o Opt
 		}
 		return a.Name < b.Name
 	})
-	if len(out.Namespaces) > o.Top {
-		out.Namespaces = out.Namespaces[:o.Top]
+	if len(out.Namespaces) > top {
+		out.Namespaces = out.Namespaces[:top]
 	}
+}
+
+// churned lists in out the o.Top keys of churn with the most revisions
+// (then the most history).
+func churned(keys []string, stats []keyStat, churn []int, o Options, out *result.DB) {
 	sort.Slice(churn, func(i, j int) bool {
 		a, b := stats[churn[i]], stats[churn[j]]
 		if a.revs != b.revs {
@@ -490,6 +525,12 @@ func summarise(keys []string, stats []keyStat, leases map[int64]*leaseAgg, o Opt
 		out.Churn = append(out.Churn, result.DBKey{Key: keys[i], Resource: Classify([]byte(keys[i]), o.KubePrefixes).Resource,
 			Revisions: s.revs, HistoryBytes: float64(hist), Deleted: s.tomb})
 	}
+}
+
+// topLeases counts the leases in out (those without keys too) and lists
+// the top ones with the most keys, each with the resource most of them
+// are of.
+func topLeases(leases map[int64]*leaseAgg, top int, out *result.DB) {
 	var ls []*leaseAgg
 	for _, l := range leases {
 		ls = append(ls, l)
@@ -504,22 +545,16 @@ func summarise(keys []string, stats []keyStat, leases map[int64]*leaseAgg, o Opt
 		}
 		return ls[i].id < ls[j].id
 	})
-	for _, l := range ls[:min(len(ls), o.Top)] {
+	for _, l := range ls[:min(len(ls), top)] {
 		if l.keys == 0 {
 			break
 		}
-		top, n := "", int64(0)
+		res, n := "", int64(0)
 		for r, k := range l.resources {
-			if k > n || k == n && r < top {
-				top, n = r, k
+			if k > n || k == n && r < res {
+				res, n = r, k
 			}
 		}
-		out.Leases.Top = append(out.Leases.Top, result.DBLease{ID: fmt.Sprintf("%x", l.id), TTL: l.ttl, RemainingTTL: l.remaining, Keys: l.keys, Resource: top})
-	}
-	if out.CompactRevision == 0 && out.Totals.HistoryRevisions > 0 {
-		out.Notes = append(out.Notes, "no compaction has run on this database: every revision since the start is kept (kube-apiserver compacts every 5 minutes; etcd's --auto-compaction-retention)")
-	}
-	if out.ScheduledCompactRevision > out.CompactRevision {
-		out.Notes = append(out.Notes, fmt.Sprintf("a compaction to revision %d was scheduled and did not finish (the last finished at %d): etcd finishes it when it starts again", out.ScheduledCompactRevision, out.CompactRevision))
+		out.Leases.Top = append(out.Leases.Top, result.DBLease{ID: fmt.Sprintf("%x", l.id), TTL: l.ttl, RemainingTTL: l.remaining, Keys: l.keys, Resource: res})
 	}
 }

@@ -59,6 +59,9 @@ type causeLevels struct {
 	// and bytes/s as the user states them (--volume-iops, --volume-mbps;
 	// 0: not stated).
 	volumeIOPS, volumeBPS float64
+	// overStated: a device that wrote this many times every stated figure
+	// is not on the volume they state.
+	overStated float64
 	// deviceBusy: a device busy this share of the time has no time to
 	// spare; flatGrowth: writes/s that spread under this factor across the
 	// points at which the device was that busy are flat (at a ceiling).
@@ -72,6 +75,7 @@ func causeLevelsOf(r *result.Result) causeLevels {
 		hostBusy: LimitOf(r, check.MemberHostBusy), peerRTT: LimitOf(r, check.PeerRTT),
 		fastFactor: LimitOf(r, check.DeviceFastFactor),
 		capUsed:    LimitOf(r, check.IOPSCapUsed), volumeIOPS: LimitOf(r, check.VolumeIOPS), volumeBPS: LimitOf(r, check.VolumeWriteBPS),
+		overStated: LimitOf(r, check.VolumeOverStated),
 		deviceBusy: LimitOf(r, check.DeviceBusy), flatGrowth: LimitOf(r, check.FsyncsFlatGrowth),
 	}
 }

@@ -56,12 +56,12 @@ func cgroupCapUsed(lv causeLevels, p *result.MemberProcess) bool {
 }
 
 // overStated says whether the device under a member's WAL wrote well past
-// every provisioned figure the user stated (a quarter more): that figure
-// is not its volume's, and its writes say nothing of a cap.
+// every provisioned figure the user stated (volume_over_stated of each):
+// that figure is not its volume's, and its writes say nothing of a cap.
 func overStated(p *result.MemberProcess, lv causeLevels) bool {
 	figs := volumeUse(lv, p)
 	for _, v := range figs {
-		if v.used <= 1.25 {
+		if v.used <= lv.overStated {
 			return false
 		}
 	}

@@ -140,6 +140,9 @@ func TestVolumeIOPS(t *testing.T) {
 		{"a member of another volume wrote 4x the stated figure under its limits: not named, while m3's cap is (as measured: m1 and m2 on a RAM disk, m3 on a volume capped at 300)",
 			[]member{{0.001, device(1204, 0.00001)}, {0.001, device(1203, 0.00001)}, {0.058, device(394, 0.00004)}}, []string{"volume_iops=300"},
 			map[result.Cause]string{result.CauseIOPSCap: "m3"}, "the device wrote 394 of the 300 IOPS provisioned (131%)", ""},
+		{"--limit volume_over_stated=5: 4x the stated figure is the volume's, m1 and m2 named too",
+			[]member{{0.001, device(1204, 0.00001)}, {0.001, device(1203, 0.00001)}, {0.058, device(394, 0.00004)}}, []string{"volume_iops=300", "volume_over_stated=5"},
+			map[result.Cause]string{result.CauseIOPSCap: "m3,m1,m2"}, "m1's disk latencies stayed under their limits", ""},
 		{"throughput stated and used", []member{ok, ok, {0.04, device(2000, 0.012)}}, []string{"volume_write_bps=33554432"},
 			map[result.Cause]string{result.CauseIOPSCap: "m3"}, "the device wrote 31.2 MiB/s of the 32.0 MiB/s of throughput provisioned (98%)", ""},
 	} {

@@ -23,6 +23,7 @@ import (
 type call struct {
 	done    chan struct{}
 	buf     []byte // the encoded request frames
+	dataAt  int    // where in buf the DATA frame starts
 	data    []byte // the response's gRPC-framed message
 	http    string // :status
 	code    int    // grpc-status, -1 until received
@@ -86,7 +87,7 @@ type conn struct {
 	fields   headerFields
 	consumed int64
 	frame    []byte
-	hbuf     [9]byte
+	hbuf     [frameHeaderLen]byte
 }
 
 // headerFields collects the header fields the client needs.
@@ -127,12 +128,12 @@ func dial(ctx context.Context, addr string, tc *tls.Config, oneClient bool) (*co
 	// Preface, our settings, and the connection window at its largest.
 	var b []byte
 	b = append(b, clientPreface...)
-	b = appendFrameHeader(b, 12, frameSettings, 0, 0)
+	b = appendFrameHeader(b, 2*settingLen, frameSettings, 0, 0)
 	b = binary.BigEndian.AppendUint16(b, settingInitialWindowSize)
 	b = binary.BigEndian.AppendUint32(b, maxWindow)
-	b = binary.BigEndian.AppendUint16(b, 0x2) // ENABLE_PUSH
+	b = binary.BigEndian.AppendUint16(b, settingEnablePush)
 	b = binary.BigEndian.AppendUint32(b, 0)
-	b = appendFrameHeader(b, 4, frameWindowUpdate, 0, 0)
+	b = appendFrameHeader(b, windowUpdateLen, frameWindowUpdate, 0, 0)
 	b = binary.BigEndian.AppendUint32(b, maxWindow-defaultWindow)
 	if dl, ok := ctx.Deadline(); ok {
 		_ = nc.SetWriteDeadline(dl)
@@ -157,7 +158,7 @@ func newConn(nc net.Conn, oneClient bool) *conn {
 	c.wcond = sync.NewCond(&c.wmu)
 	c.scond = sync.NewCond(&c.smu)
 	c.maxStreams = unlimitedStreams
-	c.dec = hpack.NewDecoder(4096, c.emit)
+	c.dec = hpack.NewDecoder(defaultHeaderTable, c.emit)
 	c.flushT = time.AfterFunc(time.Hour, c.flushPending)
 	c.flushT.Stop()
 	return c
@@ -235,29 +236,63 @@ func (c *conn) ended() {
 	}
 }
 
-// unary sends one gRPC request and waits for its response.
+// unary sends one gRPC request and waits for its response: the request's
+// frames, a place among the streams the server allows, the stream sent,
+// and its response, read here on a connection with one client or handed
+// over by the reader.
 func (c *conn) unary(ctx context.Context, cl *call, headers []byte, req proto.Message) error {
-	// HEADERS, then DATA with the length-prefixed message.
+	dataLen, err := cl.encode(headers, req)
+	if err != nil {
+		return err
+	}
+	if err := c.acquire(ctx); err != nil {
+		return err
+	}
+	id, err := c.send(ctx, cl, dataLen)
+	if err != nil {
+		return err
+	}
+	if c.sync {
+		return c.readUntilDone(ctx, cl)
+	}
+	return c.await(ctx, cl, id)
+}
+
+// encode sets cl's request frames, HEADERS with headers then DATA with
+// the length-prefixed message, their stream ID to be set (setStream), and
+// clears its response; it returns the DATA frame's length.
+func (cl *call) encode(headers []byte, req proto.Message) (int, error) {
 	b := appendFrameHeader(cl.buf[:0], len(headers), frameHeaders, flagEndHeaders, 0)
 	b = append(b, headers...)
 	dataAt := len(b)
 	b = appendFrameHeader(b, 0, frameData, flagEndStream, 0)
-	b = append(b, 0, 0, 0, 0, 0)
+	b = append(b, make([]byte, grpcPrefixLen)...)
 	var err error
 	b, err = proto.MarshalOptions{}.MarshalAppend(b, req)
 	if err != nil {
-		return status.Error(codes.Internal, err.Error())
+		return 0, status.Error(codes.Internal, err.Error())
 	}
-	msgLen := len(b) - dataAt - 9 - 5
-	dataLen := msgLen + 5
+	msgLen := len(b) - dataAt - frameHeaderLen - grpcPrefixLen
+	dataLen := msgLen + grpcPrefixLen
 	b[dataAt], b[dataAt+1], b[dataAt+2] = byte(dataLen>>16), byte(dataLen>>8), byte(dataLen)
-	binary.BigEndian.PutUint32(b[dataAt+10:], uint32(msgLen))
-	cl.buf = b
+	binary.BigEndian.PutUint32(b[dataAt+frameHeaderLen+grpcLengthAt:], uint32(msgLen))
+	cl.buf, cl.dataAt = b, dataAt
 	cl.data, cl.http, cl.code, cl.message, cl.err = cl.data[:0], "", -1, "", nil
+	return dataLen, nil
+}
 
-	if err := c.acquire(ctx); err != nil {
-		return err
-	}
+// setStream writes the stream ID id into both of cl's request frames.
+func (cl *call) setStream(id uint32) {
+	binary.BigEndian.PutUint32(cl.buf[frameStreamAt:], id)
+	binary.BigEndian.PutUint32(cl.buf[cl.dataAt+frameStreamAt:], id)
+}
+
+// send opens a stream for cl's request, in the place acquire took, once
+// the send window has room for its DATA frame of dataLen bytes, and writes
+// it. The place is given back unless the stream opened; a write that
+// fails fails the connection, and with it the call (its response says
+// so).
+func (c *conn) send(ctx context.Context, cl *call, dataLen int) (uint32, error) {
 	registered := false
 	defer func() {
 		if !registered {
@@ -265,8 +300,38 @@ func (c *conn) unary(ctx context.Context, cl *call, headers []byte, req proto.Me
 		}
 	}()
 	c.wmu.Lock()
-	if c.werr == nil && (dataLen > c.maxFrame || int64(dataLen) > c.peerWin) {
+	if err := c.waitWindow(ctx, dataLen); err != nil {
 		c.wmu.Unlock()
+		return 0, err
+	}
+	if c.nextID > maxStreamID {
+		c.wmu.Unlock()
+		c.fail(errStreamIDs)
+		return 0, errStreamIDs
+	}
+	id := c.nextID
+	c.nextID += 2
+	c.sendWin -= int64(dataLen)
+	cl.setStream(id)
+	if err := c.register(id, cl); err != nil {
+		c.wmu.Unlock()
+		return 0, err
+	}
+	registered = true
+	err := c.write(cl.buf)
+	c.wmu.Unlock()
+	if err != nil {
+		c.fail(err)
+	}
+	return id, nil
+}
+
+// waitWindow waits, with wmu held, until the connection's send window has
+// room for a DATA frame of dataLen bytes; it says why the request cannot
+// be sent: too large for the server ever to take, the connection failed,
+// or ctx ended first.
+func (c *conn) waitWindow(ctx context.Context, dataLen int) error {
+	if c.werr == nil && (dataLen > c.maxFrame || int64(dataLen) > c.peerWin) {
 		return ErrTooLarge
 	}
 	if c.werr == nil && c.sendWin < int64(dataLen) {
@@ -282,38 +347,35 @@ func (c *conn) unary(ctx context.Context, cl *call, headers []byte, req proto.Me
 		}
 		stop()
 	}
-	if c.werr != nil || ctx.Err() != nil {
-		err := c.werr
-		if err == nil {
-			err = status.FromContextError(ctx.Err()).Err()
-		}
-		c.wmu.Unlock()
-		return err
+	if c.werr != nil {
+		return c.werr
 	}
-	if c.nextID > maxStreamID {
-		c.wmu.Unlock()
-		c.fail(errStreamIDs)
-		return errStreamIDs
+	if ctx.Err() != nil {
+		return status.FromContextError(ctx.Err()).Err()
 	}
-	id := c.nextID
-	c.nextID += 2
-	c.sendWin -= int64(dataLen)
-	binary.BigEndian.PutUint32(b[5:], id)
-	binary.BigEndian.PutUint32(b[dataAt+5:], id)
+	return nil
+}
+
+// register makes stream id cl's, in the place acquire took, for the
+// response to find; refused once the connection failed or the server said
+// GOAWAY.
+func (c *conn) register(id uint32, cl *call) error {
 	c.smu.Lock()
-	if c.err != nil || c.goaway {
-		err := c.err
-		if err == nil {
-			err = errRefused
-		}
-		c.smu.Unlock()
-		c.wmu.Unlock()
-		return err
+	defer c.smu.Unlock()
+	if c.err != nil {
+		return c.err
+	}
+	if c.goaway {
+		return errRefused
 	}
 	c.streams[id] = cl
 	c.starting--
-	registered = true
-	c.smu.Unlock()
+	return nil
+}
+
+// write writes a request's frames b, with wmu held, and the control frames
+// pending after them; a failed write is the connection's (werr).
+func (c *conn) write(b []byte) error {
 	out := b
 	c.pmu.Lock()
 	if len(c.pending) > 0 {
@@ -330,53 +392,59 @@ func (c *conn) unary(ctx context.Context, cl *call, headers []byte, req proto.Me
 		c.armed = false
 	}
 	c.pmu.Unlock()
-	_, err = c.conn.Write(out)
-	if err != nil {
+	if _, err := c.conn.Write(out); err != nil {
 		c.werr = unavailable(err)
+		return c.werr
 	}
-	c.wmu.Unlock()
-	if err != nil {
-		c.fail(unavailable(err))
-	}
+	return nil
+}
 
-	if c.sync {
-		// Read frames until this call is done; a read error (or the
-		// deadline that the end of ctx sets) fails the connection, and
-		// with it the call.
-		for {
-			select {
-			case <-cl.done:
-				if ctx.Err() != nil {
-					return status.FromContextError(ctx.Err()).Err()
-				}
-				if cl.err != nil {
-					return cl.err
-				}
-				return cl.result()
-			default:
+// readUntilDone reads frames, as a connection's one client, until cl is
+// done; a read error (or the deadline that the end of ctx sets) fails the
+// connection, and with it the call.
+func (c *conn) readUntilDone(ctx context.Context, cl *call) error {
+	for {
+		select {
+		case <-cl.done:
+			if ctx.Err() != nil {
+				return status.FromContextError(ctx.Err()).Err()
 			}
-			if err := c.readFrame(); err != nil {
-				c.fail(err)
-			}
+			return cl.outcome()
+		default:
+		}
+		if err := c.readFrame(); err != nil {
+			c.fail(err)
 		}
 	}
+}
+
+// await waits for the reader to hand cl its response on stream id, or for
+// ctx to end: then the stream is cancelled, unless the reader is already
+// handing it over.
+func (c *conn) await(ctx context.Context, cl *call, id uint32) error {
 	select {
 	case <-cl.done:
+		return cl.outcome()
 	case <-ctx.Done():
-		c.smu.Lock()
-		_, pending := c.streams[id]
-		delete(c.streams, id)
-		if pending {
-			c.ended()
-		}
-		c.smu.Unlock()
-		if !pending {
-			<-cl.done // the reader is handing it over
-		} else {
-			c.reset(id)
-		}
-		return status.FromContextError(ctx.Err()).Err()
 	}
+	c.smu.Lock()
+	_, pending := c.streams[id]
+	delete(c.streams, id)
+	if pending {
+		c.ended()
+	}
+	c.smu.Unlock()
+	if !pending {
+		<-cl.done // the reader is handing it over
+	} else {
+		c.reset(id)
+	}
+	return status.FromContextError(ctx.Err()).Err()
+}
+
+// outcome is a done call's error: its connection's failure, else its
+// response's status.
+func (cl *call) outcome() error {
 	if cl.err != nil {
 		return cl.err
 	}
@@ -385,9 +453,9 @@ func (c *conn) unary(ctx context.Context, cl *call, headers []byte, req proto.Me
 
 // reset cancels one stream.
 func (c *conn) reset(id uint32) {
-	var b [13]byte
-	appendFrameHeader(b[:0], 4, frameRSTStream, 0, id)
-	binary.BigEndian.PutUint32(b[9:], 0x8) // CANCEL
+	var b [frameHeaderLen + rstStreamLen]byte
+	appendFrameHeader(b[:0], rstStreamLen, frameRSTStream, 0, id)
+	binary.BigEndian.PutUint32(b[frameHeaderLen:], errCodeCancel)
 	c.queue(b[:])
 }
 
@@ -468,7 +536,7 @@ func (c *conn) readFrame() error {
 	}
 	n := int(hdr[0])<<16 | int(hdr[1])<<8 | int(hdr[2])
 	typ, flags := hdr[3], hdr[4]
-	id := binary.BigEndian.Uint32(hdr[5:]) & 0x7fffffff
+	id := binary.BigEndian.Uint32(hdr[frameStreamAt:]) & idMask
 	if n > defaultMaxFrame { // we never raise SETTINGS_MAX_FRAME_SIZE
 		return status.Errorf(codes.Internal, "HTTP/2: a %d-byte frame exceeds the 16384 bytes allowed", n)
 	}
@@ -504,9 +572,9 @@ func (c *conn) handle(typ, flags byte, id uint32, p []byte) error {
 			c.complete(id)
 		}
 		if c.consumed > maxWindow/2 {
-			var b [13]byte
-			appendFrameHeader(b[:0], 4, frameWindowUpdate, 0, 0)
-			binary.BigEndian.PutUint32(b[9:], uint32(c.consumed))
+			var b [frameHeaderLen + windowUpdateLen]byte
+			appendFrameHeader(b[:0], windowUpdateLen, frameWindowUpdate, 0, 0)
+			binary.BigEndian.PutUint32(b[frameHeaderLen:], uint32(c.consumed))
 			c.consumed = 0
 			c.queue(b[:])
 		}
@@ -516,10 +584,10 @@ func (c *conn) handle(typ, flags byte, id uint32, p []byte) error {
 			return err
 		}
 		if flags&flagPriority != 0 {
-			if len(body) < 5 {
+			if len(body) < priorityLen {
 				return status.Error(codes.Internal, "HTTP/2: short HEADERS frame")
 			}
-			body = body[5:]
+			body = body[priorityLen:]
 		}
 		c.hdrID, c.hdrEnd = id, flags&flagEndStream != 0
 		if flags&flagEndHeaders == 0 {
@@ -538,7 +606,7 @@ func (c *conn) handle(typ, flags byte, id uint32, p []byte) error {
 			return c.headers(block)
 		}
 	case frameRSTStream:
-		if len(p) != 4 {
+		if len(p) != rstStreamLen {
 			return status.Error(codes.Internal, "HTTP/2: bad RST_STREAM")
 		}
 		code := binary.BigEndian.Uint32(p)
@@ -550,11 +618,11 @@ func (c *conn) handle(typ, flags byte, id uint32, p []byte) error {
 		if flags&flagAck != 0 {
 			return nil
 		}
-		if len(p)%6 != 0 {
+		if len(p)%settingLen != 0 {
 			return status.Error(codes.Internal, "HTTP/2: bad SETTINGS")
 		}
 		c.wmu.Lock()
-		for i := 0; i < len(p); i += 6 {
+		for i := 0; i < len(p); i += settingLen {
 			v := binary.BigEndian.Uint32(p[i+2:])
 			switch binary.BigEndian.Uint16(p[i:]) {
 			case settingInitialWindowSize:
@@ -569,27 +637,27 @@ func (c *conn) handle(typ, flags byte, id uint32, p []byte) error {
 			}
 		}
 		c.wmu.Unlock()
-		var b [9]byte
+		var b [frameHeaderLen]byte
 		c.queue(appendFrameHeader(b[:0], 0, frameSettings, flagAck, 0))
 	case framePing:
-		if flags&flagAck == 0 && len(p) == 8 {
-			var b [17]byte
-			appendFrameHeader(b[:0], 8, framePing, flagAck, 0)
-			copy(b[9:], p)
+		if flags&flagAck == 0 && len(p) == pingLen {
+			var b [frameHeaderLen + pingLen]byte
+			appendFrameHeader(b[:0], pingLen, framePing, flagAck, 0)
+			copy(b[frameHeaderLen:], p)
 			c.queue(b[:])
 		}
 	case frameGoAway:
-		if len(p) < 8 {
+		if len(p) < goAwayMinLen {
 			return status.Error(codes.Internal, "HTTP/2: bad GOAWAY")
 		}
-		c.goAway(binary.BigEndian.Uint32(p) & 0x7fffffff)
+		c.goAway(binary.BigEndian.Uint32(p) & idMask)
 	case frameWindowUpdate:
-		if len(p) != 4 {
+		if len(p) != windowUpdateLen {
 			return status.Error(codes.Internal, "HTTP/2: bad WINDOW_UPDATE")
 		}
 		if id == 0 {
 			c.wmu.Lock()
-			c.sendWin += int64(binary.BigEndian.Uint32(p) & 0x7fffffff)
+			c.sendWin += int64(binary.BigEndian.Uint32(p) & idMask)
 			c.wcond.Broadcast()
 			c.wmu.Unlock()
 		}

@@ -140,10 +140,13 @@ func Capacity(c *result.Capacity, criteria []check.Criterion) {
 // be what it ran into (the cgroup counts the operations it throttles, and
 // a step near its knee spends part of its time below the cap); the device
 // write time and utilisation under which the device explains no etcd
-// limit; and the growth of etcd's fsyncs/s under which they are flat
-// while the offered rate rose by offeredRise.
+// limit (idleAwait, looser, below a member's cgroup cap); the WAL fsync
+// p99 at or under which a step found the disk fast (walFast); and the
+// growth of etcd's fsyncs/s under which they are flat while the offered
+// rate rose by offeredRise. The device and fsync levels derive from the
+// WAL fsync limit in check (derivedLevels), not here.
 type capacityLevels struct {
-	walLimit, busyHost, capUsed, fastAwait, idleUtil, flatGrowth, offeredRise float64
+	walLimit, busyHost, capUsed, fastAwait, idleAwait, walFast, idleUtil, flatGrowth, offeredRise float64
 	// volumeIOPS and volumeBPS are the volume's provisioned figures as
 	// the user stated them (0: not stated).
 	volumeIOPS, volumeBPS float64
@@ -155,6 +158,8 @@ func capacityLevelsOf(criteria []check.Criterion) capacityLevels {
 		busyHost:    check.LimitOf(criteria, check.HostCPUBusy),
 		capUsed:     check.LimitOf(criteria, check.IOPSCapUsed),
 		fastAwait:   check.LimitOf(criteria, check.DeviceFastAwait),
+		idleAwait:   check.LimitOf(criteria, check.DeviceIdleAwait),
+		walFast:     check.LimitOf(criteria, check.WALFsyncFast),
 		idleUtil:    check.LimitOf(criteria, check.DeviceIdle),
 		flatGrowth:  check.LimitOf(criteria, check.FsyncsFlatGrowth),
 		offeredRise: check.LimitOf(criteria, check.OfferedRise),
@@ -261,17 +266,16 @@ func capacityChecks(r *result.Result, criteria []check.Criterion) {
 // user stated them, written to at least iops_cap_used of them; else a flat
 // ceiling of etcd's writes (flatCeiling).
 func iopsCap(steps []result.CapacityStep, broke *result.CapacityStep, lv capacityLevels) (result.Cause, string) {
-	walLimit := lv.walLimit
 	// The cap is seen, on this host: the member's cgroup. It is what etcd
 	// ran into when the step used most of it, whatever else was busy (a
 	// cap is a hard ceiling; a busy host's CPU is said beside it), or when
 	// etcd waited for its disk while the device itself answered fast (the
 	// wait was above it) and nothing else was named.
 	// A device neither busy (under device_idle) nor slow per write (under
-	// half the WAL fsync limit) cannot explain etcd's waits: with a cap seen, they were above
+	// device_idle_await) cannot explain etcd's waits: with a cap seen, they were above
 	// it (bbolt's commits write in bursts, which a cap delays even when
 	// the mean rate is under it).
-	deviceIdle := broke.DeviceIOPS > 0 && broke.DeviceAwait < walLimit/2 && broke.DeviceUtil < lv.idleUtil
+	deviceIdle := broke.DeviceIOPS > 0 && broke.DeviceAwait < lv.idleAwait && broke.DeviceUtil < lv.idleUtil
 	otherNamed := broke.Cause == result.CauseCPU || broke.Cause == result.CauseClient || broke.Cause == result.CauseNetwork
 	used := broke.IOPSCap > 0 && broke.CappedWriteIOPS >= lv.capUsed*broke.IOPSCap
 	if used || (broke.IOPSCap > 0 && deviceIdle && !otherNamed) {
@@ -305,7 +309,7 @@ func iopsCap(steps []result.CapacityStep, broke *result.CapacityStep, lv capacit
 // second (and the device's write IOPS, when known) flat, within
 // fsyncs_flat_growth of their highest, across the steps at and past the
 // knee (the step that broke among them) while the offered rate rose by at
-// least offered_rise and the fsync p99 climbed past half its limit. The knee's middle step only adds a point to the band: which side
+// least offered_rise and the fsync p99 climbed past wal_fsync_fast (half its limit). The knee's middle step only adds a point to the band: which side
 // of the knee it falls on does not decide the cause. A latency-bound disk
 // holds a flat ceiling too, but its fsync p99 does not climb with the
 // rate. Where the CPU may explain the waits (cpuExplains), etcd batching
@@ -317,7 +321,7 @@ func flatCeiling(steps []result.CapacityStep, broke *result.CapacityStep, lv cap
 	sorted := slices.Clone(steps)
 	slices.SortStableFunc(sorted, func(a, b result.CapacityStep) int { return cmp.Compare(a.Offered, b.Offered) })
 	first := sorted[0]
-	if len(sorted) < 2 || first.Offered >= broke.Offered || first.WALFsyncP99 > lv.walLimit/2 {
+	if len(sorted) < 2 || first.Offered >= broke.Offered || first.WALFsyncP99 > lv.walFast {
 		return "", ""
 	}
 	top := 0.0
@@ -351,7 +355,7 @@ func flatCeiling(steps []result.CapacityStep, broke *result.CapacityStep, lv cap
 	if device && devMax > lo.DeviceIOPS*lv.flatGrowth {
 		return "", "" // the device wrote more as the rate rose: no ceiling
 	}
-	if peakP99 < lv.walLimit/2 {
+	if peakP99 < lv.walFast {
 		return "", "" // the fsyncs' latency did not climb: no queue at a cap
 	}
 	what := fmt.Sprintf("etcd's WAL fsyncs held at ~%s/s", rate(top))
@@ -386,7 +390,7 @@ func flatCeiling(steps []result.CapacityStep, broke *result.CapacityStep, lv cap
 
 // offDevice names a write cap from the one step that broke, when the sweep
 // saw its ceiling only there (a knee between two steps): etcd's WAL fsync
-// p99 climbed past half its limit from a fast one at the lowest rate and
+// p99 climbed past wal_fsync_fast (half its limit) from a fast one at the lowest rate and
 // its fsyncs fell behind the offered rate (under it by more than
 // fsyncs_flat_growth), while the device answered each write fast
 // (device_fast_await) and was not busy (device_idle) and the CPU does not
@@ -394,7 +398,7 @@ func flatCeiling(steps []result.CapacityStep, broke *result.CapacityStep, lv cap
 // cgroup this host shows, as a cgroup's cap or a volume's throttle does.
 func offDevice(first result.CapacityStep, broke *result.CapacityStep, lv capacityLevels) (result.Cause, string) {
 	memberCPU, hostBusy := cpuExplains(broke, lv)
-	if broke.DeviceIOPS <= 0 || broke.WALFsyncP99 < lv.walLimit/2 || broke.WALFsyncs*lv.flatGrowth > broke.Offered ||
+	if broke.DeviceIOPS <= 0 || broke.WALFsyncP99 < lv.walFast || broke.WALFsyncs*lv.flatGrowth > broke.Offered ||
 		broke.DeviceAwait > lv.fastAwait || broke.DeviceUtil >= lv.idleUtil || memberCPU || hostBusy {
 		return "", ""
 	}

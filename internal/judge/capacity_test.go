@@ -125,7 +125,8 @@ func TestCapacityHostBusyLevel(t *testing.T) {
 // A sweep's cause follows each of its levels as the run set them with
 // --limit: the share of a cgroup cap used, the device's fast write time
 // and idle utilisation, the growth under which fsyncs/s are flat and the
-// offered rate's rise they are flat across.
+// offered rate's rise they are flat across; the device's write times and
+// the fast WAL fsync p99 follow the WAL fsync limit too.
 func TestCapacityCauseLevels(t *testing.T) {
 	held := func(offered, wal, fsyncs float64) result.CapacityStep {
 		return result.CapacityStep{Offered: offered, Achieved: offered, WALFsyncP99: wal, WALFsyncs: fsyncs}
@@ -142,6 +143,15 @@ func TestCapacityCauseLevels(t *testing.T) {
 	// etcd's fsyncs/s grew 3% (700 to 720) while the offered rate doubled.
 	cloud := []result.CapacityStep{held(150, 0.0008, 150), held(1000, 0.002, 700), held(2000, 0.014, 720)}
 	cloud[2].Broke, cloud[2].Cause = []string{check.WALFsyncP99}, result.CauseDisk
+	// Backend commits broke while the device answered in 3ms.
+	slower := slices.Clone(commit)
+	slower[1].DeviceAwait = 0.003
+	// A cgroup cap at 1,500 IOPS used to 27% below a device answering in
+	// 3ms, 20% busy.
+	capIdle := []result.CapacityStep{held(150, 0.001, 150), held(1000, 0.02, 400)}
+	capIdle[1].Broke, capIdle[1].Cause = []string{check.WALFsyncP99}, result.CauseDisk
+	capIdle[1].IOPSCap, capIdle[1].CappedWriteIOPS, capIdle[1].CapDevice = 1500, 400, "vda"
+	capIdle[1].DeviceIOPS, capIdle[1].DeviceAwait, capIdle[1].DeviceUtil = 400, 0.003, 0.2
 	for _, c := range []struct {
 		name         string
 		steps        []result.CapacityStep
@@ -153,6 +163,11 @@ func TestCapacityCauseLevels(t *testing.T) {
 		{"device idle", commit, check.DeviceIdle + "=30%", result.CauseDiskOrCPU, result.CauseDisk},
 		{"fsyncs flat", cloud, check.FsyncsFlatGrowth + "=1.02", result.CauseIOPSCap, result.CauseDisk},
 		{"offered rise", cloud, check.OfferedRise + "=2.5", result.CauseIOPSCap, result.CauseDisk},
+		{"device fast, from the WAL limit", slower, check.WALFsyncP99 + "=20ms", result.CauseDisk, result.CauseDiskOrCPU},
+		{"device idle below a cap", capIdle, check.DeviceIdleAwait + "=2ms", result.CauseIOPSCap, result.CauseDisk},
+		{"device idle below a cap, from the WAL limit", capIdle, check.WALFsyncP99 + "=4ms", result.CauseIOPSCap, result.CauseDisk},
+		{"WAL fsync fast", cloud, check.WALFsyncFast + "=500us", result.CauseIOPSCap, result.CauseDisk},
+		{"WAL fsync fast, from the WAL limit", cloud, check.WALFsyncP99 + "=30ms", result.CauseIOPSCap, result.CauseDiskOrCPU},
 	} {
 		criteria, err := check.Override(check.Table, []string{c.limit})
 		if err != nil {

@@ -17,7 +17,6 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/hist"
 	"github.com/etcdperf/etcdperf/internal/load"
@@ -40,9 +39,6 @@ type Options struct {
 	// KeepKeys leaves the keys under the prefix; Compact compacts etcd's
 	// history at the end (after the keys are deleted).
 	KeepKeys, Compact bool
-	// Criteria are the limits the server's metrics are judged by (by the
-	// caller: a load run only measures).
-	Criteria []check.Criterion
 	// Started, when set, is called once etcd is up and the load begins.
 	Started func()
 	// Window shapes the window on the members over the load (check and

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 
+	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/judge"
 	"github.com/etcdperf/etcdperf/internal/load"
@@ -11,8 +12,12 @@ import (
 	"github.com/etcdperf/etcdperf/internal/result"
 )
 
-// BenchOptions configure `etcdperf bench`.
-type BenchOptions = loadrun.Options
+// BenchOptions configure `etcdperf bench`: its load run, and the limits
+// its Result is judged by.
+type BenchOptions struct {
+	loadrun.Options
+	Criteria []check.Criterion
+}
 
 // The errors of a key prefix that a run cannot use.
 var (
@@ -27,7 +32,7 @@ var (
 // embedded etcd is removed. An interrupted run returns its partial Result
 // with the error; a run that could not start returns no Result.
 func Bench(ctx context.Context, o BenchOptions) (*result.Result, error) {
-	res, _, err := measureBench(ctx, o)
+	res, _, err := measureBench(ctx, o.Options)
 	if res != nil {
 		judge.Judge(res, o.Criteria)
 		res.Finish()
@@ -38,7 +43,7 @@ func Bench(ctx context.Context, o BenchOptions) (*result.Result, error) {
 // measureBench is Bench's measurement (loadrun.Run) with its params,
 // shared with check and doctor, which judge it as theirs; it also returns
 // what the window on the members saw over the load.
-func measureBench(ctx context.Context, o BenchOptions) (*result.Result, *memberwatch.Observation, error) {
+func measureBench(ctx context.Context, o loadrun.Options) (*result.Result, *memberwatch.Observation, error) {
 	o.Defaults()
 	res, obs, err := loadrun.Run(ctx, o)
 	if res != nil {
@@ -49,7 +54,7 @@ func measureBench(ctx context.Context, o BenchOptions) (*result.Result, *memberw
 
 func joinErr(a, b string) string { return result.JoinError(a, b) }
 
-func benchParams(o BenchOptions) *result.BenchParams {
+func benchParams(o loadrun.Options) *result.BenchParams {
 	l := o.Load
 	p := &result.BenchParams{
 		Workload:       l.Workload,

@@ -16,6 +16,7 @@ import (
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/judge"
 	"github.com/etcdperf/etcdperf/internal/load"
+	"github.com/etcdperf/etcdperf/internal/loadrun"
 	"github.com/etcdperf/etcdperf/internal/promscrape"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/testutil"
@@ -28,7 +29,7 @@ func putLoad(total int64) load.Options {
 
 func TestBenchEmbedded(t *testing.T) {
 	dir := t.TempDir()
-	o := BenchOptions{Target: cluster.TargetOptions{DataDir: dir}, Load: putLoad(300), Conns: 2, TargetLeader: true, Criteria: check.Table}
+	o := benchOf(loadrun.Options{Target: cluster.TargetOptions{DataDir: dir}, Load: putLoad(300), Conns: 2, TargetLeader: true})
 	res, err := Bench(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +100,7 @@ func TestBenchExternalKeysAndPrefix(t *testing.T) {
 	conn := cluster.ConnOptions{Endpoints: []string{ep}}
 
 	// Keys are deleted at the end...
-	res, err := Bench(ctx, BenchOptions{Target: cluster.TargetOptions{Conn: conn}, Load: putLoad(100), Conns: 2, Criteria: check.Table})
+	res, err := Bench(ctx, benchOf(loadrun.Options{Target: cluster.TargetOptions{Conn: conn}, Load: putLoad(100), Conns: 2}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,13 +113,13 @@ func TestBenchExternalKeysAndPrefix(t *testing.T) {
 	// ...unless kept, and then the prefix is in use.
 	lo := putLoad(50)
 	lo.Prefix = "/etcdperf/test-keep/"
-	if _, err := Bench(ctx, BenchOptions{Target: cluster.TargetOptions{Conn: conn}, Load: lo, KeepKeys: true, Criteria: check.Table}); err != nil {
+	if _, err := Bench(ctx, benchOf(loadrun.Options{Target: cluster.TargetOptions{Conn: conn}, Load: lo, KeepKeys: true})); err != nil {
 		t.Fatal(err)
 	}
 	if n := countPrefix(t, cli, lo.Prefix); n != 10 {
 		t.Errorf("%d keys kept, want the key space of 10", n)
 	}
-	_, err = Bench(ctx, BenchOptions{Target: cluster.TargetOptions{Conn: conn}, Load: lo, Criteria: check.Table})
+	_, err = Bench(ctx, benchOf(loadrun.Options{Target: cluster.TargetOptions{Conn: conn}, Load: lo}))
 	if !errors.Is(err, ErrPrefixInUse) || !strings.Contains(err.Error(), "10 keys") {
 		t.Errorf("a used prefix: %v", err)
 	}
@@ -127,7 +128,7 @@ func TestBenchExternalKeysAndPrefix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Bench(ctx, BenchOptions{Target: cluster.TargetOptions{Conn: conn}, Load: putLoad(20), Compact: true, Criteria: check.Table}); err != nil {
+	if _, err := Bench(ctx, benchOf(loadrun.Options{Target: cluster.TargetOptions{Conn: conn}, Load: putLoad(20), Compact: true})); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := cli.Get(ctx, "/etcdperf/", clientv3.WithRev(before.Header.Revision)); err == nil || !strings.Contains(err.Error(), "compacted") {
@@ -137,7 +138,7 @@ func TestBenchExternalKeysAndPrefix(t *testing.T) {
 	lo = putLoad(0)
 	lo.Duration = time.Minute
 	cctx, cancel := context.WithCancel(ctx)
-	o := BenchOptions{Target: cluster.TargetOptions{Conn: conn}, Load: lo, Criteria: check.Table}
+	o := benchOf(loadrun.Options{Target: cluster.TargetOptions{Conn: conn}, Load: lo})
 	o.Started = func() { time.AfterFunc(300*time.Millisecond, cancel) }
 	res, err = Bench(cctx, o)
 	if !errors.Is(err, context.Canceled) || res == nil || res.Error != "interrupted" || res.Bench.Ops == 0 {
@@ -163,7 +164,7 @@ func TestBenchTLSAndAuth(t *testing.T) {
 	for _, clients := range []int{1, 4} { // one client per connection, and shared connections
 		lo := putLoad(100)
 		lo.Clients = clients
-		res, err := Bench(ctx, BenchOptions{Target: cluster.TargetOptions{Conn: conn}, Load: lo, Conns: 1, Criteria: check.Table})
+		res, err := Bench(ctx, benchOf(loadrun.Options{Target: cluster.TargetOptions{Conn: conn}, Load: lo, Conns: 1}))
 		if err != nil || res.Bench.Ops != 100 || len(res.Bench.Errors) != 0 {
 			t.Fatalf("bench over TLS with %d clients: %v %+v", clients, err, res)
 		}
@@ -176,7 +177,7 @@ func TestBenchTLSAndAuth(t *testing.T) {
 	ep, root := external(t)
 	testutil.EnableAuth(t, root, "bench", "s3cret", "/etcdperf/")
 	auth := cluster.ConnOptions{Endpoints: []string{ep}, User: "bench", Password: "s3cret"}
-	res, err := Bench(ctx, BenchOptions{Target: cluster.TargetOptions{Conn: auth}, Load: putLoad(100), Conns: 2, Criteria: check.Table})
+	res, err := Bench(ctx, benchOf(loadrun.Options{Target: cluster.TargetOptions{Conn: auth}, Load: putLoad(100), Conns: 2}))
 	if err != nil || res.Bench.Ops != 100 || len(res.Bench.Errors) != 0 {
 		t.Fatalf("bench with auth: %v %+v", err, res)
 	}
@@ -206,3 +207,6 @@ func TestServerSectionAtFloor(t *testing.T) {
 		t.Errorf("summary %q", res.Summary)
 	}
 }
+
+// benchOf is a bench of o judged by check.Table.
+func benchOf(o loadrun.Options) BenchOptions { return BenchOptions{Options: o, Criteria: check.Table} }

@@ -97,25 +97,77 @@ const capacityCompaction = 10 * time.Second
 // steps share one etcd. It returns the sweep judged (judge.Capacity),
 // with what it measured when ctx ends or a step fails.
 func Capacity(ctx context.Context, o CapacityOptions) (*result.Capacity, error) {
-	c := &result.Capacity{ValueSize: o.Base.ValSize, KeySize: o.Base.KeySize, StepSeconds: o.Step.Seconds(), Demand: o.Demand, DemandFrom: o.DemandFrom,
-		DBSizeFrom: o.SizesFrom.DB, ValueSizeFrom: o.SizesFrom.Value}
-	if o.First != nil && o.First.Bench != nil && o.DBSize <= 0 {
-		// The verdict's load, judged as a check is (doctor judges its
-		// target later, as a whole).
-		first := *o.First
-		first.Kind, first.Checks, first.Findings, first.Doctor, first.Runs = result.KindCheck, nil, nil, nil, nil
-		judge.Judge(&first, o.Criteria)
-		st := judge.CapacityStep(&first, o.Base.Rate, o.Base.Clients)
-		c.Steps = append(c.Steps, st)
-		if len(st.Broke) > 0 {
-			judge.Capacity(c, o.Criteria)
-			return c, nil
+	s := &sweep{o: o, c: &result.Capacity{ValueSize: o.Base.ValSize, KeySize: o.Base.KeySize, StepSeconds: o.Step.Seconds(), Demand: o.Demand, DemandFrom: o.DemandFrom,
+		DBSizeFrom: o.SizesFrom.DB, ValueSizeFrom: o.SizesFrom.Value}}
+	if s.verdictBroke() {
+		return s.judged(nil)
+	}
+	t, err := s.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer t.Close()
+	if o.DBSize > 0 {
+		if err := s.fill(ctx); err != nil {
+			return nil, err
+		}
+		// The verdict's load on the filled database: the first step.
+		if ok, err := s.step(ctx, len(capacityRates)+4, o.Base.Rate, o.Step, false); err != nil || !ok {
+			return s.judged(err)
 		}
 	}
-	to := o.Target
-	own := len(to.Conn.Endpoints) == 0
-	to.Separate = own
-	if own {
+	held, bad, err := s.climb(ctx)
+	if err == nil {
+		err = s.knee(ctx, held, bad)
+	}
+	if err == nil {
+		err = s.confirm(ctx)
+	}
+	return s.judged(err)
+}
+
+// sweep is a capacity sweep under way: its options, its steps so far, and
+// the etcd its steps reach (conn, under runID).
+type sweep struct {
+	o     CapacityOptions
+	c     *result.Capacity
+	conn  cluster.ConnOptions
+	runID string
+	// own: the etcd is the sweep's own, which it compacts.
+	own bool
+}
+
+// judged concludes the sweep from its steps so far (judge.Capacity).
+func (s *sweep) judged(err error) (*result.Capacity, error) {
+	judge.Capacity(s.c, s.o.Criteria)
+	return s.c, err
+}
+
+// verdictBroke takes the verdict's own load as the sweep's first step,
+// judged as a check is (doctor judges its target later, as a whole), when
+// it ran on the database the sweep's steps will (no --db-size fill); it
+// says whether that step broke a limit (nothing to sweep).
+func (s *sweep) verdictBroke() bool {
+	o := s.o
+	if o.First == nil || o.First.Bench == nil || o.DBSize > 0 {
+		return false
+	}
+	first := *o.First
+	first.Kind, first.Checks, first.Findings, first.Doctor, first.Runs = result.KindCheck, nil, nil, nil, nil
+	judge.Judge(&first, o.Criteria)
+	st := judge.CapacityStep(&first, o.Base.Rate, o.Base.Clients)
+	s.c.Steps = append(s.c.Steps, st)
+	return len(st.Broke) > 0
+}
+
+// open starts (or reaches) the etcd all steps share; the steps reach an
+// embedded one as a cluster on this host, and a member on a capped volume
+// through the volume's device.
+func (s *sweep) open(ctx context.Context) (*cluster.Target, error) {
+	to := s.o.Target
+	s.own = len(to.Conn.Endpoints) == 0
+	to.Separate = s.own
+	if s.own {
 		// A put load of 1 KiB values at thousands a second adds megabytes
 		// of history a second: uncompacted, a long step measures a
 		// database growing by hundreds of megabytes (and, in minutes,
@@ -125,146 +177,159 @@ func Capacity(ctx context.Context, o CapacityOptions) (*result.Capacity, error) 
 		// minutes; etcd's periodic auto-compaction), and each step's
 		// keys are compacted away after it.
 		to.AutoCompaction = capacityCompaction
-		c.CompactionSeconds = capacityCompaction.Seconds()
+		s.c.CompactionSeconds = capacityCompaction.Seconds()
 	}
 	t, err := cluster.Open(ctx, to)
 	if err != nil {
 		return nil, fmt.Errorf("capacity sweep: %w", err)
 	}
-	defer t.Close()
-	if d := t.VolumeDevice(); d != "" && o.Device != "" {
+	if d := t.VolumeDevice(); d != "" && s.o.Device != "" {
 		// A member on a capped volume writes to the volume's device.
-		o.Device = d
+		s.o.Device = d
 	}
-	conn := to.Conn
-	if len(conn.Endpoints) == 0 {
-		// The steps reach the sweep's own etcd as a cluster on this host.
+	s.conn, s.runID = to.Conn, to.RunID
+	if len(s.conn.Endpoints) == 0 {
 		for _, m := range t.Members() {
-			conn.Endpoints = append(conn.Endpoints, m.ClientURL)
+			s.conn.Endpoints = append(s.conn.Endpoints, m.ClientURL)
 		}
 	}
-	step := func(i int, r float64, d time.Duration, confirm bool) (bool, error) {
-		clients := check.ClientsFor(r)
-		if o.Stepping != nil {
-			o.Stepping(r, clients, confirm)
-		}
-		prof := o.Base
-		prof.Name, prof.Rate, prof.Clients = fmt.Sprintf("%.0f/s", r), r, clients
-		res, err := runCheck(ctx, CheckOptions{
-			Target:  cluster.TargetOptions{Conn: conn, RunID: fmt.Sprintf("%s-cap%d", to.RunID, i)},
-			Profile: prof, Duration: d, Criteria: o.Criteria, Device: o.Device, AutoCompact: own,
-		})
-		if res == nil {
-			return false, err
-		}
-		res.Kind = result.KindCheck
-		judge.Judge(res, o.Criteria)
-		st := judge.CapacityStep(res, r, clients)
-		st.Confirm = confirm
-		c.Steps = append(c.Steps, st)
-		return len(st.Broke) == 0, err
+	return t, nil
+}
+
+// step runs one step (the i-th, for its run ID) at rate r for d, judged
+// as a check, and says whether it held every limit.
+func (s *sweep) step(ctx context.Context, i int, r float64, d time.Duration, confirm bool) (bool, error) {
+	o := s.o
+	clients := check.ClientsFor(r)
+	if o.Stepping != nil {
+		o.Stepping(r, clients, confirm)
 	}
-	if o.DBSize > 0 {
-		if o.Filling != nil {
-			o.Filling(o.DBSize)
-		}
-		start := time.Now()
-		if err := fill(ctx, conn, to.RunID, o.Base.KeySize, o.DBSize); err != nil {
-			return nil, fmt.Errorf("capacity sweep: fill etcd with %s first: %w", units.Bytes(float64(o.DBSize)), err)
-		}
-		c.DBSize, c.FillSeconds = o.DBSize, time.Since(start).Seconds()
-		// The fill's last commits, and bbolt remapping the file it grew,
-		// land in the seconds after it (a 2s step right after a 16 MiB
-		// fill broke the commit p99 at 28.6ms on tmpfs once in three
-		// runs): a second of the verdict's load, not judged, lets them
-		// pass before the first step.
-		warm := o.Base
-		warm.Clients = check.ClientsFor(warm.Rate)
-		if _, err := runCheck(ctx, CheckOptions{Target: cluster.TargetOptions{Conn: conn, RunID: to.RunID + "-warm"},
-			Profile: warm, Duration: time.Second, Criteria: o.Criteria}); err != nil {
-			return nil, fmt.Errorf("capacity sweep: a second of load after the fill: %w", err)
-		}
-		// The verdict's load on the filled database: the first step.
-		if ok, err := step(len(capacityRates)+4, o.Base.Rate, o.Step, false); err != nil || !ok {
-			judge.Capacity(c, o.Criteria)
-			return c, err
-		}
+	prof := o.Base
+	prof.Name, prof.Rate, prof.Clients = fmt.Sprintf("%.0f/s", r), r, clients
+	res, err := runCheck(ctx, CheckOptions{
+		Target:  cluster.TargetOptions{Conn: s.conn, RunID: fmt.Sprintf("%s-cap%d", s.runID, i)},
+		Profile: prof, Duration: d, Criteria: o.Criteria, Device: o.Device, AutoCompact: s.own,
+	})
+	if res == nil {
+		return false, err
 	}
-	held, bad := 0.0, 0.0
-	if len(c.Steps) > 0 {
-		held = c.Steps[0].Offered
+	res.Kind = result.KindCheck
+	judge.Judge(res, o.Criteria)
+	st := judge.CapacityStep(res, r, clients)
+	st.Confirm = confirm
+	s.c.Steps = append(s.c.Steps, st)
+	return len(st.Broke) == 0, err
+}
+
+// fill fills the sweep's etcd with o.DBSize bytes of values, then runs a
+// second of the verdict's load, not judged.
+func (s *sweep) fill(ctx context.Context) error {
+	o := s.o
+	if o.Filling != nil {
+		o.Filling(o.DBSize)
+	}
+	start := time.Now()
+	if err := fill(ctx, s.conn, s.runID, o.Base.KeySize, o.DBSize); err != nil {
+		return fmt.Errorf("capacity sweep: fill etcd with %s first: %w", units.Bytes(float64(o.DBSize)), err)
+	}
+	s.c.DBSize, s.c.FillSeconds = o.DBSize, time.Since(start).Seconds()
+	// The fill's last commits, and bbolt remapping the file it grew,
+	// land in the seconds after it (a 2s step right after a 16 MiB
+	// fill broke the commit p99 at 28.6ms on tmpfs once in three
+	// runs): a second of the verdict's load, not judged, lets them
+	// pass before the first step.
+	warm := o.Base
+	warm.Clients = check.ClientsFor(warm.Rate)
+	if _, err := runCheck(ctx, CheckOptions{Target: cluster.TargetOptions{Conn: s.conn, RunID: s.runID + "-warm"},
+		Profile: warm, Duration: time.Second, Criteria: o.Criteria}); err != nil {
+		return fmt.Errorf("capacity sweep: a second of load after the fill: %w", err)
+	}
+	return nil
+}
+
+// climb steps through capacityRates above the first step's until one
+// breaks: the highest rate that held and the one that broke (0: none).
+func (s *sweep) climb(ctx context.Context) (held, bad float64, err error) {
+	if len(s.c.Steps) > 0 {
+		held = s.c.Steps[0].Offered
 	}
 	for i, r := range capacityRates {
 		if r <= held {
 			continue // the first step's load was at least this
 		}
-		ok, err := step(i, r, o.Step, false)
+		ok, err := s.step(ctx, i, r, s.o.Step, false)
 		if err != nil {
-			judge.Capacity(c, o.Criteria)
-			return c, err
+			return held, bad, err
 		}
 		if !ok {
-			bad = r
-			break
+			return held, r, nil
 		}
 		held = r
 	}
-	if bad > 0 && held > 0 {
-		// One step at the geometric middle of the knee, on two
-		// significant digits.
-		mid := math.Sqrt(held * bad)
-		midHeld := false
-		if mid = twoDigits(mid); mid > held && mid < bad {
-			ok, err := step(len(capacityRates), mid, o.Step, false)
-			if err != nil {
-				judge.Capacity(c, o.Criteria)
-				return c, err
-			}
-			midHeld = ok
+	return held, 0, nil
+}
+
+// knee runs one step at the geometric middle of the knee between held and
+// bad, on two significant digits, and one √2 past bad when the step that
+// broke is alone past the knee with its fsyncs behind the offered rate.
+func (s *sweep) knee(ctx context.Context, held, bad float64) error {
+	if bad <= 0 || held <= 0 {
+		return nil
+	}
+	mid := twoDigits(math.Sqrt(held * bad))
+	midHeld := false
+	if mid > held && mid < bad {
+		ok, err := s.step(ctx, len(capacityRates), mid, s.o.Step, false)
+		if err != nil {
+			return err
 		}
-		// The steps past the knee show a ceiling of etcd's writes (a
-		// cap) only when two of them reach it: when the one that broke
-		// is alone past the knee with its fsyncs behind the offered rate,
-		// one step √2 above it shows whether they stay there.
-		if midHeld || mid <= held || mid >= bad {
-			brokeAt := stepAt(c.Steps, bad)
-			if over := twoDigits(bad * math.Sqrt2); brokeAt != nil && over <= capacityRates[len(capacityRates)-1] &&
-				brokeAt.WALFsyncs*check.LimitOf(o.Criteria, check.FsyncsFlatGrowth) <= bad {
-				if _, err := step(len(capacityRates)+3, over, o.Step, false); err != nil {
-					judge.Capacity(c, o.Criteria)
-					return c, err
-				}
-			}
+		midHeld = ok
+	}
+	// The steps past the knee show a ceiling of etcd's writes (a cap) only
+	// when two of them reach it.
+	if !midHeld && mid > held && mid < bad {
+		return nil
+	}
+	brokeAt := stepAt(s.c.Steps, bad)
+	if over := twoDigits(bad * math.Sqrt2); brokeAt != nil && over <= capacityRates[len(capacityRates)-1] &&
+		brokeAt.WALFsyncs*check.LimitOf(s.o.Criteria, check.FsyncsFlatGrowth) <= bad {
+		if _, err := s.step(ctx, len(capacityRates)+3, over, s.o.Step, false); err != nil {
+			return err
 		}
 	}
-	if o.Confirm > 0 {
-		// Hold the answer; step down while it breaks, never to a rate
-		// the verdict's own load already held at least as long.
-		floor := 0.0
-		if len(c.Steps) > 0 && len(c.Steps[0].Broke) == 0 && c.Steps[0].Seconds >= o.Confirm.Seconds() {
-			floor = c.Steps[0].Offered
-		}
-		r := 0.0
-		for _, st := range c.Steps {
-			if len(st.Broke) == 0 {
-				r = max(r, st.Offered)
-			}
-		}
-		for n := 0; n < maxConfirms && r > floor; n++ {
-			ok, err := step(len(capacityRates)+1+n, r, o.Confirm, true)
-			if err != nil {
-				judge.Capacity(c, o.Criteria)
-				return c, err
-			}
-			if ok {
-				break
-			}
-			r = twoDigits(r / math.Sqrt2)
-		}
-		c.ConfirmSeconds = o.Confirm.Seconds()
+	return nil
+}
+
+// confirm holds the answer for o.Confirm, and steps down by √2 while it
+// breaks (at most maxConfirms steps), never to a rate the verdict's own
+// load already held at least as long.
+func (s *sweep) confirm(ctx context.Context) error {
+	o, c := s.o, s.c
+	if o.Confirm <= 0 {
+		return nil
 	}
-	judge.Capacity(c, o.Criteria)
-	return c, nil
+	floor := 0.0
+	if len(c.Steps) > 0 && len(c.Steps[0].Broke) == 0 && c.Steps[0].Seconds >= o.Confirm.Seconds() {
+		floor = c.Steps[0].Offered
+	}
+	r := 0.0
+	for _, st := range c.Steps {
+		if len(st.Broke) == 0 {
+			r = max(r, st.Offered)
+		}
+	}
+	for n := 0; n < maxConfirms && r > floor; n++ {
+		ok, err := s.step(ctx, len(capacityRates)+1+n, r, o.Confirm, true)
+		if err != nil {
+			return err
+		}
+		if ok {
+			break
+		}
+		r = twoDigits(r / math.Sqrt2)
+	}
+	c.ConfirmSeconds = o.Confirm.Seconds()
+	return nil
 }
 
 // SizesFrom says where a sweep's database size and value size came

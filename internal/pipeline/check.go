@@ -123,7 +123,7 @@ func runCheck(ctx context.Context, o CheckOptions) (*result.Result, error) {
 		}
 	}
 	res, obs, err := observedPuts(ctx, puts{
-		target: o.Target, compact: o.AutoCompact, criteria: o.Criteria, started: o.Started, device: device,
+		target: o.Target, compact: o.AutoCompact, started: o.Started, device: device,
 		load: load.Options{
 			Clients: p.Clients, Duration: dur, Rate: p.Rate,
 			KeySize: p.KeySize, ValSize: p.ValSize, KeySpaceSize: checkKeySpace,
@@ -216,25 +216,24 @@ func checkParams(p result.Params, o CheckOptions, dur time.Duration) *result.Che
 
 // puts is a put load for observedPuts.
 type puts struct {
-	target   cluster.TargetOptions
-	load     load.Options
-	compact  bool
-	criteria []check.Criterion
-	started  func()
-	device   string
+	target  cluster.TargetOptions
+	load    load.Options
+	compact bool
+	started func()
+	device  string
 	// interval and tick mark the window every interval (a soak).
 	interval time.Duration
 	tick     func(loadrun.Tick)
 }
 
-// observedPuts runs a put load through Bench as etcdctl's checks do: one
+// observedPuts runs a put load through Bench's measurement as etcdctl's checks do: one
 // connection per client, an embedded member in a process of its own, and
 // a window on the members, the host and this process around the load.
 func observedPuts(ctx context.Context, p puts) (*result.Result, *memberwatch.Observation, error) {
 	lo := p.load
 	lo.Workload = load.Put
 	lo.CommandTimeout = p.target.Conn.CommandTimeout
-	bo := BenchOptions{Target: p.target, Load: lo, Conns: lo.Clients, Compact: p.compact, Criteria: p.criteria, Started: p.started,
+	bo := loadrun.Options{Target: p.target, Load: lo, Conns: lo.Clients, Compact: p.compact, Started: p.started,
 		Window: memberwatch.Options{Host: true, Device: p.device}, Interval: p.interval, Tick: p.tick}
 	if len(p.target.Conn.Endpoints) == 0 {
 		bo.Target.Separate = true

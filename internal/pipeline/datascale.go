@@ -39,7 +39,7 @@ func Datascale(ctx context.Context, o DatascaleOptions) (*result.Result, error) 
 		keys = p.Keys
 	}
 	res, obs, err := observedPuts(ctx, puts{
-		target: o.Target, compact: o.AutoCompact, criteria: o.Criteria, started: o.Started,
+		target: o.Target, compact: o.AutoCompact, started: o.Started,
 		load: load.Options{
 			Clients: p.Clients, Total: keys, KeySize: p.KeySize, ValSize: p.ValSize,
 			KeySpaceSize: int(keys), SequentialKeys: true, Prefix: o.Prefix, Progress: o.Progress,

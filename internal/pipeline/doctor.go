@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -19,7 +17,6 @@ import (
 	"github.com/etcdperf/etcdperf/internal/noise"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/sysinfo"
-	"github.com/etcdperf/etcdperf/internal/units"
 )
 
 // Defaults of doctor: the whole run stays under 45s on one location (the
@@ -207,35 +204,18 @@ func errorText(err error) string {
 	return err.Error()
 }
 
-// doctorTarget judges one location: probe, load, and the load again under
-// noise. It returns what it measured, also when it fails midway.
+// doctorTarget judges one location (or the cluster at o.Conn.Endpoints):
+// the disk probe, the load, the capacity sweep, the soak and the load
+// again under noise, as asked, through a slow view of the location when
+// one is simulated. It returns what it measured, also when it fails
+// midway.
 func doctorTarget(ctx context.Context, o DoctorOptions, dir, runID string) (res *result.Result, err error) {
-	external := len(o.Conn.Endpoints) > 0
-	r := result.New(result.KindDoctor)
-	if dir != "" {
-		abs, aerr := filepath.Abs(dir)
-		if aerr != nil {
-			return nil, aerr
-		}
-		dir = abs
-		r.Name = dir
-	}
-	if external {
-		r.Name = "etcd at " + strings.Join(o.Conn.Endpoints, ",")
-		if o.Conn.EndpointsFrom != "" {
-			r.Name += " (from " + o.Conn.EndpointsFrom + ")"
-		}
-	}
-	row := result.DoctorTarget{Name: r.Name, Dir: dir, Endpoints: o.Conn.Endpoints, SimulatedFsyncDelay: o.SimulateFsyncDelay.Seconds()}
-	storage := dir
-	device := ""
-	if dir != "" {
-		r.Env = sysinfo.DirEnv(dir)
-		device = r.Env.Device
+	d, err := newDoctorRun(o, dir, runID)
+	if err != nil {
+		return nil, err
 	}
 	if o.SimulateFsyncDelay > 0 && dir != "" {
-		o.Progress.set("mounting a slow view of %s (fsync +%s)", dir, o.SimulateFsyncDelay)
-		slow, serr := mountSlow(ctx, dir, runID, o.SimulateFsyncDelay, o.SlowdiskCommand)
+		slow, serr := d.mountSlow(ctx)
 		if serr != nil {
 			return nil, serr
 		}
@@ -247,170 +227,8 @@ func doctorTarget(ctx context.Context, o DoctorOptions, dir, runID string) (res 
 				}
 			}
 		}()
-		storage = slow.mnt
-		// What etcd waits for is the slow view, not the device under it.
-		device = ""
 	}
-	if o.Node != nil {
-		r.Name, row.Name = o.Node.Name(), o.Node.Name()
-		// The findings and the summary are about this member.
-		row.Member = o.Node.Found.Name
-		if row.Member == "" {
-			row.Member = "etcd"
-		}
-		row.Dir = o.Node.DataDir
-		r.Env = sysinfo.DirEnv(o.Node.DataDir)
-		device = r.Env.Device
-	}
-	began := time.Now()
-	// finish judges whatever was measured and returns it.
-	finish := func(runErr error) (*result.Result, error) {
-		if r.Disk == nil && r.Bench == nil && (r.Server == nil || !o.Observe) {
-			return nil, runErr
-		}
-		// What the member logged meanwhile.
-		switch {
-		case o.Node == nil:
-		case o.Node.LogFile != "":
-			readNodeLog(ctx, r, o.Node.LogFile, began)
-		case o.Node.Unit != "":
-			readNodeJournal(ctx, r, o.Node, began)
-		}
-		if runErr != nil {
-			r.Error = joinErr(r.Error, errorText(runErr))
-		}
-		r.Doctor = &result.Doctor{Targets: []result.DoctorTarget{row}}
-		judge.Judge(r, o.Criteria)
-		r.Finish()
-		return r, runErr
-	}
-
-	// Beside a live member the probe comes after the window, and only
-	// when the member's own fsyncs in it cannot judge its disk.
-	live := external || o.Node != nil
-	if dir != "" && !o.SkipDisk && !live {
-		o.Progress.set("probing the disk under %s", dir)
-		probe := o.Disk
-		probe.Dir = storage
-		dres, derr := probeDisk(ctx, DiskOptions{Probe: probe, Engine: EngineNative, Progress: o.Progress.disk()})
-		if dres != nil {
-			r.Disk = dres.Disk
-			if dres.Error != "" {
-				r.Error = dres.Error
-			}
-		}
-		if derr != nil {
-			return finish(derr)
-		}
-	}
-
-	// afterWindow probes the disk beside the live member, when that is
-	// wanted, once its window is over.
-	afterWindow := func() (*result.Result, error) {
-		if live && (dir != "" || o.Node != nil) && !o.SkipDisk {
-			out, err := liveprobe.Beside(ctx, liveprobe.Options{
-				Conn: o.Conn, Node: o.Node, Disk: o.Disk, Window: o.Duration, Explicit: o.DiskExplicit, Criteria: o.Criteria, RunID: runID,
-				Probe: func(ctx context.Context, p diskprobe.Options) (*result.Result, error) {
-					return probeDisk(ctx, DiskOptions{Probe: p, Engine: EngineNative, Progress: o.Progress.disk()})
-				},
-				Progress: func(phase string) { o.Progress.set("%s", phase) },
-			}, r.Server, storage, device)
-			row.DiskProbe = out.Row
-			if out.Disk != nil {
-				r.Disk = out.Disk
-			}
-			if out.Error != "" {
-				r.Error = result.JoinError(r.Error, out.Error)
-			}
-			return finish(err)
-		}
-		return finish(nil)
-	}
-	if o.Observe {
-		o.Progress.set("watching %s for %s, without load", r.Name, o.Duration)
-		if oerr := observeMembers(ctx, r, o.Conn, device, o.Duration); oerr != nil {
-			return finish(oerr)
-		}
-		return afterWindow()
-	}
-
-	copts := CheckOptions{
-		Target:   cluster.TargetOptions{Conn: o.Conn, DataDir: storage, RunID: runID, ServerCommand: o.ServerCommand, Members: o.Members, Faults: o.Faults},
-		Profile:  o.Profile,
-		Duration: o.Duration,
-		Criteria: o.Criteria,
-		Device:   device,
-		Progress: o.Progress.load(),
-	}
-	where := storage
-	if external {
-		where = r.Name
-		copts.Target.DataDir = ""
-	}
-	o.Progress.set("starting etcd on %s", where)
-	copts.Started = func() {
-		o.Progress.set("loading etcd on %s: profile %s, %.0f puts/s", where, o.Profile.Name, o.Profile.Rate)
-	}
-	cres, cerr := runCheck(ctx, copts)
-	if cres != nil {
-		takeLoad(r, cres, row.Dir)
-	}
-	if cerr != nil {
-		return finish(cerr)
-	}
-
-	if o.Capacity {
-		step := o.CapacityStep
-		if step <= 0 {
-			step = DefaultCapacityStep
-		}
-		target := copts.Target
-		target.RunID = runID + "-capacity"
-		o.Progress.set("starting etcd on %s for the capacity sweep", where)
-		capRes, capErr := Capacity(ctx, CapacityOptions{
-			Target: target, Base: o.Profile, First: r, Step: step, Device: device, Criteria: o.Criteria, Demand: o.Demand, DemandFrom: o.DemandFrom,
-			Confirm: o.CapacityConfirm, DBSize: o.DBSize, SizesFrom: o.SizesFrom,
-			Filling: func(b int64) {
-				o.Progress.set("capacity sweep on %s: filling its etcd with %s first", where, units.Bytes(float64(b)))
-			},
-			Stepping: func(rate float64, clients int, confirm bool) {
-				if confirm {
-					o.Progress.set("capacity sweep on %s: holding %.0f puts/s for %s to confirm it", where, rate, o.CapacityConfirm)
-					return
-				}
-				o.Progress.set("capacity sweep on %s: %.0f puts/s from %d clients", where, rate, clients)
-			},
-		})
-		r.Capacity = capRes
-		if capErr != nil {
-			return finish(capErr)
-		}
-	}
-
-	if o.Soak.Duration > 0 {
-		target := copts.Target
-		target.RunID = runID + "-soak"
-		ss := o.Soak
-		ss.Phase = func(phase string) { o.Progress.set("%s", phase) }
-		soak, soakErr := ss.run(ctx, target, o.Profile, device, o.Criteria, r.Capacity, where)
-		r.Soak = soak
-		if soakErr != nil {
-			return finish(soakErr)
-		}
-	}
-
-	if o.Noise && dir != "" {
-		o.Progress.set("starting etcd on %s again, with a neighbour writing bulk data", where)
-		noisy, written, nerr := noisyRun(ctx, o, copts, dir, runID, where)
-		if noisy != nil {
-			r.Runs = append(r.Runs, *noisy)
-			row.Noise = &result.NoiseEffect{BytesWritten: written}
-		}
-		if nerr != nil {
-			return finish(nerr)
-		}
-	}
-	return afterWindow()
+	return d.finish(d.measure(ctx))
 }
 
 // takeLoad copies a check's sections into the target's Result.

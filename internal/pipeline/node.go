@@ -14,6 +14,40 @@ import (
 	"github.com/etcdperf/etcdperf/internal/sysinfo"
 )
 
+// doctorNode judges the member on this node: watched (or loaded, without
+// Observe) over Duration; the disk probe, when its own fsyncs cannot judge
+// its disk, in a folder of its own beside its data dir, made only then and
+// removed at the end, also on Ctrl-C (liveprobe.Beside); and what the
+// member logged meanwhile.
+func doctorNode(ctx context.Context, o DoctorOptions, runID string) (*result.Result, error) {
+	n := o.Node
+	o.Conn = n.Conn
+	d, err := newDoctorRun(o, "", runID)
+	if err != nil {
+		return nil, err
+	}
+	d.r.Name, d.row.Name = n.Name(), n.Name()
+	// The findings and the summary are about this member.
+	d.row.Member = n.Found.Name
+	if d.row.Member == "" {
+		d.row.Member = "etcd"
+	}
+	d.row.Dir = n.DataDir
+	d.r.Env = sysinfo.DirEnv(n.DataDir)
+	d.device = d.r.Env.Device
+	began := time.Now()
+	err = d.measure(ctx)
+	if d.measured() {
+		switch {
+		case n.LogFile != "":
+			readNodeLog(ctx, d.r, n.LogFile, began)
+		case n.Unit != "":
+			readNodeJournal(ctx, d.r, n, began)
+		}
+	}
+	return d.finish(err)
+}
+
 // readNodeLog reads the member's log lines written since the run began
 // into r.Logs, for the judgement. A log that cannot be read is said in the
 // Result's parameters; it does not stop the run.
@@ -102,13 +136,4 @@ func observeMembers(ctx context.Context, r *result.Result, conn cluster.ConnOpti
 		r.Server.Notes = obs.Notes
 	}
 	return runErr
-}
-
-// doctorNode judges the member on this node: watched (or loaded, without
-// Observe) over Duration; the disk probe, when its own fsyncs cannot judge
-// its disk, in a folder of its own beside its data dir, made only then and
-// removed at the end, also on Ctrl-C (liveprobe.Beside).
-func doctorNode(ctx context.Context, o DoctorOptions, runID string) (*result.Result, error) {
-	o.Conn = o.Node.Conn
-	return doctorTarget(ctx, o, "", runID)
 }

@@ -43,7 +43,7 @@ func Scale(ctx context.Context, o ScaleOptions) (res *result.Result, err error) 
 	if err := loadrun.PrefixFree(ctx, t.Client(), o.Prefix, o.Target.Conn.User); err != nil {
 		return nil, err
 	}
-	conns, err := loadrun.OpenConns(ctx, t, BenchOptions{Conns: max(o.Conns, 1), Load: load.Options{Workload: load.Put}})
+	conns, err := loadrun.OpenConns(ctx, t, loadrun.Options{Conns: max(o.Conns, 1), Load: load.Options{Workload: load.Put}})
 	defer load.Close(conns)
 	if err != nil {
 		return nil, err

@@ -74,7 +74,7 @@ func Soak(ctx context.Context, o SoakOptions) (*result.Soak, error) {
 	var mu sync.Mutex
 	var bounds [][2]time.Duration
 	_, obs, err := observedPuts(ctx, puts{
-		target: o.Target, criteria: o.Criteria, started: o.Started, device: device,
+		target: o.Target, started: o.Started, device: device,
 		load: load.Options{
 			Clients: clients, Duration: o.Duration, Rate: o.Rate,
 			KeySize: o.Base.KeySize, ValSize: o.Base.ValSize, KeySpaceSize: checkKeySpace,
