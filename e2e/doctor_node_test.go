@@ -578,9 +578,9 @@ func TestDoctorNodeIOPSCap(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "etc/etcd/etcd.conf.yml"), []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	member := exec.CommandContext(ctx, testutil.Binary(t), append([]string{"server", "--exit-with-parent"}, cfg.Args()...)...)
+	// The member stops on SIGTERM and leaves its cgroup; killed, it
+	// could not (a later test finds no group left before it).
+	member := exec.Command(testutil.Binary(t), append([]string{"server", "--exit-with-parent"}, cfg.Args()...)...)
 	out, err := member.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -589,8 +589,21 @@ func TestDoctorNodeIOPSCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
+		done := make(chan error, 1)
+		go func() { done <- member.Wait() }()
 		member.Process.Signal(syscall.SIGTERM)
-		member.Wait()
+		select {
+		case <-done:
+			if left := ownGroups(t); len(left) > 0 {
+				cgroup.Host.RemoveStale()
+				t.Errorf("the member stopped by SIGTERM left its cgroup behind: %v", left)
+			}
+		case <-time.After(30 * time.Second):
+			member.Process.Kill()
+			<-done
+			cgroup.Host.RemoveStale()
+			t.Error("the member did not stop within 30s of SIGTERM")
+		}
 	})
 	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || !strings.HasPrefix(line, cluster.ReadyLine) {
 		t.Fatalf("the member did not start: %q, %v", line, err)

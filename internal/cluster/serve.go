@@ -168,7 +168,8 @@ func (c MemberConfig) Args() []string {
 func ServeMember(ctx context.Context, cfg MemberConfig, ready io.Writer) (err error) {
 	parent := os.Getppid()
 	var undo undoStack
-	defer undo.run(&err)
+	// The stack as it is when the member stops, not as it is now (empty).
+	defer func() { undo.run(&err) }()
 	if cfg.LogFile != "" {
 		f, err := os.OpenFile(cfg.LogFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 		if err != nil {
