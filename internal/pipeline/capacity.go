@@ -90,6 +90,14 @@ const maxConfirms = 2
 // compacts itself.
 const capacityCompaction = 10 * time.Second
 
+// capacityKeySpace is the keys each step on the sweep's own etcd writes
+// over and over, as a cluster updates its objects: with its history
+// compacted, its database then holds them (10 MiB of 1 KiB values) and
+// the last seconds' revisions, however long a step runs. New keys each
+// (etcdctl check perf's) would grow it by the step's every put: 480 MB in
+// a 60s step at 8,000 puts/s.
+const capacityKeySpace = 10000
+
 // Capacity sweeps the offered put rate step by step (open loop, check
 // perf's key and value sizes, clients growing with the rate as check
 // perf's profiles do) until a step breaks one of etcd's limits, then one
@@ -135,6 +143,15 @@ type sweep struct {
 	runID string
 	// own: the etcd is the sweep's own, which it compacts.
 	own bool
+}
+
+// keySpace is the keys a step's puts overwrite on the sweep's own etcd
+// (0 on a live cluster: a new key each, deleted after the step).
+func (s *sweep) keySpace() int {
+	if s.own {
+		return capacityKeySpace
+	}
+	return 0
 }
 
 // judged concludes the sweep from its steps so far (judge.Capacity).
@@ -208,7 +225,7 @@ func (s *sweep) step(ctx context.Context, i int, r float64, d time.Duration, con
 	prof.Name, prof.Rate, prof.Clients = fmt.Sprintf("%.0f/s", r), r, clients
 	res, err := runCheck(ctx, CheckOptions{
 		Target:  cluster.TargetOptions{Conn: s.conn, RunID: fmt.Sprintf("%s-cap%d", s.runID, i)},
-		Profile: prof, Duration: d, Criteria: o.Criteria, Device: o.Device, AutoCompact: s.own,
+		Profile: prof, Duration: d, Criteria: o.Criteria, Device: o.Device, AutoCompact: s.own, KeySpace: s.keySpace(),
 	})
 	if res == nil {
 		return false, err

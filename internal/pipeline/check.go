@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -44,6 +45,9 @@ type CheckOptions struct {
 	Duration time.Duration
 	// Prefix holds the run's keys (default /etcdperf/<run id>/).
 	Prefix string
+	// KeySpace bounds the keys the puts write, each a random one of them
+	// (0: a new key each, as etcdctl check perf).
+	KeySpace int
 	// AutoCompact compacts etcd's history after the keys are deleted;
 	// AutoDefrag then defragments every member of an external cluster.
 	AutoCompact, AutoDefrag bool
@@ -126,7 +130,7 @@ func runCheck(ctx context.Context, o CheckOptions) (*result.Result, error) {
 		target: o.Target, compact: o.AutoCompact, started: o.Started, device: device,
 		load: load.Options{
 			Clients: p.Clients, Duration: dur, Rate: p.Rate,
-			KeySize: p.KeySize, ValSize: p.ValSize, KeySpaceSize: checkKeySpace,
+			KeySize: p.KeySize, ValSize: p.ValSize, KeySpaceSize: cmp.Or(o.KeySpace, checkKeySpace),
 			Prefix: o.Prefix, Progress: o.Progress,
 		},
 	})
@@ -137,6 +141,9 @@ func runCheck(ctx context.Context, o CheckOptions) (*result.Result, error) {
 	res.Perf = perfSection(res.Bench, p, obs, dur)
 	if res.Bench != nil {
 		res.Bench.Description = fmt.Sprintf("puts of %d-byte keys and %d-byte values, a new random key each (as etcdctl check perf)", p.KeySize, p.ValSize)
+		if o.KeySpace > 0 {
+			res.Bench.Description = fmt.Sprintf("puts of %d-byte keys and %d-byte values, each to a random one of %d keys", p.KeySize, p.ValSize, o.KeySpace)
+		}
 	}
 	if p.Rate >= etcdctlPacingLimit {
 		res.Perf.Notes = append(res.Perf.Notes, fmt.Sprintf("etcdctl check perf paces this profile with a token bucket of one token "+
