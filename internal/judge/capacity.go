@@ -54,8 +54,12 @@ func CapacityStep(r *result.Result, offered float64, clients int) result.Capacit
 		}
 	}
 	for _, c := range r.Checks {
-		if c.Status == result.StatusFail && contains(capacityCriteria, c.Name) {
+		switch {
+		case !contains(capacityCriteria, c.Name):
+		case c.Status == result.StatusFail:
 			st.Broke = append(st.Broke, c.Name)
+		case c.Status == result.StatusWarn:
+			st.Tight = append(st.Tight, c.Name)
 		}
 	}
 	if len(st.Broke) > 0 {
@@ -93,16 +97,16 @@ func Capacity(c *result.Capacity, criteria []check.Criterion) {
 	// steps held at it and above.
 	held := math.Inf(1)
 	for _, st := range c.Steps {
-		if st.Confirm && len(st.Broke) > 0 {
+		if st.Confirm && Failed(&st) {
 			held = min(held, st.Offered)
 		}
 	}
 	var broke *result.CapacityStep
 	for i := range c.Steps {
 		st := &c.Steps[i]
-		if len(st.Broke) == 0 && st.Offered < held {
+		if !Failed(st) && st.Offered < held {
 			c.PutsPerS = max(c.PutsPerS, st.Offered)
-		} else if len(st.Broke) > 0 && (broke == nil || st.Offered < broke.Offered || st.Offered == broke.Offered && st.Confirm) {
+		} else if Failed(st) && (broke == nil || st.Offered < broke.Offered || st.Offered == broke.Offered && st.Confirm) {
 			broke = st
 		}
 	}
@@ -117,6 +121,9 @@ func Capacity(c *result.Capacity, criteria []check.Criterion) {
 		return
 	}
 	c.LimitedBy = broke.Broke
+	if len(broke.Broke) == 0 {
+		c.LimitedBy = broke.Tight
+	}
 	c.Cause = broke.Cause
 	if cause, ev := iopsCap(c.Steps, broke, lv); cause != "" {
 		c.Cause, c.Evidence = cause, ev
@@ -202,7 +209,7 @@ func heldWords(c *result.Capacity) string {
 	}
 	longest := 0.0
 	for _, st := range c.Steps {
-		if len(st.Broke) == 0 && st.Offered == c.PutsPerS {
+		if !Failed(&st) && st.Offered == c.PutsPerS {
 			longest = max(longest, st.Seconds)
 		}
 	}
@@ -453,6 +460,9 @@ func stepEvidence(st *result.CapacityStep) string {
 
 // brokeWords says which limits a step broke, with their values.
 func brokeWords(st *result.CapacityStep) string {
+	if len(st.Broke) == 0 {
+		return tightWords(st)
+	}
 	var ws []string
 	for _, id := range st.Broke {
 		switch id {
@@ -469,6 +479,33 @@ func brokeWords(st *result.CapacityStep) string {
 		}
 	}
 	return strings.Join(ws, ", ")
+}
+
+// tightWords says what a step held only near its limits (a confirm step
+// that held tight).
+func tightWords(st *result.CapacityStep) string {
+	var ws []string
+	for _, id := range st.Tight {
+		switch id {
+		case check.WALFsyncP99:
+			ws = append(ws, "the WAL fsync p99 ("+p99Words(st.WALFsyncP99, st.WALFsyncBound)+")")
+		case check.BackendCommitP99:
+			ws = append(ws, "the backend commit p99 ("+p99Words(st.BackendCommitP99, st.BackendCommitBound)+")")
+		case check.Throughput:
+			ws = append(ws, fmt.Sprintf("the throughput (%s of %s puts/s)", rate(st.Achieved), rate(st.Offered)))
+		case check.RequestP99:
+			ws = append(ws, "the request p99 ("+units.Seconds(st.RequestP99)+")")
+		default:
+			ws = append(ws, "the "+strings.ReplaceAll(id, "_", " "))
+		}
+	}
+	return strings.Join(ws, ", ") + " came within the warning level of its limit: a queue still building, which a longer hold breaks"
+}
+
+// Failed says whether a step did not hold its rate: it broke a limit, or,
+// held for a confirm step's time, came within a limit's warning level.
+func Failed(st *result.CapacityStep) bool {
+	return len(st.Broke) > 0 || st.Confirm && len(st.Tight) > 0
 }
 
 // causeWords says what limited etcd at the knee, with the evidence.

@@ -374,8 +374,16 @@ func TestCapacityConfirm(t *testing.T) {
 		}
 		return s
 	}
+	// tight: the backend commit p99 at commit, under its limit, over its
+	// warning level.
+	tight := func(s result.CapacityStep, commit float64) result.CapacityStep {
+		s.BackendCommitP99, s.Tight = commit, []string{check.BackendCommitP99}
+		return s
+	}
+	// A short step held near a limit still held: only a confirm step's
+	// hold tells a building queue.
 	sweep := []result.CapacityStep{st(150, 30, false), st(1000, 2, false), st(2000, 2, false), st(4000, 2, false),
-		st(8000, 2, false, check.RequestP99), st(5700, 2, false)}
+		st(8000, 2, false, check.RequestP99), tight(st(5700, 2, false), 0.024)}
 	for _, c := range []struct {
 		name    string
 		confirm []result.CapacityStep
@@ -387,6 +395,11 @@ func TestCapacityConfirm(t *testing.T) {
 			"up to 4,000 puts/s of 1.0 KiB within its limits, held for 10s; at 5,700, held for 10s, the request p99 broke"},
 		{"none held", []result.CapacityStep{st(5700, 10, true, check.RequestP99), st(4000, 10, true, check.RequestP99)}, 2000,
 			"up to 2,000 puts/s of 1.0 KiB within its limits, held only for 2s; at 4,000, held for 10s, the request p99 broke"},
+		// Held near a limit for the confirm's time: a queue still
+		// building, not a rate that holds (as measured: a 10s confirm at
+		// 8,000 puts/s held where a 60s step broke).
+		{"the answer held near a limit, one step down held", []result.CapacityStep{tight(st(5700, 10, true), 0.022), st(4000, 10, true)}, 4000,
+			"up to 4,000 puts/s of 1.0 KiB within its limits, held for 10s; at 5,700, held for 10s, the backend commit p99 (22ms) came within the warning level of its limit"},
 	} {
 		cap := &result.Capacity{ValueSize: 1024, ConfirmSeconds: 10, Steps: append(slices.Clone(sweep), c.confirm...)}
 		Capacity(cap, check.Table)

@@ -36,6 +36,9 @@ func capacityText(w io.Writer, c *result.Capacity, indent string) {
 		broke := "-"
 		if len(st.Broke) > 0 {
 			broke = strings.Join(st.Broke, ", ")
+		} else if st.Confirm && len(st.Tight) > 0 {
+			// Held near its limits: not confirmed.
+			broke = "near " + strings.Join(st.Tight, ", ")
 		}
 		offered := fmt.Sprintf("%.0f", st.Offered)
 		if st.Confirm {

@@ -99,6 +99,11 @@ type CapacityStep struct {
 	// Broke are the criteria this step failed; Cause what limited it.
 	Broke []string `json:"broke,omitempty"`
 	// Confirm marks a confirm step: the answer held for ConfirmSeconds.
-	Confirm bool  `json:"confirm,omitempty"`
-	Cause   Cause `json:"cause,omitempty"`
+	Confirm bool `json:"confirm,omitempty"`
+	// Tight are the limits a step came within the warning level of
+	// without breaking them (check perf's warn levels). A confirm step
+	// held tight does not confirm its rate: a queue that still builds
+	// at its end breaks the limit in a longer hold.
+	Tight []string `json:"tight,omitempty"`
+	Cause Cause    `json:"cause,omitempty"`
 }
