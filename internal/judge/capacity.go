@@ -458,48 +458,34 @@ func stepEvidence(st *result.CapacityStep) string {
 	return strings.Join(parts, ", ")
 }
 
-// brokeWords says which limits a step broke, with their values.
+// brokeWords says which limits a step broke, with their values, or, for
+// a confirm step held tight, which it came near.
 func brokeWords(st *result.CapacityStep) string {
 	if len(st.Broke) == 0 {
-		return tightWords(st)
+		return limitWords(st, st.Tight, "") + " came within the warning level of its limit: a queue still building, which a longer hold breaks"
 	}
+	return limitWords(st, st.Broke, " broke")
+}
+
+// limitWords names the limits ids of a step, each followed by verb and
+// the step's value of it.
+func limitWords(st *result.CapacityStep, ids []string, verb string) string {
 	var ws []string
-	for _, id := range st.Broke {
+	for _, id := range ids {
 		switch id {
 		case check.WALFsyncP99:
-			ws = append(ws, "the WAL fsync p99 broke ("+p99Words(st.WALFsyncP99, st.WALFsyncBound)+")")
+			ws = append(ws, "the WAL fsync p99"+verb+" ("+p99Words(st.WALFsyncP99, st.WALFsyncBound)+")")
 		case check.BackendCommitP99:
-			ws = append(ws, "the backend commit p99 broke ("+p99Words(st.BackendCommitP99, st.BackendCommitBound)+")")
+			ws = append(ws, "the backend commit p99"+verb+" ("+p99Words(st.BackendCommitP99, st.BackendCommitBound)+")")
 		case check.Throughput:
-			ws = append(ws, fmt.Sprintf("the throughput broke (%s of %s puts/s)", rate(st.Achieved), rate(st.Offered)))
+			ws = append(ws, fmt.Sprintf("the throughput%s (%s of %s puts/s)", verb, rate(st.Achieved), rate(st.Offered)))
 		case check.RequestP99:
-			ws = append(ws, "the request p99 broke ("+units.Seconds(st.RequestP99)+")")
+			ws = append(ws, "the request p99"+verb+" ("+units.Seconds(st.RequestP99)+")")
 		default:
-			ws = append(ws, strings.ReplaceAll(id, "_", " ")+" broke")
+			ws = append(ws, "the "+strings.ReplaceAll(id, "_", " ")+verb)
 		}
 	}
 	return strings.Join(ws, ", ")
-}
-
-// tightWords says what a step held only near its limits (a confirm step
-// that held tight).
-func tightWords(st *result.CapacityStep) string {
-	var ws []string
-	for _, id := range st.Tight {
-		switch id {
-		case check.WALFsyncP99:
-			ws = append(ws, "the WAL fsync p99 ("+p99Words(st.WALFsyncP99, st.WALFsyncBound)+")")
-		case check.BackendCommitP99:
-			ws = append(ws, "the backend commit p99 ("+p99Words(st.BackendCommitP99, st.BackendCommitBound)+")")
-		case check.Throughput:
-			ws = append(ws, fmt.Sprintf("the throughput (%s of %s puts/s)", rate(st.Achieved), rate(st.Offered)))
-		case check.RequestP99:
-			ws = append(ws, "the request p99 ("+units.Seconds(st.RequestP99)+")")
-		default:
-			ws = append(ws, "the "+strings.ReplaceAll(id, "_", " "))
-		}
-	}
-	return strings.Join(ws, ", ") + " came within the warning level of its limit: a queue still building, which a longer hold breaks"
 }
 
 // Failed says whether a step did not hold its rate: it broke a limit, or,
