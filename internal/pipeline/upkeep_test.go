@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/promexport"
+	"github.com/etcdperf/etcdperf/internal/promscrape"
 	"github.com/etcdperf/etcdperf/internal/render"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/testutil"
@@ -20,7 +23,8 @@ import (
 
 // TestMetricsUpkeep watches an embedded etcd that is compacted three
 // times and defragmented once: metrics reports each in its window, from
-// etcd's own histograms.
+// etcd's own histograms, and the stall a live member's next
+// defragmentation would cause comes from the one it did.
 func TestMetricsUpkeep(t *testing.T) {
 	em := testutil.StartEmbeddedEtcd(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -66,6 +70,30 @@ func TestMetricsUpkeep(t *testing.T) {
 	}
 	if !strings.Contains(text.String(), "scheduled compactions:") || !strings.Contains(text.String(), "defragmentations:") {
 		t.Errorf("text view:\n%s", text.String())
+	}
+
+	// The member's next defragmentation, from the one it did.
+	snap, err := promscrape.Scrape(ctx, http.DefaultClient, "http://"+strings.TrimPrefix(ep, "http://")+"/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := expectedFromMember("m1", snap)
+	if e == nil || e.Past == nil || e.Past.Count < 1 || e.Seconds <= 0 || e.DBSize <= 0 || e.Missing != "" {
+		t.Errorf("expected from the member's own defragmentation: %+v", e)
+	}
+	// A member that never defragmented (etcd 3.4.13's captured metrics):
+	// what it would need.
+	f, err := os.Open("../promscrape/testdata/etcd-3.4.13.metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	old, err := promscrape.Parse(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := expectedFromMember("etcd-0", old); e == nil || e.Seconds != 0 || !strings.Contains(e.Missing, "etcdperf doctor --data-dir") || e.DBSize != 65536 {
+		t.Errorf("expected without a past defragmentation: %+v", e)
 	}
 
 }
