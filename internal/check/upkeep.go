@@ -12,7 +12,7 @@ const (
 const leaderElection = "client-go leader election's defaults (k8s.io/component-base/config/v1alpha1 RecommendedDefaultLeaderElectionConfiguration: lease 15s, renew deadline 10s, retry 2s)"
 
 var upkeepLevels = []Criterion{
-	{ID: DefragStall, Title: "one defragmentation's stall (expected, or measured)", Unit: Seconds, Op: Below, Limit: 10, Findings: "defrag_stall",
+	{ID: DefragStall, Title: "one defragmentation's stall (expected, or measured)", Unit: Seconds, Op: Below, Limit: 10, Findings: "defrag_stall, defrag_stall_expected",
 		Source: leaderElection + ": a member that blocks longer than the renew deadline makes the controllers whose lease it serves lose it (gardener/etcd-backup-restore#1061); " + maintenance},
 	{ID: CompactionSpikeShare, Title: "share of a member's latency spikes within seconds of a scheduled compaction", Unit: Fraction, Op: Below, Limit: 0.5, Findings: "compaction_spikes",
 		Source: "etcd-io/etcd#11099 and #19406: backend commit and request latency spikes every 5 minutes, with the API server's compactions; half of the spikes with them is their pattern"},

@@ -65,7 +65,11 @@ then a capacity sweep (--capacity, on by default): the offered write rate
 raised step by step (check perf's m, l and xl rates and finer steps between,
 --capacity-step each) until a step breaks one of etcd's limits, to say how
 many puts/s the storage carries and what breaks first: the disk's latency,
-the volume's IOPS cap, etcd's CPU or the load generator.
+the volume's IOPS cap, etcd's CPU or the load generator. With the sweep it
+also rehearses a defragmentation there (a 64 MiB bbolt database copied as
+etcd defragments, in files of its own, removed at once) and states the stall
+a defragmentation of a database of --db-size (default: etcd's 2 GiB quota)
+would cause, against a Kubernetes controller's 10s lease renew deadline.
 
 Then a verdict per location: is it fast enough, with how much headroom (fsync
 p99 against 10ms, throughput against the rate, how busy the device was), and
@@ -109,7 +113,9 @@ wal_fsync_p99, probe_device_busy). --disk-runtime or --disk-rate given by name
 runs the probe even on a busy member (still paced and guarded); --disk-runtime 0 never
 runs it. The same holds for --endpoints with --data-dir. Then it reads the member's log written
 during the run (kubelet's pod log found on the node, its systemd unit's
-journal, or --log-file) as etcdperf logs does. --load s adds check perf's
+journal, or --log-file) as etcdperf logs does. The stall a
+defragmentation of the member would cause comes from its database size and
+its own past defragmentations, without writing anything. --load s adds check perf's
 load, as with --endpoints.
 
 The Result is written to etcdperf-report.json in the current directory

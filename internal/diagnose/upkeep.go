@@ -19,6 +19,7 @@ func init() {
 	Register(
 		Rule{ID: "defrag_stall", Apply: defragStall},
 		Rule{ID: "compaction_spikes", Apply: compactionSpikes},
+		Rule{ID: "defrag_stall_expected", Apply: expectedDefragStall},
 	)
 }
 
@@ -43,6 +44,49 @@ func upkeepOf(r *result.Result) ([]result.Compactions, []result.Defrags) {
 		cs, ds = append(cs, r.Prom.Compactions...), append(ds, r.Prom.Defrags...)
 	}
 	return cs, ds
+}
+
+// leaseWords says a stall against the lease renewals it passes, or not.
+func leaseWords(seconds, limit float64) string {
+	if seconds < limit {
+		return fmt.Sprintf("under a Kubernetes controller's lease renew deadline (%s; lease 15s)", units.Seconds(limit))
+	}
+	return fmt.Sprintf("longer than a Kubernetes controller's lease renew deadline (%s; lease 15s): the controllers whose leader election the member serves would lose their leases", units.Seconds(limit))
+}
+
+// expectedDefragStall states the stall a defragmentation of the
+// database would cause on this storage (doctor), a warning when it is
+// longer than a controller's lease renew deadline; or, when it cannot be
+// told, what it would need.
+func expectedDefragStall(r *result.Result) []result.Finding {
+	e := r.ExpectedDefrag
+	if e == nil {
+		return nil
+	}
+	who := "this storage"
+	if e.Member != "" {
+		who = e.Member
+	}
+	f := result.Finding{ID: "defrag_stall_expected", Severity: result.Info}
+	if e.Seconds <= 0 {
+		f.Title = fmt.Sprintf("The stall a defragmentation of %s's %s database would cause is not known", who, units.Bytes(e.DBSize))
+		f.Evidence = []result.Evidence{{What: "database size in use", Observed: e.DBSize, Unit: "bytes", Source: e.DBSizeFrom}}
+		f.Recommendation = e.Missing + " " + defragAdvice
+		return []result.Finding{f}
+	}
+	limit := LimitOf(r, check.DefragStall)
+	if e.Seconds >= limit {
+		f.Severity = result.Warning
+	}
+	f.Title = fmt.Sprintf("A defragmentation of a %s database on %s would stall the member for about %s, %s",
+		units.Bytes(e.DBSize), who, units.Seconds(e.Seconds), leaseWords(e.Seconds, limit))
+	f.Evidence = []result.Evidence{
+		{What: "database size in use", Observed: e.DBSize, Unit: "bytes", Source: e.DBSizeFrom},
+		{What: "live data a defragmentation copies per second", Observed: e.Rate, Unit: "bytes/s", Source: e.RateFrom},
+		{What: "expected stall: database size / copy rate", Observed: e.Seconds, Limit: limit, Unit: "s", Source: check.DefragStall},
+	}
+	f.Recommendation = defragAdvice
+	return []result.Finding{f}
 }
 
 // defragStall names the defragmentations longer than a controller's

@@ -61,3 +61,31 @@ func TestDefragStall(t *testing.T) {
 		t.Errorf("a 2s defragmentation: %+v", fs)
 	}
 }
+
+// The stall doctor expects is stated: under the lease renew deadline as
+// information, past it as a warning that says so, and without a rate what
+// it would need.
+func TestExpectedDefragStall(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		e        result.ExpectedDefrag
+		severity result.Severity
+		words    string
+	}{
+		{"under the deadline", result.ExpectedDefrag{DBSize: 1 << 30, DBSizeFrom: "--db-size", Rate: 256 << 20, RateFrom: "rehearsal", Seconds: 4}, result.Info, "under a Kubernetes controller's lease renew deadline (10s"},
+		{"past the deadline", result.ExpectedDefrag{DBSize: 4 << 30, DBSizeFrom: "--db-size", Rate: 128 << 20, RateFrom: "rehearsal", Seconds: 32}, result.Warning, "would lose their leases"},
+		{"not known", result.ExpectedDefrag{Member: "etcd-0", DBSize: 1 << 30, DBSizeFrom: "the member's etcd_mvcc_db_total_size_in_use_in_bytes", Missing: "Run etcdperf doctor --data-dir DIR."}, result.Info, "is not known"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := result.New(result.KindDoctor)
+			r.ExpectedDefrag = &c.e
+			fs := expectedDefragStall(r)
+			if len(fs) != 1 || fs[0].Severity != c.severity || !strings.Contains(fs[0].Title, c.words) {
+				t.Fatalf("findings %+v, want one %s saying %q", fs, c.severity, c.words)
+			}
+			if !strings.Contains(fs[0].Recommendation, "followers first") || (c.e.Missing != "" && !strings.HasPrefix(fs[0].Recommendation, c.e.Missing)) {
+				t.Errorf("recommendation %q", fs[0].Recommendation)
+			}
+		})
+	}
+}

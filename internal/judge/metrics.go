@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/result"
@@ -50,6 +51,7 @@ func Metrics(r *result.Result, criteria []check.Criterion) {
 			}
 		}
 	}
+	sec.Compactions = metricsCompactions(sec)
 	var observed []result.PromMember
 	for _, m := range sec.Members {
 		pm := result.PromMember{Instance: m.Name, Observed: map[string]float64{}}
@@ -167,4 +169,47 @@ func metricsSummary(r *result.Result) string {
 	}
 	b.WriteString(overLimits(r.Checks) + ".")
 	return b.String()
+}
+
+// metricsCompactions are each member's scheduled compactions over the
+// run, each placed at the end of the interval it ended in, and its latency
+// spikes (each window of breached intervals of its WAL fsync or backend
+// commit p99, at its start) set beside them.
+func metricsCompactions(sec *result.Metrics) []result.Compactions {
+	var out []result.Compactions
+	for _, m := range sec.Members {
+		var ends, took []float64
+		for _, s := range m.Series {
+			if s.Up() && s.Upkeep != nil && s.Upkeep.Compactions > 0 {
+				ends = append(ends, s.T)
+				took = append(took, s.Upkeep.CompactionSeconds/s.Upkeep.Compactions)
+			}
+		}
+		if len(ends) == 0 {
+			continue
+		}
+		out = append(out, result.NewCompactions(m.Name, result.CompactionMetric, ends, took, spikeStarts(sec.Breaches, m.Name, sec.Start), sec.Interval))
+	}
+	return out
+}
+
+// spikeStarts are a member's latency spikes in a history's breaches: the
+// start of each window of consecutive evaluation points past the WAL
+// fsync or backend commit p99 limit (or warning level), in seconds since
+// origin.
+func spikeStarts(bs []result.PromBreach, instance string, origin time.Time) []float64 {
+	seen := map[time.Time]bool{}
+	var out []float64
+	for _, b := range bs {
+		if b.Instance != instance || (b.Check != check.WALFsyncP99 && b.Check != check.BackendCommitP99) {
+			continue
+		}
+		for _, w := range b.Windows {
+			if !seen[w.From] { // both limits passed at once are one spike
+				seen[w.From] = true
+				out = append(out, w.From.Sub(origin).Seconds())
+			}
+		}
+	}
+	return out
 }

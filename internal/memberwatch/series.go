@@ -166,6 +166,18 @@ func (w *watcher) round(ctx context.Context, n int) {
 	if n > 0 {
 		w.takeProcesses()
 		w.takePeerRTTs()
+		w.takeDefrags()
+	}
+}
+
+// takeDefrags records each member's defragmentations from the first
+// round to now.
+func (w *watcher) takeDefrags() {
+	w.sec.Defrags = nil
+	for i, st := range w.state {
+		if d, ok := st.totals.Defrags(w.sec.Members[i].Name); ok {
+			w.sec.Defrags = append(w.sec.Defrags, d)
+		}
 	}
 }
 

@@ -72,10 +72,10 @@ func (d *doctorRun) mountSlow(ctx context.Context) (*slowMount, error) {
 }
 
 // measure runs the target's phases in order until one fails: the disk
-// probe (not beside a live member), the window on etcd, and the probe
-// beside a live member after it.
+// probe and the defragmentation rehearsal (not beside a live member), the
+// window on etcd, and the probe beside a live member after it.
 func (d *doctorRun) measure(ctx context.Context) error {
-	for _, phase := range []func(context.Context) error{d.probe, d.window, d.probeBeside} {
+	for _, phase := range []func(context.Context) error{d.probe, d.rehearse, d.window, d.probeBeside} {
 		if err := phase(ctx); err != nil {
 			return err
 		}
@@ -89,7 +89,7 @@ func (d *doctorRun) measure(ctx context.Context) error {
 func (d *doctorRun) window(ctx context.Context) error {
 	if d.o.Observe {
 		d.o.Progress.set("watching %s for %s, without load", d.r.Name, d.o.Duration)
-		return observeMembers(ctx, d.r, d.o.Conn, d.device, d.o.Duration)
+		return observeMembers(ctx, d.r, d.o.Conn, d.device, d.o.Duration, d.row.Member)
 	}
 	for _, phase := range []func(context.Context) error{d.load, d.capacity, d.soak, d.noise} {
 		if err := phase(ctx); err != nil {

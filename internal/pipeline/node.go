@@ -108,8 +108,10 @@ func readNodeJournal(ctx context.Context, r *result.Result, n *discover.Node, si
 // observeMembers watches the cluster without loading it for d: each
 // member's /metrics before and after (WAL fsync, backend commit, slow
 // applies, heartbeats, peer round trips), the processes of the members on
-// this host, the host's CPUs and device. It fills r's Server, Host and Target.
-func observeMembers(ctx context.Context, r *result.Result, conn cluster.ConnOptions, device string, d time.Duration) error {
+// this host, the host's CPUs and device. It fills r's Server, Host and
+// Target, and the stall a defragmentation of member (the one on this
+// node; "": none) would cause, from its last scrape.
+func observeMembers(ctx context.Context, r *result.Result, conn cluster.ConnOptions, device string, d time.Duration, member string) error {
 	t, err := cluster.Open(ctx, cluster.TargetOptions{Conn: conn})
 	if err != nil {
 		return err
@@ -132,6 +134,11 @@ func observeMembers(ctx context.Context, r *result.Result, conn cluster.ConnOpti
 	}
 	obs := win.Stop(context.WithoutCancel(ctx))
 	r.Server, r.Host = obs.Server, obs.Host
+	for _, s := range obs.Last {
+		if member != "" && s.Err == nil && (s.Member.Name == member || len(obs.Last) == 1) {
+			r.ExpectedDefrag = expectedFromMember(member, s.Snap)
+		}
+	}
 	if r.Server != nil {
 		r.Server.Notes = obs.Notes
 	}

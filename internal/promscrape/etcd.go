@@ -4,6 +4,8 @@ import (
 	"sort"
 
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/etcdperf/etcdperf/internal/result"
 )
 
 // EtcdNames holds the metric names of etcd's health signals. Where etcd
@@ -14,7 +16,10 @@ import (
 // only as etcd_debugging_mvcc_put_total (etcd_mvcc_put_total from 3.5 on).
 var EtcdNames = struct {
 	// Histograms, in seconds.
-	WALFsync, BackendCommit, SnapshotSave, PeerRTT, ApplyDuration []string
+	WALFsync, BackendCommit, SnapshotSave, PeerRTT, ApplyDuration, Defrag []string
+	// Histograms in milliseconds: the scheduled compactions' whole
+	// duration and their pauses (3.4 to 3.7 alike).
+	Compaction, CompactionPause []string
 	// Counters.
 	LeaderChanges, ProposalsCommitted, ProposalsApplied, ProposalsFailed, Puts,
 	SlowApplies, SlowReadIndexes, HeartbeatFailures, PeerSent, PeerReceived, GRPCHandled []string
@@ -26,6 +31,9 @@ var EtcdNames = struct {
 	SnapshotSave:       []string{"etcd_debugging_snap_save_total_duration_seconds"},
 	PeerRTT:            []string{"etcd_network_peer_round_trip_time_seconds"},
 	ApplyDuration:      []string{"etcd_server_apply_duration_seconds"},
+	Defrag:             []string{result.DefragMetric},
+	Compaction:         []string{result.CompactionMetric},
+	CompactionPause:    []string{result.CompactionPauseMetric},
 	LeaderChanges:      []string{"etcd_server_leader_changes_seen_total"},
 	ProposalsCommitted: []string{"etcd_server_proposals_committed_total"},
 	ProposalsApplied:   []string{"etcd_server_proposals_applied_total"},
@@ -54,8 +62,8 @@ type Etcd struct {
 	// the server does not expose it).
 	Version string
 	// Histograms by signal: wal_fsync, backend_commit, snapshot_save,
-	// peer_rtt, apply_duration. A signal the server does not expose is
-	// absent.
+	// peer_rtt, apply_duration, defrag; compaction and compaction_pause
+	// (milliseconds). A signal the server does not expose is absent.
 	Histograms map[string]Histogram
 	// Values by signal (counters and gauges): leader_changes, has_leader,
 	// is_leader, proposals_committed, proposals_applied, proposals_pending,
@@ -82,6 +90,9 @@ func etcdHistograms() []etcdSignal {
 		{id: "snapshot_save", names: n.SnapshotSave},
 		{id: "peer_rtt", names: n.PeerRTT},
 		{id: "apply_duration", names: n.ApplyDuration},
+		{id: sigDefrag, names: n.Defrag},
+		{id: sigCompaction, names: n.Compaction},
+		{id: sigCompactionPause, names: n.CompactionPause},
 	}
 }
 

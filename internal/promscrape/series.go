@@ -11,6 +11,11 @@ const (
 	sigWALFsync      = "wal_fsync"
 	sigBackendCommit = "backend_commit"
 	sigPeerRTT       = "peer_rtt"
+	// etcd's upkeep: defragmentations (seconds), scheduled compactions
+	// and their pauses (milliseconds).
+	sigDefrag          = "defrag"
+	sigCompaction      = "compaction"
+	sigCompactionPause = "compaction_pause"
 )
 
 // SignalsBetween returns a member's signals between its previous answer
@@ -20,7 +25,7 @@ func SignalsBetween(prev *Etcd, cur Etcd, span float64) (*result.MetricsSignals,
 	s := &result.MetricsSignals{Seconds: span}
 	deltas := map[string]Histogram{}
 	if prev != nil {
-		for _, id := range []string{sigWALFsync, sigBackendCommit, sigPeerRTT} {
+		for _, id := range []string{sigWALFsync, sigBackendCommit, sigPeerRTT, sigDefrag, sigCompaction, sigCompactionPause} {
 			if h, ok := cur.Histograms[id]; ok {
 				deltas[id] = h.Sub(prev.Histograms[id])
 			}
@@ -40,6 +45,7 @@ func SignalsBetween(prev *Etcd, cur Etcd, span float64) (*result.MetricsSignals,
 		s.HeartbeatFailures = delta("heartbeat_failures")
 	}
 	s.WALFsync, s.BackendCommit, s.PeerRTT = latencyOf(deltas, sigWALFsync), latencyOf(deltas, sigBackendCommit), latencyOf(deltas, sigPeerRTT)
+	s.Upkeep = upkeepOf(deltas)
 	v := cur.Values
 	s.HasLeader, s.IsLeader, s.ProposalsPending = v["has_leader"], v["is_leader"], v["proposals_pending"]
 	s.DBSize, s.DBSizeInUse, s.Quota, s.RSS = v["db_size"], v["db_size_in_use"], v["quota"], v["rss"]
@@ -101,5 +107,41 @@ func (st *Totals) Overall(last *result.MetricsSignals) *result.MetricsSignals {
 	o.LeaderChanges, o.ProposalsCommitted, o.ProposalsFailed = c.LeaderChanges, c.ProposalsCommitted, c.ProposalsFailed
 	o.SlowApplies, o.SlowReadIndexes, o.HeartbeatFailures = c.SlowApplies, c.SlowReadIndexes, c.HeartbeatFailures
 	o.WALFsync, o.BackendCommit, o.PeerRTT = latencyOf(st.hists, sigWALFsync), latencyOf(st.hists, sigBackendCommit), latencyOf(st.hists, sigPeerRTT)
+	o.Upkeep = upkeepOf(st.hists)
 	return &o
+}
+
+// Defrags are the member's defragmentations over the run, from its
+// etcd_disk_backend_defrag_duration_seconds; false when it did none.
+func (st *Totals) Defrags(member string) (result.Defrags, bool) {
+	h := st.hists[sigDefrag]
+	if h.Count <= 0 {
+		return result.Defrags{}, false
+	}
+	return DefragsOf(member, EtcdNames.Defrag[0], h), true
+}
+
+// upkeepOf is the compactions and defragmentations in a span's
+// histogram deltas; nil when there were none.
+func upkeepOf(hs map[string]Histogram) *result.Upkeep {
+	c, p, d := hs[sigCompaction], hs[sigCompactionPause], hs[sigDefrag]
+	if c.Count <= 0 && d.Count <= 0 {
+		return nil
+	}
+	return &result.Upkeep{Compactions: c.Count, CompactionSeconds: c.Sum / 1000, CompactionPauseSeconds: p.Sum / 1000, Defrags: d.Count, DefragSeconds: d.Sum}
+}
+
+// DefragsOf summarises a defragmentation histogram of a member: their
+// count, total, and the upper bound of the bucket the longest fell in
+// (etcd's buckets double from 0.1s to 409.6s; past the top one, the top
+// bound).
+func DefragsOf(member, source string, h Histogram) result.Defrags {
+	d := result.Defrags{Member: member, Count: h.Count, Seconds: h.Sum, Bucketed: true, Source: source}
+	for _, b := range h.Buckets {
+		d.Longest = b.UpperBound
+		if b.Count >= h.Count {
+			break
+		}
+	}
+	return d
 }

@@ -190,6 +190,7 @@ func MetricsTail(w io.Writer, r *result.Result) {
 				b.Check, b.Instance, b.Points, b.Total, b.Fraction*100, formatValue(b.Worst, b.Unit))
 		}
 	}
+	upkeepText(w, m.Compactions, m.Defrags)
 	for _, n := range m.Notes {
 		fmt.Fprintf(w, "  note: %s\n", n)
 	}

@@ -184,6 +184,7 @@ func promCheckText(w io.Writer, r *result.Result) error {
 				b.Check, b.Instance, b.Points, b.Total, b.Fraction*100, len(b.Windows), formatValue(b.Worst, b.Unit))
 		}
 	}
+	upkeepText(w, p.Compactions, p.Defrags)
 	for _, n := range p.Notes {
 		fmt.Fprintf(w, "  note: %s\n", n)
 	}

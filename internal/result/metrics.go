@@ -115,6 +115,9 @@ type MetricsSignals struct {
 	// Missing lists the signals the member does not expose (older etcd
 	// versions), whose values above are zero.
 	Missing []string `json:"missing,omitempty"`
+	// Upkeep is what compacted and defragmented the member in the span;
+	// absent when nothing did.
+	Upkeep *Upkeep `json:"upkeep,omitempty"`
 }
 
 // WorstP99 returns, of the members' latencies over the run that get picks

@@ -2,6 +2,15 @@ package result
 
 import "sort"
 
+// etcd's metrics of its upkeep, the same from 3.4 to 3.7: the scheduled
+// compactions' duration and their batches' pauses (milliseconds), and
+// the defragmentations' duration (seconds).
+const (
+	CompactionMetric      = "etcd_debugging_mvcc_db_compaction_total_duration_milliseconds"
+	CompactionPauseMetric = "etcd_debugging_mvcc_db_compaction_pause_duration_milliseconds"
+	DefragMetric          = "etcd_disk_backend_defrag_duration_seconds"
+)
+
 // Compactions are the scheduled compactions of one member that a run saw
 // (its log's "finished scheduled compaction" lines, or its
 // etcd_debugging_mvcc_db_compaction_total_duration_milliseconds
@@ -28,6 +37,11 @@ type Compactions struct {
 	Window float64 `json:"window"`
 	// Source names what the figures were read from.
 	Source string `json:"source"`
+	// Ends and Took are the compactions' ends (unix seconds) and
+	// durations (seconds, 0 unknown), where a history's evaluation points
+	// place them (prom check).
+	Ends []float64 `json:"ends,omitempty"`
+	Took []float64 `json:"took,omitempty"`
 }
 
 // Defrags are the defragmentations of one member that a run saw.
@@ -91,3 +105,56 @@ func NewCompactions(member, source string, ends, took, spikes []float64, window 
 }
 
 func sortFloats(v []float64) { sort.Float64s(v) }
+
+// ExpectedDefrag is the stall a defragmentation of a database of DBSize
+// bytes in use would cause on the storage: etcd copies the live keyspace
+// into a new file and answers nothing meanwhile.
+type ExpectedDefrag struct {
+	// Member is the member it is about ("" for the storage under test).
+	Member string `json:"member,omitempty"`
+	// DBSize is the database size in use the stall is expected for, and
+	// DBSizeFrom where it comes from (--db-size, the member's
+	// etcd_mvcc_db_total_size_in_use_in_bytes, or etcd's default quota).
+	DBSize     float64 `json:"db_size"`
+	DBSizeFrom string  `json:"db_size_from"`
+	// Rate is the live data a defragmentation copies per second on this
+	// storage (bytes/s), RateFrom how it was measured; 0 when unknown.
+	Rate     float64 `json:"rate,omitempty"`
+	RateFrom string  `json:"rate_from,omitempty"`
+	// Seconds is the stall to expect (DBSize / Rate); 0 when it cannot
+	// be told, and Missing then says what it would need.
+	Seconds float64 `json:"seconds,omitempty"`
+	Missing string  `json:"missing,omitempty"`
+	// Rehearsal is the defragmentation rehearsed on the storage that Rate
+	// comes from: a database of Bytes in use, Keys values of Value bytes,
+	// copied in Seconds.
+	Rehearsal *DefragRehearsal `json:"rehearsal,omitempty"`
+	// Past are the member's own defragmentations since it started
+	// (etcd_disk_backend_defrag_duration_seconds), when Rate comes from
+	// them.
+	Past *Defrags `json:"past,omitempty"`
+}
+
+// DefragRehearsal is a defragmentation done in little on the storage.
+type DefragRehearsal struct {
+	Bytes   int64   `json:"bytes"`
+	Keys    int     `json:"keys"`
+	Value   int     `json:"value"`
+	Seconds float64 `json:"seconds"`
+}
+
+// Upkeep is a member's compactions and defragmentations over a span, from
+// its histograms: how many ended in it and how long they took in all.
+type Upkeep struct {
+	// Compactions and CompactionSeconds are the scheduled compactions
+	// (etcd_debugging_mvcc_db_compaction_total_duration_milliseconds);
+	// CompactionPauseSeconds the pauses of their batches, in which the
+	// member's writes waited (..._pause_duration_milliseconds).
+	Compactions            float64 `json:"compactions,omitempty"`
+	CompactionSeconds      float64 `json:"compaction_seconds,omitempty"`
+	CompactionPauseSeconds float64 `json:"compaction_pause_seconds,omitempty"`
+	// Defrags and DefragSeconds are the defragmentations
+	// (etcd_disk_backend_defrag_duration_seconds).
+	Defrags       float64 `json:"defrags,omitempty"`
+	DefragSeconds float64 `json:"defrag_seconds,omitempty"`
+}

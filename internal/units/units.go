@@ -115,7 +115,8 @@ func Duration(d time.Duration) string { return Seconds(d.Seconds()) }
 func Cores(c float64) string { return strconv.FormatFloat(c, 'g', 3, 64) }
 
 // Value prints a value in its unit as every text of etcdperf does: "s",
-// "ops/s", "ratio" (a percentage), "bytes", "count", "x" (a multiple).
+// "ops/s", "ratio" (a percentage), "bytes", "bytes/s", "count", "x" (a
+// multiple).
 func Value(v float64, unit string) string {
 	switch unit {
 	case "s":
@@ -126,6 +127,8 @@ func Value(v float64, unit string) string {
 		return fmt.Sprintf("%.0f/s", v)
 	case "bytes":
 		return Bytes(v)
+	case "bytes/s":
+		return Bytes(v) + "/s"
 	case "count":
 		return fmt.Sprintf("%.0f", v)
 	case "x":
