@@ -19,7 +19,8 @@ import (
 // 64 MiB of 4 KiB values, rehearses a defragmentation beside it on the
 // same storage, and defragments the member: the stall the rehearsal
 // predicts for the member's size in use is within a factor of 3 of the
-// one measured (docs/doctor.md has the ratios measured). The rehearsal
+// one measured (docs/doctor.md has the ratios measured). Each is taken
+// three times, alternately, and the fastest of each compared. The rehearsal
 // leaves no file behind. ETCDPERF_DEFRAG_FILL_MIB and
 // ETCDPERF_DEFRAG_VALUE change the fill for a measurement.
 func TestRehearsalPredictsEtcdDefrag(t *testing.T) {
@@ -48,28 +49,43 @@ func TestRehearsalPredictsEtcdDefrag(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Dir(em.DB)
-	reh, err := RehearseDefrag(ctx, dir, DefaultRehearsalSize, value)
-	if err != nil {
-		t.Fatal(err)
-	}
-	entries, _ := os.ReadDir(dir)
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), ".etcdperf-") {
-			t.Errorf("the rehearsal left %s behind", e.Name())
+	// The rehearsal and the defragmentation alternate, three rounds, and
+	// the least time of each is compared: a burst of other work on the
+	// host (the other packages' tests run beside this one) slows one
+	// round, not the least of three.
+	var reh Rehearsal
+	var measured time.Duration
+	for round := 0; round < 3; round++ {
+		r, err := RehearseDefrag(ctx, dir, DefaultRehearsalSize, value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), ".etcdperf-") {
+				t.Errorf("the rehearsal left %s behind", e.Name())
+			}
+		}
+		if r.Keys < (DefaultRehearsalSize/value)*9/10 || r.Bytes < DefaultRehearsalSize || r.Rate() <= 0 {
+			t.Fatalf("rehearsal: %+v", r)
+		}
+		start := time.Now()
+		if _, err := em.Client.Defragment(ctx, ep); err != nil {
+			t.Fatal(err)
+		}
+		d := time.Since(start)
+		t.Logf("round %d: rehearsal %d bytes in %s (%.0f MB/s); defragmentation %s", round+1, r.Bytes, r.Elapsed, r.Rate()/1e6, d)
+		if round == 0 || r.Elapsed < reh.Elapsed {
+			reh = r
+		}
+		if round == 0 || d < measured {
+			measured = d
 		}
 	}
-	if reh.Keys < (DefaultRehearsalSize/value)*9/10 || reh.Bytes < DefaultRehearsalSize || reh.Rate() <= 0 {
-		t.Fatalf("rehearsal: %+v", reh)
-	}
-	start := time.Now()
-	if _, err := em.Client.Defragment(ctx, ep); err != nil {
-		t.Fatal(err)
-	}
-	measured := time.Since(start).Seconds()
 	predicted := float64(st.DbSizeInUse) / reh.Rate()
-	ratio := measured / predicted
-	t.Logf("database %d bytes in use; rehearsal %d bytes in %s (%.0f MB/s); predicted %.2fs, measured %.2fs: measured/predicted %.2f",
-		st.DbSizeInUse, reh.Bytes, reh.Elapsed, reh.Rate()/1e6, predicted, measured, ratio)
+	ratio := measured.Seconds() / predicted
+	t.Logf("database %d bytes in use; fastest rehearsal %.0f MB/s; predicted %.2fs, fastest defragmentation %.2fs: measured/predicted %.2f",
+		st.DbSizeInUse, reh.Rate()/1e6, predicted, measured.Seconds(), ratio)
 	if ratio < 1.0/3 || ratio > 3 {
 		t.Errorf("measured/predicted %.2f, want within 3x", ratio)
 	}
