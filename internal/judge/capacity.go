@@ -104,7 +104,7 @@ func Capacity(c *result.Capacity, criteria []check.Criterion) {
 	var broke *result.CapacityStep
 	for i := range c.Steps {
 		st := &c.Steps[i]
-		if Held(c, st) && st.Offered < held {
+		if !Failed(st) && st.Offered < held {
 			c.PutsPerS = max(c.PutsPerS, st.Offered)
 		} else if Failed(st) && (broke == nil || st.Offered < broke.Offered || st.Offered == broke.Offered && st.Confirm) {
 			broke = st
@@ -113,11 +113,6 @@ func Capacity(c *result.Capacity, criteria []check.Criterion) {
 	size := units.Bytes(float64(c.ValueSize))
 	if c.DBSize > 0 {
 		size += " on a database of " + units.Bytes(float64(c.DBSize))
-	}
-	near := nearStep(c, broke)
-	if broke == nil && near != nil {
-		c.Answer = fmt.Sprintf("carries etcd up to %s puts/s of %s within its limits%s%s", rate(c.PutsPerS), size, heldWords(c), nearWords(near))
-		return
 	}
 	if broke == nil {
 		last := c.Steps[len(c.Steps)-1]
@@ -141,49 +136,8 @@ func Capacity(c *result.Capacity, criteria []check.Criterion) {
 		c.Answer = fmt.Sprintf("does not carry etcd at %s puts/s of %s: %s; %s", rate(broke.Offered), size, what, causeWords(c.Cause, c.Evidence))
 		return
 	}
-	c.Answer = fmt.Sprintf("carries etcd up to %s puts/s of %s within its limits%s%s; at %s%s %s: %s",
-		rate(c.PutsPerS), size, heldWords(c), nearWords(near), rate(broke.Offered), confirmWords(c, broke), what, causeWords(c.Cause, c.Evidence))
-}
-
-// Held says whether a step of the sweep c counts as holding its rate: it
-// failed nothing and, in a sweep that confirms its answer, came within no
-// limit's warning level unless it was held for the confirm's time. A
-// short step near a limit is a queue building that the step's end hid:
-// on one storage, 5,700 puts/s came near the request p99's limit in a 2s
-// step and held a 10s confirm, where 60s steps held 4,000. Its confirm
-// therefore starts at the highest rate held clear of every warning level.
-func Held(c *result.Capacity, st *result.CapacityStep) bool {
-	if Failed(st) {
-		return false
-	}
-	return c.ConfirmSeconds <= 0 || len(st.Tight) == 0 || st.Seconds >= c.ConfirmSeconds*0.9
-}
-
-// nearStep is the lowest short step above the capacity, under the step
-// that broke (nil: none broke), that held its limits but came near one
-// (not Held), if any.
-func nearStep(c *result.Capacity, broke *result.CapacityStep) *result.CapacityStep {
-	var near *result.CapacityStep
-	for i := range c.Steps {
-		st := &c.Steps[i]
-		if Held(c, st) || Failed(st) || st.Offered <= c.PutsPerS || broke != nil && st.Offered >= broke.Offered {
-			continue
-		}
-		if near == nil || st.Offered < near.Offered {
-			near = st
-		}
-	}
-	return near
-}
-
-// nearWords says which limits a short step came near, not counted as a
-// rate that held (empty for nil).
-func nearWords(st *result.CapacityStep) string {
-	if st == nil {
-		return ""
-	}
-	return fmt.Sprintf("; at %s, in a %s step, %s came within the warning level of its limit, not a rate to hold",
-		rate(st.Offered), units.Seconds(st.Seconds), limitWords(st, st.Tight, ""))
+	c.Answer = fmt.Sprintf("carries etcd up to %s puts/s of %s within its limits%s; at %s%s %s: %s",
+		rate(c.PutsPerS), size, heldWords(c), rate(broke.Offered), confirmWords(c, broke), what, causeWords(c.Cause, c.Evidence))
 }
 
 // capacityLevels are the levels a sweep's cause is judged by, as the run
@@ -255,7 +209,7 @@ func heldWords(c *result.Capacity) string {
 	}
 	longest := 0.0
 	for _, st := range c.Steps {
-		if Held(c, &st) && st.Offered == c.PutsPerS {
+		if !Failed(&st) && st.Offered == c.PutsPerS {
 			longest = max(longest, st.Seconds)
 		}
 	}

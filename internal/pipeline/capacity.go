@@ -319,23 +319,20 @@ func (s *sweep) knee(ctx context.Context, held, bad float64) error {
 
 // confirm holds the answer for o.Confirm, and steps down by √2 while it
 // breaks (at most maxConfirms steps), never to a rate the verdict's own
-// load already held at least as long. The answer it holds first is the
-// highest rate a step held clear of every warning level (judge.Held): a
-// short step near a limit is not one.
+// load already held at least as long.
 func (s *sweep) confirm(ctx context.Context) error {
 	o, c := s.o, s.c
 	if o.Confirm <= 0 {
 		return nil
 	}
-	c.ConfirmSeconds = o.Confirm.Seconds()
 	floor := 0.0
 	if len(c.Steps) > 0 && len(c.Steps[0].Broke) == 0 && c.Steps[0].Seconds >= o.Confirm.Seconds() {
 		floor = c.Steps[0].Offered
 	}
 	r := 0.0
-	for i := range c.Steps {
-		if judge.Held(c, &c.Steps[i]) {
-			r = max(r, c.Steps[i].Offered)
+	for _, st := range c.Steps {
+		if len(st.Broke) == 0 {
+			r = max(r, st.Offered)
 		}
 	}
 	for n := 0; n < maxConfirms && r > floor; n++ {
@@ -348,6 +345,7 @@ func (s *sweep) confirm(ctx context.Context) error {
 		}
 		r = twoDigits(r / math.Sqrt2)
 	}
+	c.ConfirmSeconds = o.Confirm.Seconds()
 	return nil
 }
 
