@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -35,6 +36,10 @@ type outcome struct {
 	puts    float64
 	cause   string
 	seconds float64
+	// steps is the sweep's steps in the order they ran, each its offered
+	// rate and a mark: "x" broke a limit, "~" came near one (its warning
+	// level), "/10s" held for a confirm of that long.
+	steps string
 }
 
 func (o outcome) String() string { return fmt.Sprintf("%.0f puts/s, %s", o.puts, o.cause) }
@@ -93,7 +98,7 @@ func run(runs int, refStep time.Duration, disk, tmpfs string, iops int, only str
 			if err != nil {
 				return fmt.Errorf("%s: %w", l.name, err)
 			}
-			fmt.Printf("%-22s %4d %8.1f  %s\n", l.name, r, o.seconds, o)
+			fmt.Printf("%-22s %4d %8.1f  %s  (steps: %s)\n", l.name, r, o.seconds, o, o.steps)
 			got = append(got, o)
 		}
 		ref := "-"
@@ -109,7 +114,7 @@ func run(runs int, refStep time.Duration, disk, tmpfs string, iops int, only str
 					within++
 				}
 			}
-			ref = fmt.Sprintf("%s (%s per step, %.0fs); %d of %d runs within ±25%% of it", o, refStep, o.seconds, within, len(got))
+			ref = fmt.Sprintf("%s (%s per step, %.0fs; steps: %s); %d of %d runs within ±25%% of it", o, refStep, o.seconds, o.steps, within, len(got))
 		}
 		mode, n := mostFrequent(got)
 		secs := make([]float64, len(got))
@@ -157,6 +162,13 @@ func doctor(bin string, args []string) (outcome, error) {
 			Capacity *struct {
 				PutsPerS float64 `json:"puts_per_s"`
 				Cause    string  `json:"cause"`
+				Steps    []struct {
+					Offered float64  `json:"offered"`
+					Seconds float64  `json:"seconds"`
+					Confirm bool     `json:"confirm"`
+					Broke   []string `json:"broke"`
+					Tight   []string `json:"tight"`
+				} `json:"steps"`
 			} `json:"capacity"`
 		} `json:"runs"`
 	}
@@ -167,5 +179,19 @@ func doctor(bin string, args []string) (outcome, error) {
 		return outcome{}, fmt.Errorf("doctor %v: no capacity sweep in the Result", args)
 	}
 	c := res.Runs[0].Capacity
-	return outcome{puts: c.PutsPerS, cause: c.Cause, seconds: secs}, nil
+	var steps []string
+	for _, st := range c.Steps {
+		w := fmt.Sprintf("%.0f", st.Offered)
+		if st.Confirm {
+			w += fmt.Sprintf("/%.0fs", st.Seconds)
+		}
+		switch {
+		case len(st.Broke) > 0:
+			w += "x"
+		case len(st.Tight) > 0:
+			w += "~"
+		}
+		steps = append(steps, w)
+	}
+	return outcome{puts: c.PutsPerS, cause: c.Cause, seconds: secs, steps: strings.Join(steps, " ")}, nil
 }
