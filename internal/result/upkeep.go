@@ -158,3 +158,21 @@ type Upkeep struct {
 	Defrags       float64 `json:"defrags,omitempty"`
 	DefragSeconds float64 `json:"defrag_seconds,omitempty"`
 }
+
+// UpkeepSeen returns the scheduled compactions and defragmentations the
+// Result saw, per member, from every source it holds (logs, metrics,
+// prom check), in that order.
+func (r *Result) UpkeepSeen() ([]Compactions, []Defrags) {
+	var cs []Compactions
+	var ds []Defrags
+	if r.Logs != nil {
+		cs, ds = append(cs, r.Logs.Compactions...), append(ds, r.Logs.Defrags...)
+	}
+	if r.Metrics != nil {
+		cs, ds = append(cs, r.Metrics.Compactions...), append(ds, r.Metrics.Defrags...)
+	}
+	if r.Prom != nil {
+		cs, ds = append(cs, r.Prom.Compactions...), append(ds, r.Prom.Defrags...)
+	}
+	return cs, ds
+}
