@@ -408,7 +408,7 @@ func TestDoctorNodeLoad(t *testing.T) {
 	} else {
 		t.Fatalf("no defragmentation section in the report")
 	}
-	for _, want := range []string{"member cp-1", html.EscapeString(units.Bytes(e.DBSize)), units.Seconds(e.Seconds), "etcd_disk_backend_defrag_duration_seconds",
+	for _, want := range []string{"member cp-1, its data in " + run.Env.Dir, html.EscapeString(units.Bytes(e.DBSize)), units.Seconds(e.Seconds), "etcd_disk_backend_defrag_duration_seconds",
 		"followers first", "lease renew deadline"} {
 		if !strings.Contains(sec, want) {
 			t.Errorf("the report's defragmentation section lacks %q:\n%s", want, sec)

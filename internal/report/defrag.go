@@ -54,7 +54,11 @@ func defragBlock(runs []Run) Block {
 	for _, r := range runs {
 		e, on := r.Result.ExpectedDefrag, defragOn(r)
 		limit := diagnose.LimitOf(r.Result, check.DefragStall)
-		row := []string{r.Label, on, units.Bytes(e.DBSize), "not known", "not known", units.Seconds(limit)}
+		cell := on
+		if env := r.Result.Env; e.Member != "" && env != nil && env.Dir != "" {
+			cell += ", its data in " + storageOf(env, env.Dir)
+		}
+		row := []string{r.Label, cell, units.Bytes(e.DBSize), "not known", "not known", units.Seconds(limit)}
 		if e.Rate > 0 {
 			row[3] = units.Bytes(e.Rate) + "/s"
 		}
