@@ -92,19 +92,19 @@ func defragStall(r *result.Result) []result.Finding {
 	f := result.Finding{ID: "defrag_stall", Severity: result.Warning}
 	var names []string
 	for _, d := range ds {
-		if d.Count <= 0 || d.Longest < limit {
+		lo, hi := d.LongestBounds()
+		if d.Count <= 0 || hi < limit {
 			continue
 		}
-		longest := units.Seconds(d.Longest)
-		if d.Bucketed {
-			// the bucket's lower bound was passed, its upper bound is
-			// at most what it took
-			longest = fmt.Sprintf("between %s and %s", units.Seconds(d.Longest/2), units.Seconds(d.Longest))
+		longest := units.Seconds(hi)
+		if lo < hi {
+			// what etcd's histogram tells of it
+			longest = fmt.Sprintf("between %s and %s", units.Seconds(lo), units.Seconds(hi))
 		}
 		names = append(names, d.Member)
 		f.Evidence = append(f.Evidence, result.Evidence{
 			What:     fmt.Sprintf("%s: %s defragmentation(s), %s in all, the longest %s", d.Member, trimFloat(d.Count), units.Seconds(d.Seconds), longest),
-			Observed: d.Longest, Limit: limit, Unit: "s", Source: d.Source,
+			Observed: hi, Limit: limit, Unit: "s", Source: d.Source,
 		})
 	}
 	if len(names) == 0 {

@@ -59,12 +59,17 @@ func DefragCells(d result.Defrags) []string {
 }
 
 // DefragLongest is the longest of a member's defragmentations: its
-// duration, or the bucket of etcd's histogram it fell in.
+// duration, or what etcd's histogram tells of it ("400ms-800ms", "up to
+// 100ms"; Defrags.LongestBounds).
 func DefragLongest(d result.Defrags) string {
-	if d.Bucketed {
-		return fmt.Sprintf("%s-%s", units.Seconds(d.Longest/2), units.Seconds(d.Longest))
+	lo, hi := d.LongestBounds()
+	switch {
+	case lo == hi:
+		return units.Seconds(hi)
+	case lo <= 0:
+		return "up to " + units.Seconds(hi)
 	}
-	return units.Seconds(d.Longest)
+	return fmt.Sprintf("%s-%s", units.Seconds(lo), units.Seconds(hi))
 }
 
 func joinNonEmpty(parts []string) string {

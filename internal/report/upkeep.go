@@ -79,8 +79,9 @@ func upkeepBlock(runs []Run) Block {
 			dt.Rows = append(dt.Rows, append(append([]string{r.Label, d.Member}, cells...), d.Source))
 			if d.Count > 0 {
 				defragged = true
+				_, hi := d.LongestBounds()
 				b.Notes = append(b.Notes, fmt.Sprintf("%s: the longest defragmentation of %s took %s: %s.", r.Label, d.Member,
-					render.DefragLongest(d), diagnose.LeaseWords(d.Longest, limit)))
+					render.DefragLongest(d), diagnose.LeaseWords(hi, limit)))
 			}
 		}
 		if t, ok := upkeepIntervals(r); ok {
