@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"html"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -20,6 +21,7 @@ import (
 	"github.com/etcdperf/etcdperf/internal/render"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/testutil"
+	"github.com/etcdperf/etcdperf/internal/units"
 )
 
 // liveKubeadmRoot builds a kubeadm control-plane node's files under a
@@ -322,9 +324,20 @@ func TestDoctorNodeRefusals(t *testing.T) {
 }
 
 // doctor --node --load adds check perf's load to the member found on the
-// node, judged as doctor --endpoints --load is, and deletes its keys.
+// node, judged as doctor --endpoints --load is, and deletes its keys. It
+// states the stall of the member's next defragmentation as the watch
+// without load does, from the member's database size before the load and
+// the defragmentation it did, writing nothing beside it; the HTML report
+// draws it.
 func TestDoctorNodeLoad(t *testing.T) {
-	root := liveKubeadmRoot(t)
+	root, ep := liveKubeadmNode(t, testutil.QuietDirOr(t, "256M"), 0)
+	pki := filepath.Join(root, "etc/kubernetes/pki/etcd")
+	dctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := cluster.DefragmentAll(dctx, cluster.ConnOptions{Endpoints: []string{"https://" + ep}, CACert: filepath.Join(pki, "ca.crt"),
+		Cert: filepath.Join(pki, "healthcheck-client.crt"), Key: filepath.Join(pki, "healthcheck-client.key")}); err != nil {
+		t.Fatal(err)
+	}
 	cwd := t.TempDir()
 	r := runEnv(t, time.Minute, cwd, nil, "doctor", "--node", "--root", root, "--load", "s", "--duration", "3s",
 		"--disk-runtime", "0", "--no-report", "-o", "json")
@@ -351,6 +364,56 @@ func TestDoctorNodeLoad(t *testing.T) {
 		}
 	}
 	assertEmptyDir(t, cwd)
+
+	e := run.ExpectedDefrag
+	if e == nil {
+		t.Fatal("no expected defragmentation stall under --load")
+	}
+	if e.Member != "cp-1" || e.DBSize <= 0 || !strings.Contains(e.DBSizeFrom, "before the load") || e.Rehearsal != nil {
+		t.Errorf("expected defragmentation %+v: want cp-1's database size in use before the load, no rehearsal", e)
+	}
+	// The member runs in this test's process, whose metrics count every
+	// in-process member's defragmentations: at least the one above.
+	if e.Past == nil || e.Past.Count < 1 || e.Seconds <= 0 || e.Seconds != e.Past.Seconds/e.Past.Count || e.Missing != "" {
+		t.Errorf("the stall from cp-1's own defragmentation: %+v, past %+v", e, e.Past)
+	}
+	var stated *result.Finding
+	for i, f := range run.Findings {
+		if f.ID == "defrag_stall_expected" {
+			stated = &run.Findings[i]
+		}
+	}
+	if stated == nil || !strings.Contains(stated.Title, "cp-1") || !strings.Contains(stated.Recommendation, "followers first") {
+		t.Errorf("finding %+v: want the stall on cp-1 with etcd's advice", stated)
+	}
+
+	// The report draws it: the member, its size and its own
+	// defragmentation, and what to do.
+	out := t.TempDir()
+	in := filepath.Join(out, "node.json")
+	if err := os.WriteFile(in, []byte(r.Stdout), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if rr := runEnv(t, time.Minute, out, nil, "report", in, "-o", "node.html"); rr.Code != 0 {
+		t.Fatalf("report: exit %d, stderr %q", rr.Code, rr.Stderr)
+	}
+	page, err := os.ReadFile(filepath.Join(out, "node.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec := string(page)
+	if i := strings.Index(sec, `<section id="defrag">`); i >= 0 {
+		sec = sec[i:]
+		sec = sec[:strings.Index(sec, "</section>")]
+	} else {
+		t.Fatalf("no defragmentation section in the report")
+	}
+	for _, want := range []string{"member cp-1, its data in " + run.Env.Dir, html.EscapeString(units.Bytes(e.DBSize)), units.Seconds(e.Seconds), "etcd_disk_backend_defrag_duration_seconds",
+		"followers first", "lease renew deadline"} {
+		if !strings.Contains(sec, want) {
+			t.Errorf("the report's defragmentation section lacks %q:\n%s", want, sec)
+		}
+	}
 }
 
 // Ctrl-C during doctor --node's disk probe removes the probe's folder

@@ -23,31 +23,17 @@ func init() {
 	)
 }
 
-// defragAdvice is etcd's maintenance guide's way to defragment, in its
+// DefragAdvice is etcd's maintenance guide's way to defragment, in its
 // terms.
-const defragAdvice = "Defragment one member at a time, followers first (etcdctl defrag --endpoints ONE, never --cluster), " +
+const DefragAdvice = "Defragment one member at a time, followers first (etcdctl defrag --endpoints ONE, never --cluster), " +
 	"move leadership off a member before defragmenting it (etcdctl move-leader), and never while a compaction runs " +
 	"(not within a minute of the API server's 5-minute compactions); keep the database small, since the stall grows with its size " +
 	"(etcd maintenance guide, https://etcd.io/docs/v3.5/op-guide/maintenance/#defragmentation)."
 
-// upkeepOf returns the compactions and defragmentations a Result holds.
-func upkeepOf(r *result.Result) ([]result.Compactions, []result.Defrags) {
-	var cs []result.Compactions
-	var ds []result.Defrags
-	if r.Logs != nil {
-		cs, ds = append(cs, r.Logs.Compactions...), append(ds, r.Logs.Defrags...)
-	}
-	if r.Metrics != nil {
-		cs, ds = append(cs, r.Metrics.Compactions...), append(ds, r.Metrics.Defrags...)
-	}
-	if r.Prom != nil {
-		cs, ds = append(cs, r.Prom.Compactions...), append(ds, r.Prom.Defrags...)
-	}
-	return cs, ds
-}
-
-// leaseWords says a stall against the lease renewals it passes, or not.
-func leaseWords(seconds, limit float64) string {
+// LeaseWords says a stall of seconds against a Kubernetes controller's
+// lease renew deadline (limit, in seconds): under it, or longer and what
+// that costs.
+func LeaseWords(seconds, limit float64) string {
 	if seconds < limit {
 		return fmt.Sprintf("under a Kubernetes controller's lease renew deadline (%s; lease 15s)", units.Seconds(limit))
 	}
@@ -68,48 +54,57 @@ func expectedDefragStall(r *result.Result) []result.Finding {
 		who = e.Member
 	}
 	f := result.Finding{ID: "defrag_stall_expected", Severity: result.Info}
+	limit := LimitOf(r, check.DefragStall)
+	f.Title = ExpectedDefragTitle(e, who, limit)
 	if e.Seconds <= 0 {
-		f.Title = fmt.Sprintf("The stall a defragmentation of %s's %s database would cause is not known", who, units.Bytes(e.DBSize))
 		f.Evidence = []result.Evidence{{What: "database size in use", Observed: e.DBSize, Unit: "bytes", Source: e.DBSizeFrom}}
-		f.Recommendation = e.Missing + " " + defragAdvice
+		f.Recommendation = e.Missing + " " + DefragAdvice
 		return []result.Finding{f}
 	}
-	limit := LimitOf(r, check.DefragStall)
 	if e.Seconds >= limit {
 		f.Severity = result.Warning
 	}
-	f.Title = fmt.Sprintf("A defragmentation of a %s database on %s would stall the member for about %s, %s",
-		units.Bytes(e.DBSize), who, units.Seconds(e.Seconds), leaseWords(e.Seconds, limit))
 	f.Evidence = []result.Evidence{
 		{What: "database size in use", Observed: e.DBSize, Unit: "bytes", Source: e.DBSizeFrom},
 		{What: "live data a defragmentation copies per second", Observed: e.Rate, Unit: "bytes/s", Source: e.RateFrom},
 		{What: "expected stall: database size / copy rate", Observed: e.Seconds, Limit: limit, Unit: "s", Source: check.DefragStall},
 	}
-	f.Recommendation = defragAdvice
+	f.Recommendation = DefragAdvice
 	return []result.Finding{f}
+}
+
+// ExpectedDefragTitle says the stall e expects on who (a member, a
+// storage) against limit, a Kubernetes controller's lease renew deadline
+// in seconds; or that it is not known.
+func ExpectedDefragTitle(e *result.ExpectedDefrag, who string, limit float64) string {
+	if e.Seconds <= 0 {
+		return fmt.Sprintf("The stall a defragmentation of %s's %s database would cause is not known", who, units.Bytes(e.DBSize))
+	}
+	return fmt.Sprintf("A defragmentation of a %s database on %s would stall the member for about %s, %s",
+		units.Bytes(e.DBSize), who, units.Seconds(e.Seconds), LeaseWords(e.Seconds, limit))
 }
 
 // defragStall names the defragmentations longer than a controller's
 // lease renew deadline: the member answered nothing meanwhile.
 func defragStall(r *result.Result) []result.Finding {
 	limit := LimitOf(r, check.DefragStall)
-	_, ds := upkeepOf(r)
+	_, ds := r.UpkeepSeen()
 	f := result.Finding{ID: "defrag_stall", Severity: result.Warning}
 	var names []string
 	for _, d := range ds {
-		if d.Count <= 0 || d.Longest < limit {
+		lo, hi := d.LongestBounds()
+		if d.Count <= 0 || hi < limit {
 			continue
 		}
-		longest := units.Seconds(d.Longest)
-		if d.Bucketed {
-			// the bucket's lower bound was passed, its upper bound is
-			// at most what it took
-			longest = fmt.Sprintf("between %s and %s", units.Seconds(d.Longest/2), units.Seconds(d.Longest))
+		longest := units.Seconds(hi)
+		if lo < hi {
+			// what etcd's histogram tells of it
+			longest = fmt.Sprintf("between %s and %s", units.Seconds(lo), units.Seconds(hi))
 		}
 		names = append(names, d.Member)
 		f.Evidence = append(f.Evidence, result.Evidence{
 			What:     fmt.Sprintf("%s: %s defragmentation(s), %s in all, the longest %s", d.Member, trimFloat(d.Count), units.Seconds(d.Seconds), longest),
-			Observed: d.Longest, Limit: limit, Unit: "s", Source: d.Source,
+			Observed: hi, Limit: limit, Unit: "s", Source: d.Source,
 		})
 	}
 	if len(names) == 0 {
@@ -117,7 +112,7 @@ func defragStall(r *result.Result) []result.Finding {
 	}
 	f.Title = fmt.Sprintf("A defragmentation of %s stalled the member longer than a Kubernetes controller's lease renew deadline (%s; lease 15s): "+
 		"the controllers whose leader election it served lost their leases", strings.Join(names, ", "), units.Seconds(limit))
-	f.Recommendation = defragAdvice
+	f.Recommendation = DefragAdvice
 	return []result.Finding{f}
 }
 
@@ -126,7 +121,7 @@ func defragStall(r *result.Result) []result.Finding {
 // disk's.
 func compactionSpikes(r *result.Result) []result.Finding {
 	share, need := LimitOf(r, check.CompactionSpikeShare), LimitOf(r, check.CompactionsRegular)
-	cs, _ := upkeepOf(r)
+	cs, _ := r.UpkeepSeen()
 	f := result.Finding{ID: "compaction_spikes", Severity: result.Warning}
 	var titles []string
 	for _, c := range cs {

@@ -52,9 +52,19 @@ func TestDefragStall(t *testing.T) {
 		!strings.Contains(fs[0].Recommendation, "move-leader") || !strings.Contains(fs[0].Recommendation, "never while a compaction runs") {
 		t.Fatalf("findings %+v", fs)
 	}
+	// From etcd's histogram: one took its sum; of several, the longest
+	// lies in its bucket, at least their mean and at most their sum.
 	r.Logs.Defrags = []result.Defrags{{Member: "m1", Count: 1, Seconds: 12, Longest: 12.8, Bucketed: true, Source: "etcd_disk_backend_defrag_duration_seconds"}}
-	if fs := defragStall(r); len(fs) != 1 || !strings.Contains(fs[0].Evidence[0].What, "between 6.4s and 12.8s") {
-		t.Errorf("bucketed: %+v", fs)
+	if fs := defragStall(r); len(fs) != 1 || !strings.Contains(fs[0].Evidence[0].What, "the longest 12s") || fs[0].Evidence[0].Observed != 12 {
+		t.Errorf("bucketed, one: %+v", fs)
+	}
+	r.Logs.Defrags = []result.Defrags{{Member: "m1", Count: 2, Seconds: 20, Longest: 12.8, Bucketed: true, Source: "etcd_disk_backend_defrag_duration_seconds"}}
+	if fs := defragStall(r); len(fs) != 1 || !strings.Contains(fs[0].Evidence[0].What, "between 10s and 12.8s") {
+		t.Errorf("bucketed, two: %+v", fs)
+	}
+	r.Logs.Defrags = []result.Defrags{{Member: "m1", Count: 1, Seconds: 7, Longest: 12.8, Bucketed: true, Source: "etcd_disk_backend_defrag_duration_seconds"}}
+	if fs := defragStall(r); len(fs) != 0 {
+		t.Errorf("one of 7s in the bucket up to 12.8s: %+v", fs)
 	}
 	r.Logs.Defrags = []result.Defrags{{Member: "m1", Count: 2, Seconds: 3, Longest: 2, Source: "log"}}
 	if fs := defragStall(r); len(fs) != 0 {

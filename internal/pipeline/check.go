@@ -60,6 +60,11 @@ type CheckOptions struct {
 	// etcd is up and the load begins.
 	Progress *load.Progress
 	Started  func()
+	// DefragMember, when set, is the live member whose next
+	// defragmentation's stall the Result states (ExpectedDefrag), from its
+	// /metrics before the load wrote anything: its database size in use
+	// and its own past defragmentations. Nothing more is written for it.
+	DefragMember string
 }
 
 // etcdctlPacingLimit is the rate from which etcdctl's pacer is known to
@@ -152,6 +157,12 @@ func runCheck(ctx context.Context, o CheckOptions) (*result.Result, error) {
 			"so a shortfall here is etcd's or this machine's, as the findings say.", p.Rate))
 	}
 	res.Host = obs.Host
+	if o.DefragMember != "" {
+		res.ExpectedDefrag = expectedOfMember(o.DefragMember, obs.First, "before the load")
+		if res.ExpectedDefrag == nil {
+			res.ExpectedDefrag = expectedOfMember(o.DefragMember, obs.Last, "after the load")
+		}
+	}
 	if o.AutoDefrag {
 		note, derr := defragAfter(ctx, res, o.Target.Conn)
 		res.Perf.Notes = append(res.Perf.Notes, note)

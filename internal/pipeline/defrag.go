@@ -93,3 +93,24 @@ func expectedFromMember(member string, snap promscrape.Snapshot) *result.Expecte
 	e.RateFrom = fmt.Sprintf("its own %g defragmentation(s) since it started, %s on average (etcd_disk_backend_defrag_duration_seconds), assuming its database was then about as large as now", past.Count, units.Seconds(mean))
 	return e
 }
+
+// expectedOfMember is expectedFromMember of member's scrape among
+// scrapes (the only one when there is one); nil when member is "" or has
+// no scrape that answered. when, if set, says when the scrape was taken
+// in the database size's source.
+func expectedOfMember(member string, scrapes []promscrape.MemberScrape, when string) *result.ExpectedDefrag {
+	if member == "" {
+		return nil
+	}
+	for _, s := range scrapes {
+		if s.Err != nil || (s.Member.Name != member && len(scrapes) != 1) {
+			continue
+		}
+		e := expectedFromMember(member, s.Snap)
+		if e != nil && when != "" {
+			e.DBSizeFrom += ", " + when
+		}
+		return e
+	}
+	return nil
+}

@@ -234,6 +234,9 @@ func doctorTarget(ctx context.Context, o DoctorOptions, dir, runID string) (res 
 // takeLoad copies a check's sections into the target's Result.
 func takeLoad(r, c *result.Result, dir string) {
 	r.Bench, r.Server, r.Target, r.Host, r.Perf = c.Bench, c.Server, c.Target, c.Host, c.Perf
+	if c.ExpectedDefrag != nil {
+		r.ExpectedDefrag = c.ExpectedDefrag
+	}
 	r.Params = c.Params
 	if c.Env != nil {
 		env := *c.Env

@@ -185,7 +185,8 @@ func (d *doctorRun) target(suffix string) cluster.TargetOptions {
 	return t
 }
 
-// checkOptions are the load's: check perf's profile on the target.
+// checkOptions are the load's: check perf's profile on the target, and
+// on a node's member the stall its next defragmentation would cause.
 func (d *doctorRun) checkOptions() CheckOptions {
 	o, where := d.o, d.where()
 	return CheckOptions{
@@ -195,6 +196,9 @@ func (d *doctorRun) checkOptions() CheckOptions {
 		Criteria: o.Criteria,
 		Device:   d.device,
 		Progress: o.Progress.load(),
+		// The member on this node (--node): its next defragmentation's
+		// stall, from its /metrics.
+		DefragMember: d.row.Member,
 		Started: func() {
 			o.Progress.set("loading etcd on %s: profile %s, %.0f puts/s", where, o.Profile.Name, o.Profile.Rate)
 		},

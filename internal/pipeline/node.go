@@ -134,11 +134,7 @@ func observeMembers(ctx context.Context, r *result.Result, conn cluster.ConnOpti
 	}
 	obs := win.Stop(context.WithoutCancel(ctx))
 	r.Server, r.Host = obs.Server, obs.Host
-	for _, s := range obs.Last {
-		if member != "" && s.Err == nil && (s.Member.Name == member || len(obs.Last) == 1) {
-			r.ExpectedDefrag = expectedFromMember(member, s.Snap)
-		}
-	}
+	r.ExpectedDefrag = expectedOfMember(member, obs.Last, "")
 	if r.Server != nil {
 		r.Server.Notes = obs.Notes
 	}

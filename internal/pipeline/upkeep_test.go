@@ -143,3 +143,69 @@ func TestPromCheckUpkeep(t *testing.T) {
 		t.Errorf("defragmentations %+v, want one", p.Defrags)
 	}
 }
+
+// A load on a live member (doctor --node --load) states the stall of its
+// next defragmentation as the watch without load does: from its database
+// size in use before the load wrote anything, and from its own past
+// defragmentation; nothing more is written for it. Without a member to
+// state it for (check, doctor --endpoints) there is none.
+func TestCheckStatesMemberDefrag(t *testing.T) {
+	em := testutil.StartEmbeddedEtcd(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ep := em.Client.Endpoints()[0]
+	for k := 0; k < 200; k++ {
+		if _, err := em.Client.Put(ctx, fmt.Sprintf("/member/%d", k), strings.Repeat("v", 1024)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := em.Client.Defragment(ctx, ep); err != nil {
+		t.Fatal(err)
+	}
+	scrape := func() promscrape.Etcd {
+		t.Helper()
+		snap, err := promscrape.Scrape(ctx, http.DefaultClient, "http://"+strings.TrimPrefix(ep, "http://")+"/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return snap.EtcdSignals()
+	}
+	// An embedded etcd's metrics are its process's: the defragmentations
+	// of other tests' members count too.
+	sig := scrape()
+	before, defrags := sig.Values["db_size_in_use"], sig.Histograms["defrag"].Count
+	o := CheckOptions{Target: cluster.TargetOptions{Conn: cluster.ConnOptions{Endpoints: []string{ep}}}, Profile: profile(t, "s"),
+		Duration: time.Second, Prefix: "/etcdperf/defrag-test/", Criteria: check.Table, DefragMember: "m1"}
+	res, err := runCheck(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := scrape().Values["db_size_in_use"]
+	e := res.ExpectedDefrag
+	if e == nil {
+		t.Fatal("no expected defragmentation for the member")
+	}
+	// Before the load: at least the size before the run (the run checks
+	// that its prefix is writable with one key, put and deleted, before
+	// the load), nearer to it than to the size the load's keys grew it to.
+	if e.Member != "m1" || e.DBSize < before || e.DBSize-before >= (after-before)/2 ||
+		!strings.Contains(e.DBSizeFrom, "etcd_mvcc_db_total_size_in_use_in_bytes, before the load") {
+		t.Errorf("size %v from %q of %q; want about %v in use before the load (after it: %v)", e.DBSize, e.DBSizeFrom, e.Member, before, after)
+	}
+	if e.Past == nil || defrags < 1 || e.Past.Count != defrags || e.Seconds <= 0 || e.Seconds != e.Past.Seconds/e.Past.Count ||
+		e.Rate != e.DBSize/e.Seconds || e.Missing != "" {
+		t.Errorf("the stall from the member's own defragmentation: %+v past %+v", e, e.Past)
+	}
+	if n, _ := em.Client.Get(ctx, "/etcdperf/", clientv3.WithPrefix(), clientv3.WithCountOnly()); n.Count != 0 {
+		t.Errorf("%d keys left under /etcdperf/", n.Count)
+	}
+
+	o.DefragMember, o.Prefix = "", "/etcdperf/defrag-test-2/"
+	res, err = runCheck(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExpectedDefrag != nil {
+		t.Errorf("without a member: expected %+v", res.ExpectedDefrag)
+	}
+}

@@ -289,17 +289,7 @@ func where(r *result.Result) string {
 		dir = filepath.Dir(r.Target.DataDir)
 	}
 	if dir != "" {
-		s := dir
-		var on []string
-		if e.FSType != "" {
-			on = append(on, e.FSType)
-		}
-		if e.Device != "" {
-			on = append(on, e.Device)
-		}
-		if len(on) > 0 {
-			s += " (" + strings.Join(on, " on ") + ")"
-		}
+		s := storageOf(e, dir)
 		if embedded {
 			s = embeddedMembers(len(r.Target.Members)) + " in " + s
 		}
@@ -315,6 +305,22 @@ func where(r *result.Result) string {
 		parts = append(parts, e.Hostname)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// storageOf names a directory with the file system and the device under
+// it: "/var/lib/etcd (ext4 on vda)".
+func storageOf(e *result.Env, dir string) string {
+	var on []string
+	if e.FSType != "" {
+		on = append(on, e.FSType)
+	}
+	if e.Device != "" {
+		on = append(on, e.Device)
+	}
+	if len(on) > 0 {
+		return dir + " (" + strings.Join(on, " on ") + ")"
+	}
+	return dir
 }
 
 // embeddedMembers names n embedded members: "an embedded etcd member",

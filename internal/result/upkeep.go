@@ -59,6 +59,33 @@ type Defrags struct {
 	Source   string `json:"source"`
 }
 
+// DefragLowestBucket is the upper bound of the lowest bucket of
+// etcd_disk_backend_defrag_duration_seconds (its buckets double from
+// 0.1 s): a defragmentation in it took anything up to that.
+const DefragLowestBucket = 0.1
+
+// LongestBounds are the least and the most the longest defragmentation
+// can have taken: Longest itself when it is a measured duration; from the
+// histogram, the bucket it fell in (from 0 for the lowest), narrowed by
+// the total (none took longer than all together, the longest at least
+// their mean), and the total itself when there was one.
+func (d Defrags) LongestBounds() (lo, hi float64) {
+	if !d.Bucketed {
+		return d.Longest, d.Longest
+	}
+	lo, hi = d.Longest/2, d.Longest
+	if d.Longest <= DefragLowestBucket {
+		lo = 0
+	}
+	if d.Count > 0 && d.Seconds > 0 {
+		lo, hi = max(lo, d.Seconds/d.Count), min(hi, d.Seconds)
+		if d.Count == 1 {
+			lo, hi = d.Seconds, d.Seconds
+		}
+	}
+	return min(lo, hi), hi
+}
+
 // NewCompactions summarises a member's compactions: ends are the times
 // they finished (seconds since any origin, any order), took their
 // durations in seconds (nil when unknown), spikes the times of the
@@ -157,4 +184,22 @@ type Upkeep struct {
 	// (etcd_disk_backend_defrag_duration_seconds).
 	Defrags       float64 `json:"defrags,omitempty"`
 	DefragSeconds float64 `json:"defrag_seconds,omitempty"`
+}
+
+// UpkeepSeen returns the scheduled compactions and defragmentations the
+// Result saw, per member, from every source it holds (logs, metrics,
+// prom check), in that order.
+func (r *Result) UpkeepSeen() ([]Compactions, []Defrags) {
+	var cs []Compactions
+	var ds []Defrags
+	if r.Logs != nil {
+		cs, ds = append(cs, r.Logs.Compactions...), append(ds, r.Logs.Defrags...)
+	}
+	if r.Metrics != nil {
+		cs, ds = append(cs, r.Metrics.Compactions...), append(ds, r.Metrics.Defrags...)
+	}
+	if r.Prom != nil {
+		cs, ds = append(cs, r.Prom.Compactions...), append(ds, r.Prom.Defrags...)
+	}
+	return cs, ds
 }
