@@ -211,97 +211,12 @@ type blame struct {
 // of slow round trips to a member.
 func memberBlames(r *result.Result) []blame {
 	views := etcdMembers(r)
-	lv := causeLevelsOf(r)
-	by := map[result.Cause]*blame{}
-	var order []result.Cause
-	// A member's disk or CPU is named for a limit passed: critical.
-	add := func(cause result.Cause, member string, title string, ev []result.Evidence) {
-		addAs(by, &order, result.Critical, cause, member, title, ev)
-	}
-	// explained: members whose late answers to their peers' probes their
-	// own CPU or stalls may explain (or whose process is not known).
-	explained := map[string]bool{}
+	bs := &blames{lv: causeLevelsOf(r), by: map[result.Cause]*blame{}, explained: map[string]bool{}}
 	named := map[string]bool{}
 	for _, v := range views {
-		syms := memberSymptoms(r, v)
-		if len(syms) == 0 {
-			continue
-		}
-		named[v.Name] = true
-		var parts []string
-		var symEv []result.Evidence
-		for _, s := range syms {
-			what := symptomNames[s.check.Name]
-			parts = append(parts, fmt.Sprintf("%s %s (limit %s)", what, LatencyText(s.check), units.Seconds(s.check.Limit)))
-			e := EvidenceOf(s.check)
-			e.What = fmt.Sprintf("%s of %s over the run", what, v.Name)
-			symEv = append(symEv, e)
-		}
-		measured := v.Name + "'s " + strings.Join(parts, ", ")
-		p99 := syms[0].check.Observed
-		devEv, devWords, devSlow, devFast := deviceEvidence(lv, v.Process, p99)
-		cpuEv, cpuWords := cpuStarvation(lv, v.Process, devFast)
-		capEv, capWords := capEvidence(lv, v.Process)
-		with := func(words ...string) string {
-			var ws []string
-			for _, w := range words {
-				if w != "" {
-					ws = append(ws, w)
-				}
-			}
-			return strings.Join(ws, "; ")
-		}
-		switch {
-		case !v.Process.Measured():
-			explained[v.Name] = true
-			why := "etcdperf could not measure its process: it does not run on this host"
-			switch {
-			case r.Prom != nil:
-				why = "a history in Prometheus says nothing of its process"
-			case v.Process != nil && v.Process.Error != "":
-				why = "etcdperf could not measure its process: " + v.Process.Error
-			}
-			cause, hEv, hWords := historyDevice(lv, v.HostDisk)
-			if cause == result.CauseIOPSCap {
-				add(cause, v.Name, fmt.Sprintf("%s, while %s", measured, hWords), append(symEv, hEv...))
-				break
-			}
-			if hWords != "" {
-				why += "; " + hWords
-			}
-			add(result.CauseDiskOrCPU, v.Name, fmt.Sprintf("%s, and %s", measured, why), append(symEv, hEv...))
-		case len(capEv) > 0:
-			// A cap used: the writes waited for it, whatever the device's
-			// speed. The member's own CPU starvation is named beside it.
-			add(result.CauseIOPSCap, v.Name, fmt.Sprintf("%s, while %s", measured, with(capWords...)), append(slices.Clone(symEv), capEv...))
-			// A cgroup's cap holds the writes above the device, which then
-			// answers fast: a device slow as well is named beside it (a
-			// volume's cap below the guest makes its device look slow).
-			if devSlow && !volumeAtCap(lv, v.Process) {
-				add(result.CauseDisk, v.Name, fmt.Sprintf("%s, while %s", measured, devWords), append(slices.Clone(symEv), devEv...))
-			}
-			if ownEv, ownWords := cpuStarvation(lv, v.Process, false); len(ownEv) > 0 {
-				add(result.CauseCPU, v.Name, fmt.Sprintf("%s, while %s", measured, with(ownWords...)), append(symEv, ownEv...))
-			}
-		case len(cpuEv) > 0 && devSlow:
-			add(result.CauseDisk, v.Name, fmt.Sprintf("%s, while %s", measured, devWords), append(symEv, devEv...))
-			add(result.CauseCPU, v.Name, fmt.Sprintf("%s, while %s", measured, with(cpuWords...)), append(symEv, cpuEv...))
-		case len(cpuEv) > 0 || v.Process.Volatile:
-			// In memory, an fsync does no I/O: what is slow is the
-			// member's own work or its wait for a CPU.
-			explained[v.Name] = true
-			add(result.CauseCPU, v.Name, fmt.Sprintf("%s, while %s", measured, with(append(cpuWords, devWords)...)), append(append(symEv, cpuEv...), devEv...))
-		case devFast && belowDevice(lv, v.Process, p99):
-			// The device answered fast, the CPU was free: the time went
-			// below the device the host sees, to a volume's cap or the
-			// storage behind it; the volume's stated figures would tell.
-			procEv, procWords := processEvidence(lv, v.Process)
-			add(result.CauseDiskOrIOPSCap, v.Name, fmt.Sprintf("%s, while %s; %s", measured, with(procWords, devWords), belowWords(v.Process)),
-				append(append(symEv, devEv...), append(procEv, belowEvidence(v.Process)...)...))
-		default:
-			procEv, procWords := processEvidence(lv, v.Process)
-			add(result.CauseDisk, v.Name, fmt.Sprintf("%s, while %s: the time went to its storage", measured, with(procWords, devWords, capNote(v.Process))),
-				append(append(symEv, devEv...), procEv...))
+		if syms := memberSymptoms(r, v); len(syms) > 0 {
+			named[v.Name] = true
+			bs.slowMember(r, v, syms)
 		}
 	}
 	// A member short of CPU whose disk latencies stayed under their limits
@@ -314,51 +229,172 @@ func memberBlames(r *result.Result) []blame {
 	// histograms depends on when the stops fall. Either way it answers its
 	// peers' probes late, and is not blamed on the network.
 	failed := slices.ContainsFunc(r.Checks, func(c result.Check) bool { return c.Status == result.StatusFail })
+	stalls := clusterStalled(views)
+	for _, v := range views {
+		if !named[v.Name] {
+			bs.quietMember(v, failed, stalls)
+		}
+	}
+	if nb, ok := networkBlame(peerRTTsOf(r), bs.explained, bs.lv.peerRTT); ok {
+		bs.by[result.CauseNetwork] = &nb
+		bs.order = append(bs.order, result.CauseNetwork)
+	}
+	var out []blame
+	for _, c := range bs.order {
+		out = append(out, *bs.by[c])
+	}
+	return out
+}
+
+// blames are the causes named so far, in the order first named.
+type blames struct {
+	lv    causeLevels
+	by    map[result.Cause]*blame
+	order []result.Cause
+	// explained: members whose late answers to their peers' probes their
+	// own CPU or stalls may explain (or whose process is not known).
+	explained map[string]bool
+}
+
+// add names cause for member at sev (see addAs).
+func (bs *blames) add(sev result.Severity, cause result.Cause, member, title string, ev []result.Evidence) {
+	addAs(bs.by, &bs.order, sev, cause, member, title, ev)
+}
+
+// slowMember names what made member v's disk latencies pass their limits
+// (syms): its disk or CPU, critical.
+func (bs *blames) slowMember(r *result.Result, v Member, syms []symptom) {
+	lv := bs.lv
+	add := func(cause result.Cause, title string, ev []result.Evidence) {
+		bs.add(result.Critical, cause, v.Name, title, ev)
+	}
+	measured, symEv := symptomWords(v, syms)
+	p99 := syms[0].check.Observed
+	devEv, devWords, devSlow, devFast := deviceEvidence(lv, v.Process, p99)
+	cpuEv, cpuWords := cpuStarvation(lv, v.Process, devFast)
+	capEv, capWords := capEvidence(lv, v.Process)
+	switch {
+	case !v.Process.Measured():
+		bs.explained[v.Name] = true
+		bs.unmeasured(r, v, measured, symEv)
+	case len(capEv) > 0:
+		// A cap used: the writes waited for it, whatever the device's
+		// speed. The member's own CPU starvation is named beside it.
+		add(result.CauseIOPSCap, fmt.Sprintf("%s, while %s", measured, joinWords(capWords...)), append(slices.Clone(symEv), capEv...))
+		// A cgroup's cap holds the writes above the device, which then
+		// answers fast: a device slow as well is named beside it (a
+		// volume's cap below the guest makes its device look slow).
+		if devSlow && !volumeAtCap(lv, v.Process) {
+			add(result.CauseDisk, fmt.Sprintf("%s, while %s", measured, devWords), append(slices.Clone(symEv), devEv...))
+		}
+		if ownEv, ownWords := cpuStarvation(lv, v.Process, false); len(ownEv) > 0 {
+			add(result.CauseCPU, fmt.Sprintf("%s, while %s", measured, joinWords(ownWords...)), append(symEv, ownEv...))
+		}
+	case len(cpuEv) > 0 && devSlow:
+		add(result.CauseDisk, fmt.Sprintf("%s, while %s", measured, devWords), append(symEv, devEv...))
+		add(result.CauseCPU, fmt.Sprintf("%s, while %s", measured, joinWords(cpuWords...)), append(symEv, cpuEv...))
+	case len(cpuEv) > 0 || v.Process.Volatile:
+		// In memory, an fsync does no I/O: what is slow is the
+		// member's own work or its wait for a CPU.
+		bs.explained[v.Name] = true
+		add(result.CauseCPU, fmt.Sprintf("%s, while %s", measured, joinWords(append(cpuWords, devWords)...)), append(append(symEv, cpuEv...), devEv...))
+	case devFast && belowDevice(lv, v.Process, p99):
+		// The device answered fast, the CPU was free: the time went
+		// below the device the host sees, to a volume's cap or the
+		// storage behind it; the volume's stated figures would tell.
+		procEv, procWords := processEvidence(lv, v.Process)
+		add(result.CauseDiskOrIOPSCap, fmt.Sprintf("%s, while %s; %s", measured, joinWords(procWords, devWords), belowWords(v.Process)),
+			append(append(symEv, devEv...), append(procEv, belowEvidence(v.Process)...)...))
+	default:
+		procEv, procWords := processEvidence(lv, v.Process)
+		add(result.CauseDisk, fmt.Sprintf("%s, while %s: the time went to its storage", measured, joinWords(procWords, devWords, capNote(v.Process))),
+			append(append(symEv, devEv...), procEv...))
+	}
+}
+
+// symptomWords says member v's latencies that passed their limits, with
+// their values, and their evidence.
+func symptomWords(v Member, syms []symptom) (string, []result.Evidence) {
+	var parts []string
+	var ev []result.Evidence
+	for _, s := range syms {
+		what := symptomNames[s.check.Name]
+		parts = append(parts, fmt.Sprintf("%s %s (limit %s)", what, LatencyText(s.check), units.Seconds(s.check.Limit)))
+		e := EvidenceOf(s.check)
+		e.What = fmt.Sprintf("%s of %s over the run", what, v.Name)
+		ev = append(ev, e)
+	}
+	return v.Name + "'s " + strings.Join(parts, ", "), ev
+}
+
+// unmeasured names the cause of slow disk latencies on a member whose
+// process etcdperf did not measure: the IOPS cap when its host's device
+// history shows it, else its disk or its CPU, with why it cannot tell.
+func (bs *blames) unmeasured(r *result.Result, v Member, measured string, symEv []result.Evidence) {
+	why := "etcdperf could not measure its process: it does not run on this host"
+	switch {
+	case r.Prom != nil:
+		why = "a history in Prometheus says nothing of its process"
+	case v.Process != nil && v.Process.Error != "":
+		why = "etcdperf could not measure its process: " + v.Process.Error
+	}
+	cause, hEv, hWords := historyDevice(bs.lv, v.HostDisk)
+	if cause == result.CauseIOPSCap {
+		bs.add(result.Critical, cause, v.Name, fmt.Sprintf("%s, while %s", measured, hWords), append(symEv, hEv...))
+		return
+	}
+	if hWords != "" {
+		why += "; " + hWords
+	}
+	bs.add(result.Critical, result.CauseDiskOrCPU, v.Name, fmt.Sprintf("%s, and %s", measured, why), append(symEv, hEv...))
+}
+
+// quietMember names what a member whose disk latencies stayed under their
+// limits still did to the run: a cap its writes used, and its own CPU
+// starvation (critical when the run failed a limit, else a warning).
+func (bs *blames) quietMember(v Member, failed, stalls bool) {
+	lv := bs.lv
 	sev := result.Critical
 	if !failed {
 		sev = result.Warning
 	}
-	stalls := clusterStalled(views)
-	for _, v := range views {
-		if named[v.Name] {
-			continue
+	// A cap used is a fact of the member as its CPU throttling is:
+	// its writes wait for the cap's next slot even while its
+	// latencies stay under their limits.
+	if capEv, capWords := capEvidence(lv, v.Process); len(capEv) > 0 && (cgroupCapUsed(lv, v.Process) || !overStated(v.Process, lv)) {
+		// Near the figures the user stated, with its latencies under
+		// their limits, a member is close to its cap: a warning,
+		// whatever another member did to the run.
+		s := sev
+		if !cgroupCapUsed(lv, v.Process) {
+			s = result.Warning
 		}
-		// A cap used is a fact of the member as its CPU throttling is:
-		// its writes wait for the cap's next slot even while its
-		// latencies stay under their limits.
-		if capEv, capWords := capEvidence(lv, v.Process); len(capEv) > 0 && (cgroupCapUsed(lv, v.Process) || !overStated(v.Process, lv)) {
-			// Near the figures the user stated, with its latencies under
-			// their limits, a member is close to its cap: a warning,
-			// whatever another member did to the run.
-			s := sev
-			if !cgroupCapUsed(lv, v.Process) {
-				s = result.Warning
-			}
-			addAs(by, &order, s, result.CauseIOPSCap, v.Name, fmt.Sprintf("%s, while %s", underLimits(v), strings.Join(capWords, "; ")), capEv)
-		} else if lv.volumeIOPS > 0 {
-			if cause, hEv, hWords := historyDevice(lv, v.HostDisk); cause == result.CauseIOPSCap {
-				addAs(by, &order, sev, cause, v.Name, fmt.Sprintf("%s, while %s", underLimits(v), hWords), hEv)
-			}
+		bs.add(s, result.CauseIOPSCap, v.Name, fmt.Sprintf("%s, while %s", underLimits(v), strings.Join(capWords, "; ")), capEv)
+	} else if lv.volumeIOPS > 0 {
+		if cause, hEv, hWords := historyDevice(lv, v.HostDisk); cause == result.CauseIOPSCap {
+			bs.add(sev, cause, v.Name, fmt.Sprintf("%s, while %s", underLimits(v), hWords), hEv)
 		}
-		cpuEv, cpuWords := cpuStarvation(lv, v.Process, false)
-		if len(cpuEv) == 0 {
-			continue
-		}
-		explained[v.Name] = true
-		if !failed && !stalls && !throttledByLimit(lv, v.Process) {
-			continue
-		}
-		addAs(by, &order, sev, result.CauseCPU, v.Name, fmt.Sprintf("%s, while %s", underLimits(v), strings.Join(cpuWords, "; ")), cpuEv)
 	}
-	if nb, ok := networkBlame(peerRTTsOf(r), explained, lv.peerRTT); ok {
-		by[result.CauseNetwork] = &nb
-		order = append(order, result.CauseNetwork)
+	cpuEv, cpuWords := cpuStarvation(lv, v.Process, false)
+	if len(cpuEv) == 0 {
+		return
 	}
-	var out []blame
-	for _, c := range order {
-		out = append(out, *by[c])
+	bs.explained[v.Name] = true
+	if !failed && !stalls && !throttledByLimit(lv, v.Process) {
+		return
 	}
-	return out
+	bs.add(sev, result.CauseCPU, v.Name, fmt.Sprintf("%s, while %s", underLimits(v), strings.Join(cpuWords, "; ")), cpuEv)
+}
+
+// joinWords joins the words that say something with "; ".
+func joinWords(words ...string) string {
+	var ws []string
+	for _, w := range words {
+		if w != "" {
+			ws = append(ws, w)
+		}
+	}
+	return strings.Join(ws, "; ")
 }
 
 // underLimits says that a member's disk latencies stayed under their
