@@ -24,28 +24,48 @@ type SeriesOptions struct {
 	// Started, when set, is called once the members have been scraped the
 	// first time; Sampled after each interval, when each member's series
 	// ends with the interval's sample.
-	Started, Sampled func()
+	Started func(Learned)
+	Sampled func()
+}
+
+// Learned is what the members' first answers told of the target: the
+// version of the first member that named one, and each member's own, in
+// the members' order. Pipeline completes the Result's target and env with
+// it; Series leaves them alone.
+type Learned struct {
+	Version string
+	Members []LearnedMember
+}
+
+// LearnedMember is what one member's first answer told: its version and,
+// when it said (LeaderKnown), whether it leads.
+type LearnedMember struct {
+	Version             string
+	Leader, LeaderKnown bool
 }
 
 // Series watches members through a window with a mark at every interval,
-// and fills res's metrics section, whose Members are the members' entries
-// in their order: each member's signals per interval and over the run, its
-// process on this host, the peers' round trips, and what the members'
-// first answers tell of the target (versions, leader). A member that does
-// not answer a round is recorded as such for that interval and the series
-// goes on; a round that ctx interrupted is dropped. It returns ctx's error
+// and fills sec, the metrics section, whose Members are the members'
+// entries in their order: each member's signals per interval and over the
+// run, its process on this host, the peers' round trips, and each
+// member's version and leadership from its first answer. A member that
+// does not answer a round is recorded as such for that interval and the
+// series goes on; a round that ctx interrupted is dropped. It returns what
+// the first answers told of the target (also to Started), and ctx's error
 // when ctx ended before Duration (none without a Duration).
-func Series(ctx context.Context, client *http.Client, members []cluster.Member, res *result.Result, o SeriesOptions) error {
-	w := &watcher{client: client, members: members, res: res, sec: res.Metrics, timeout: o.Timeout, interval: o.Interval}
-	return w.run(ctx, o)
+func Series(ctx context.Context, client *http.Client, members []cluster.Member, sec *result.Metrics, o SeriesOptions) (Learned, error) {
+	w := &watcher{client: client, members: members, sec: sec, timeout: o.Timeout, interval: o.Interval}
+	w.learned.Members = make([]LearnedMember, len(members))
+	err := w.run(ctx, o)
+	return w.learned, err
 }
 
 // watcher marks the window and fills the section.
 type watcher struct {
 	client   *http.Client
 	members  []cluster.Member
-	res      *result.Result
 	sec      *result.Metrics
+	learned  Learned
 	timeout  time.Duration
 	interval time.Duration
 	state    []memberState
@@ -74,7 +94,7 @@ func (w *watcher) run(ctx context.Context, o SeriesOptions) error {
 		return w.ended(ctx, o)
 	}
 	if o.Started != nil {
-		o.Started()
+		o.Started(w.learned)
 	}
 	total := 0
 	if o.Duration > 0 {
@@ -207,19 +227,19 @@ func (w *watcher) takePeerRTTs() {
 	w.sec.PeerRTTs = promscrape.PeerRTTsBetween(first, latest)
 }
 
-// learn completes what the cluster told of member i with its first
-// scrape: its version and whether it leads (all that is known when the
-// member list could not be read).
+// learn records what member i's first scrape tells: its version and
+// whether it leads (all that is known when the member list could not be
+// read).
 func (w *watcher) learn(i int, e promscrape.Etcd) {
-	m, tm := &w.sec.Members[i], &w.res.Target.Members[i]
+	m, lm := &w.sec.Members[i], &w.learned.Members[i]
 	if m.Version == "" {
-		m.Version, tm.Version = e.Version, e.Version
+		m.Version, lm.Version = e.Version, e.Version
 	}
-	if w.res.Target.Version == "" {
-		w.res.Target.Version, w.res.Env.EtcdVersion = e.Version, e.Version
+	if w.learned.Version == "" {
+		w.learned.Version = e.Version
 	}
 	if v, ok := e.Values["is_leader"]; ok {
-		m.Leader, tm.Leader = v == 1, v == 1
+		m.Leader, lm.Leader, lm.LeaderKnown = v == 1, v == 1, true
 	}
 }
 

@@ -35,8 +35,9 @@ func TestSeriesMarksEveryInterval(t *testing.T) {
 	defer cancel()
 	res := newResult(members)
 	var started, sampled int
-	err := Series(ctx, http.DefaultClient, members, res, SeriesOptions{Interval: 100 * time.Millisecond, Duration: 300 * time.Millisecond, Timeout: time.Second,
-		Started: func() { started++ }, Sampled: func() { sampled++ }})
+	var atStart Learned
+	learned, err := Series(ctx, http.DefaultClient, members, res.Metrics, SeriesOptions{Interval: 100 * time.Millisecond, Duration: 300 * time.Millisecond, Timeout: time.Second,
+		Started: func(l Learned) { started++; atStart = l }, Sampled: func() { sampled++ }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,8 +49,14 @@ func TestSeriesMarksEveryInterval(t *testing.T) {
 	if len(up.Series) != 3 || up.Unreachable != 0 || up.Series[2].T != 0.3 || up.Series[0].MetricsSignals == nil || up.Overall == nil {
 		t.Errorf("the answering member: %+v", up)
 	}
-	if up.Process == nil || up.Version == "" || res.Target.Version != up.Version || res.Env.EtcdVersion != up.Version {
-		t.Errorf("process %+v, version %q, target %q, env %q", up.Process, up.Version, res.Target.Version, res.Env.EtcdVersion)
+	if up.Process == nil || up.Version == "" || learned.Version != up.Version || learned.Members[0].Version != up.Version || atStart.Version != up.Version {
+		t.Errorf("process %+v, version %q, learned %+v, at start %+v", up.Process, up.Version, learned, atStart)
+	}
+	if !learned.Members[0].LeaderKnown || !learned.Members[0].Leader || learned.Members[1] != (LearnedMember{}) {
+		t.Errorf("leadership learned: %+v", learned.Members)
+	}
+	if res.Target.Version != "" || res.Env.EtcdVersion != "" {
+		t.Errorf("Series wrote the target (%q) or env (%q)", res.Target.Version, res.Env.EtcdVersion)
 	}
 	if gone.Unreachable != 3 || len(gone.Series) != 3 || gone.Series[0].Error == "" || len(sec.Notes) != 1 {
 		t.Errorf("the silent member: %+v, notes %q", gone, sec.Notes)
@@ -59,7 +66,7 @@ func TestSeriesMarksEveryInterval(t *testing.T) {
 	res = newResult(members[:1])
 	cctx, cancelRun := context.WithCancel(context.Background())
 	defer time.AfterFunc(250*time.Millisecond, cancelRun).Stop()
-	if err := Series(cctx, http.DefaultClient, members[:1], res, SeriesOptions{Interval: 100 * time.Millisecond, Timeout: time.Second}); err != nil {
+	if _, err := Series(cctx, http.DefaultClient, members[:1], res.Metrics, SeriesOptions{Interval: 100 * time.Millisecond, Timeout: time.Second}); err != nil {
 		t.Errorf("a series without a duration, ended by its context: %v", err)
 	}
 	if n := res.Metrics.Intervals; n > 2 {

@@ -79,13 +79,17 @@ func Metrics(ctx context.Context, o MetricsOptions) (*result.Result, error) {
 	res.Metrics = sec
 
 	so := memberwatch.SeriesOptions{Interval: o.Interval, Duration: o.Duration, Timeout: scrapeBound(o)}
-	if o.Started != nil {
-		so.Started = func() { o.Started(res) }
+	so.Started = func(l memberwatch.Learned) {
+		applyLearned(res, l)
+		if o.Started != nil {
+			o.Started(res)
+		}
 	}
 	if o.Sampled != nil {
 		so.Sampled = func() { o.Sampled(res) }
 	}
-	runErr := memberwatch.Series(ctx, d.HTTP, d.Members, res, so)
+	learned, runErr := memberwatch.Series(ctx, d.HTTP, d.Members, sec, so)
+	applyLearned(res, learned)
 	if runErr != nil {
 		res.Error = runErr.Error()
 		if errors.Is(runErr, context.Canceled) {
@@ -95,6 +99,23 @@ func Metrics(ctx context.Context, o MetricsOptions) (*result.Result, error) {
 	judge.Judge(res, o.Criteria)
 	res.Finish()
 	return res, runErr
+}
+
+// applyLearned completes the target and env with what the members' first
+// answers told: a version where the member list named none, and who leads.
+func applyLearned(res *result.Result, l memberwatch.Learned) {
+	if res.Target.Version == "" && l.Version != "" {
+		res.Target.Version, res.Env.EtcdVersion = l.Version, l.Version
+	}
+	for i, lm := range l.Members {
+		tm := &res.Target.Members[i]
+		if tm.Version == "" && lm.Version != "" {
+			tm.Version = lm.Version
+		}
+		if lm.LeaderKnown {
+			tm.Leader = lm.Leader
+		}
+	}
 }
 
 // scrapeBound bounds one round of scrapes: about the interval, so that a
