@@ -244,10 +244,19 @@ func TestReadFragmented(t *testing.T) {
 	if _, err := c.Compact(ctx, p.Header.Revision, clientv3.WithCompactPhysical()); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond) // etcd's backend commits every 100ms
-	st, err := c.Status(ctx, c.Endpoints()[0])
-	if err != nil {
-		t.Fatal(err)
+	// etcd's backend commits every 100ms, later on a busy host: the size
+	// in use is etcd's once three readings 200ms apart agree.
+	var st *clientv3.StatusResponse
+	for same, deadline := 0, time.Now().Add(10*time.Second); same < 3 && time.Now().Before(deadline); {
+		time.Sleep(200 * time.Millisecond)
+		s, err := c.Status(ctx, c.Endpoints()[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if same++; st == nil || s.DbSizeInUse != st.DbSizeInUse || s.DbSize != st.DbSize {
+			same = 1
+		}
+		st = s
 	}
 	em.Stop()
 
