@@ -33,8 +33,14 @@ func TestPromNodeDisk(t *testing.T) {
 	node := strings.TrimPrefix(exporter.URL, "http://")
 	prom := testutil.StartPrometheus(t, testutil.PrometheusOptions{Jobs: map[string][]string{"etcd": {member}, "node": {node}}})
 	prom.WaitFor(t, 30*time.Second, `sum(count_over_time(etcd_server_has_leader[1m]))`, func(m map[string]float64) bool { return m[""] >= 2 })
+	const fsyncs = `sum(etcd_disk_wal_fsync_duration_seconds_count)`
+	before := prom.WaitFor(t, 30*time.Second, fsyncs, func(m map[string]float64) bool { return m[""] > 0 })[""]
 	start := time.Now().Truncate(time.Second)
 	putLoad(t, member, 300, 1, 0)
+	// Prometheus holds the load's fsyncs (a busy host delays its
+	// scrapes; 300 puts from 16 clients take at least 300/16 of them),
+	// and a few seconds past them for the window.
+	prom.WaitFor(t, 30*time.Second, fsyncs, func(m map[string]float64) bool { return m[""] >= before+300/16 })
 	time.Sleep(5 * time.Second)
 	end := time.Now().Truncate(time.Second)
 	args := []string{"prom", "check", "--url", prom.URL, "--selector", `job="etcd"`, "--start", start.Format(time.RFC3339), "--end", end.Format(time.RFC3339),
