@@ -20,6 +20,7 @@ import (
 	"github.com/etcdperf/etcdperf/internal/discover"
 	"github.com/etcdperf/etcdperf/internal/diskprobe"
 	"github.com/etcdperf/etcdperf/internal/hoststats"
+	"github.com/etcdperf/etcdperf/internal/memberwatch"
 	"github.com/etcdperf/etcdperf/internal/promscrape"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
@@ -243,25 +244,21 @@ func guardBlind(known bool, device string) string {
 }
 
 // guardProbe watches the live members' WAL fsync histograms and the device
-// every second while the probe runs, and stops it (stop with a *guardStop)
-// when any member's WAL fsync p99 over the last guardWindow passes limit
-// (seconds), or the device is busier than busy (a fraction) over it.
+// every second while the probe runs (memberwatch.Watch), and stops it
+// (stop with a *guardStop) when any member's WAL fsync p99 over the last
+// guardWindow passes limit (seconds), or the device is busier than busy (a
+// fraction) over it.
 func guardProbe(ctx context.Context, stop context.CancelCauseFunc, httpc *http.Client, members []cluster.Member, device string, limit, busy float64) {
 	var marks []mark
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for {
-		m := mark{at: time.Now(), scrapes: promscrape.ScrapeMembers(ctx, httpc, members)}
+	memberwatch.Watch(ctx, httpc, members, memberwatch.WatchOptions{Interval: time.Second, SkipLate: true}, func(t memberwatch.Tick) bool {
+		m := mark{at: t.At, scrapes: t.Mark.After}
 		if device != "" {
 			s, err := hoststats.Take(device)
 			if err != nil {
 				stop(&guardStop{why: fmt.Sprintf("the device %s could no longer be read (%v)", device, err)})
-				return
+				return false
 			}
 			m.host, m.hasHost = s, true
-		}
-		if ctx.Err() != nil {
-			return
 		}
 		marks = append(marks, m)
 		for len(marks) > 2 && m.at.Sub(marks[1].at) >= guardWindow {
@@ -270,13 +267,9 @@ func guardProbe(ctx context.Context, stop context.CancelCauseFunc, httpc *http.C
 		if len(marks) > 1 {
 			if gs := guardCheck(marks[0], m, device, limit, busy); gs != nil {
 				stop(gs)
-				return
+				return false
 			}
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-	}
+		return true
+	})
 }

@@ -21,17 +21,19 @@ type SeriesOptions struct {
 	Interval, Duration time.Duration
 	// Timeout bounds one round of scrapes.
 	Timeout time.Duration
+	// Names are the members' names as the caller shows them, in the
+	// members' order (default: each member's own name).
+	Names []string
 	// Started, when set, is called once the members have been scraped the
 	// first time; Sampled after each interval, when each member's series
-	// ends with the interval's sample.
-	Started func(Learned)
-	Sampled func()
+	// ends with the interval's sample. Both get what was measured so far,
+	// which they must not keep past the call.
+	Started, Sampled func(*Watched)
 }
 
 // Learned is what the members' first answers told of the target: the
 // version of the first member that named one, and each member's own, in
-// the members' order. Pipeline completes the Result's target and env with
-// it; Series leaves them alone.
+// the members' order.
 type Learned struct {
 	Version string
 	Members []LearnedMember
@@ -44,28 +46,85 @@ type LearnedMember struct {
 	Leader, LeaderKnown bool
 }
 
-// Series watches members through a window with a mark at every interval,
-// and fills sec, the metrics section, whose Members are the members'
-// entries in their order: each member's signals per interval and over the
-// run, its process on this host, the peers' round trips, and each
-// member's version and leadership from its first answer. A member that
-// does not answer a round is recorded as such for that interval and the
-// series goes on; a round that ctx interrupted is dropped. It returns what
-// the first answers told of the target (also to Started), and ctx's error
-// when ctx ended before Duration (none without a Duration).
-func Series(ctx context.Context, client *http.Client, members []cluster.Member, sec *result.Metrics, o SeriesOptions) (Learned, error) {
-	w := &watcher{client: client, members: members, sec: sec, timeout: o.Timeout, interval: o.Interval}
-	w.learned.Members = make([]LearnedMember, len(members))
-	err := w.run(ctx, o)
-	return w.learned, err
+// Watched is what a series measured: each member's signals per interval
+// and over the run, its process on this host, the peers' round trips, the
+// defragmentations, and what the first answers told (Learned). Pipeline
+// puts it in the Result; Series writes no Result.
+type Watched struct {
+	Learned
+	// Start is the time of the first scrape; Intervals counts the marks
+	// after it, Seconds the time they cover.
+	Start     time.Time
+	Intervals int
+	Seconds   float64
+	// Members are in the members' order.
+	Members  []WatchedMember
+	PeerRTTs []result.PeerRTT
+	Defrags  []result.Defrags
+	// Notes say what could not be measured.
+	Notes []string
 }
 
-// watcher marks the window and fills the section.
+// WatchedMember is one member over a series.
+type WatchedMember struct {
+	// Unreachable counts the intervals the member did not answer.
+	Unreachable int
+	Overall     *result.MetricsSignals
+	Series      []result.MetricsSample
+	Process     *result.MemberProcess
+}
+
+// Series watches members with a mark at every interval (Watch) and
+// returns what it measured (Watched). A member that does not answer a
+// round is recorded as such for that interval and the series goes on; a
+// round that ctx interrupted is dropped. The error is ctx's when ctx ended
+// before Duration (none without a Duration).
+func Series(ctx context.Context, client *http.Client, members []cluster.Member, o SeriesOptions) (*Watched, error) {
+	w := &watcher{names: o.Names, timeout: o.Timeout, interval: o.Interval}
+	if len(w.names) != len(members) {
+		w.names = make([]string, len(members))
+		for i, m := range members {
+			w.names[i] = m.Name
+		}
+	}
+	w.out.Learned.Members = make([]LearnedMember, len(members))
+	w.out.Members = make([]WatchedMember, len(members))
+	for i := range w.out.Members {
+		w.out.Members[i].Series = []result.MetricsSample{}
+	}
+	w.state = make([]memberState, len(members))
+	total := 0
+	if o.Duration > 0 {
+		total = int(math.Ceil(float64(o.Duration) / float64(o.Interval)))
+	}
+	w.out.Start = time.Now().UTC().Truncate(time.Millisecond)
+	done := false
+	Watch(ctx, client, members, WatchOptions{Interval: o.Interval, Timeout: o.Timeout}, func(t Tick) bool {
+		w.round(t)
+		if t.N == 0 {
+			if o.Started != nil {
+				o.Started(&w.out)
+			}
+		} else {
+			w.out.Intervals = t.N
+			w.out.Seconds = roundMs(time.Duration(t.N) * o.Interval)
+			if o.Sampled != nil {
+				o.Sampled(&w.out)
+			}
+		}
+		done = total > 0 && t.N >= total
+		return !done
+	})
+	if done || (o.Duration == 0 && errors.Is(ctx.Err(), context.Canceled)) {
+		return &w.out, nil
+	}
+	return &w.out, ctx.Err()
+}
+
+// watcher turns the marks of a window into a series.
 type watcher struct {
-	client   *http.Client
-	members  []cluster.Member
-	sec      *result.Metrics
-	learned  Learned
+	names    []string
+	out      Watched
 	timeout  time.Duration
 	interval time.Duration
 	state    []memberState
@@ -83,80 +142,21 @@ type memberState struct {
 	first, latest promscrape.Snapshot
 }
 
-// run scrapes once, then at every interval until the duration has passed
-// or ctx ends. A round of scrapes that ctx interrupted is dropped.
-func (w *watcher) run(ctx context.Context, o SeriesOptions) error {
-	w.state = make([]memberState, len(w.members))
-	start := time.Now()
-	w.sec.Start = start.UTC().Truncate(time.Millisecond)
-	w.round(ctx, 0)
-	if ctx.Err() != nil {
-		return w.ended(ctx, o)
-	}
-	if o.Started != nil {
-		o.Started(w.learned)
-	}
-	total := 0
-	if o.Duration > 0 {
-		total = int(math.Ceil(float64(o.Duration) / float64(o.Interval)))
-	}
-	t := time.NewTimer(0)
-	defer t.Stop()
-	for n := 1; total == 0 || n <= total; n++ {
-		due := start.Add(time.Duration(n) * o.Interval)
-		t.Reset(time.Until(due))
-		select {
-		case <-ctx.Done():
-			return w.ended(ctx, o)
-		case <-t.C:
-		}
-		w.round(ctx, n)
-		if ctx.Err() != nil {
-			return w.ended(ctx, o)
-		}
-		w.sec.Intervals = n
-		w.sec.Seconds = roundMs(time.Duration(n) * o.Interval)
-		if o.Sampled != nil {
-			o.Sampled()
-		}
-	}
-	return nil
-}
-
-// ended is the outcome of a run that ctx ended: no error when it had no
-// duration to reach.
-func (w *watcher) ended(ctx context.Context, o SeriesOptions) error {
-	if o.Duration == 0 && errors.Is(ctx.Err(), context.Canceled) {
-		return nil
-	}
-	return ctx.Err()
-}
-
 func roundMs(d time.Duration) float64 { return d.Round(time.Millisecond).Seconds() }
 
-// round scrapes every member once; n is the interval it ends (0: the
+// round takes one round of scrapes; its N is the interval it ends (0: the
 // first scrape, which only sets the starting point).
-func (w *watcher) round(ctx context.Context, n int) {
-	sctx, cancel := context.WithTimeout(ctx, w.timeout)
-	defer cancel()
-	at := time.Now()
-	var scrapes []promscrape.MemberScrape
+func (w *watcher) round(tk Tick) {
+	n := tk.N
 	if n == 0 {
-		w.win = Start(sctx, w.client, w.members, Options{})
-		scrapes = w.win.First()
-	} else {
-		scrapes = w.win.Mark(sctx).After
-	}
-	if ctx.Err() != nil {
-		return
+		w.win = tk.Window
 	}
 	t := roundMs(time.Duration(n) * w.interval)
-	for i, s := range scrapes {
-		st := &w.state[i]
-		m := &w.sec.Members[i]
+	for i, s := range tk.Mark.After {
+		st, m := &w.state[i], &w.out.Members[i]
 		if s.Err != nil {
 			if n == 0 {
-				w.sec.Notes = append(w.sec.Notes, fmt.Sprintf("%s did not answer the first scrape: %s", m.Name, scrapeError(s.Err, w.timeout)))
+				w.out.Notes = append(w.out.Notes, fmt.Sprintf("%s did not answer the first scrape: %s", w.names[i], scrapeError(s.Err, w.timeout)))
 				continue
 			}
 			m.Unreachable++
@@ -169,10 +169,10 @@ func (w *watcher) round(ctx context.Context, n int) {
 		}
 		var span float64
 		if st.prev != nil {
-			span = roundMs(at.Sub(st.prevAt))
+			span = roundMs(tk.At.Sub(st.prevAt))
 		}
 		sig, deltas := promscrape.SignalsBetween(st.prev, cur, span)
-		st.prev, st.prevAt = &cur, at
+		st.prev, st.prevAt = &cur, tk.At
 		if n > 0 {
 			m.Series = append(m.Series, result.MetricsSample{T: t, MetricsSignals: sig})
 			st.totals.Add(sig, deltas)
@@ -193,10 +193,10 @@ func (w *watcher) round(ctx context.Context, n int) {
 // takeDefrags records each member's defragmentations from the first
 // round to now.
 func (w *watcher) takeDefrags() {
-	w.sec.Defrags = nil
+	w.out.Defrags = nil
 	for i, st := range w.state {
-		if d, ok := st.totals.Defrags(w.sec.Members[i].Name); ok {
-			w.sec.Defrags = append(w.sec.Defrags, d)
+		if d, ok := st.totals.Defrags(w.names[i]); ok {
+			w.out.Defrags = append(w.out.Defrags, d)
 		}
 	}
 }
@@ -205,9 +205,9 @@ func (w *watcher) takeDefrags() {
 // round to now.
 func (w *watcher) takeProcesses() {
 	for _, p := range w.win.Processes() {
-		for i := range w.sec.Members {
-			if w.members[i].Name == p.Name {
-				w.sec.Members[i].Process = &p
+		for i, m := range w.win.members {
+			if m.Name == p.Name {
+				w.out.Members[i].Process = &p
 			}
 		}
 	}
@@ -221,25 +221,24 @@ func (w *watcher) takePeerRTTs() {
 		if st.latest == nil {
 			continue
 		}
-		first = append(first, promscrape.MemberScrape{Member: w.members[i], Snap: st.first})
-		latest = append(latest, promscrape.MemberScrape{Member: w.members[i], Snap: st.latest})
+		m := w.win.members[i]
+		first = append(first, promscrape.MemberScrape{Member: m, Snap: st.first})
+		latest = append(latest, promscrape.MemberScrape{Member: m, Snap: st.latest})
 	}
-	w.sec.PeerRTTs = promscrape.PeerRTTsBetween(first, latest)
+	w.out.PeerRTTs = promscrape.PeerRTTsBetween(first, latest)
 }
 
 // learn records what member i's first scrape tells: its version and
 // whether it leads (all that is known when the member list could not be
 // read).
 func (w *watcher) learn(i int, e promscrape.Etcd) {
-	m, lm := &w.sec.Members[i], &w.learned.Members[i]
-	if m.Version == "" {
-		m.Version, lm.Version = e.Version, e.Version
-	}
-	if w.learned.Version == "" {
-		w.learned.Version = e.Version
+	lm := &w.out.Learned.Members[i]
+	lm.Version = e.Version
+	if w.out.Learned.Version == "" {
+		w.out.Learned.Version = e.Version
 	}
 	if v, ok := e.Values["is_leader"]; ok {
-		m.Leader, lm.Leader, lm.LeaderKnown = v == 1, v == 1, true
+		lm.Leader, lm.LeaderKnown = v == 1, true
 	}
 }
 

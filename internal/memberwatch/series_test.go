@@ -8,68 +8,64 @@ import (
 	"time"
 
 	"github.com/etcdperf/etcdperf/internal/cluster"
-	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/testutil"
 )
 
 // A series marks the window every interval: one sample per interval for a
 // member that answers, an error sample for one that does not, the
-// callbacks once per start and per interval, and the member's process and
-// version from the window. Without a duration, the end of ctx ends it
-// without an error.
+// callbacks once per start and per interval with what was measured so
+// far, and the member's process and version from the window. Without a
+// duration, the end of ctx ends it without an error.
 func TestSeriesMarksEveryInterval(t *testing.T) {
 	tg := startEtcd(t)
 	members := append(tg.Members(), cluster.Member{Name: "gone", MetricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", testutil.FreePort(t))})
-	newResult := func(members []cluster.Member) *result.Result {
-		res := result.New(result.KindMetrics)
-		res.Env = &result.Env{}
-		res.Target = &result.Target{}
-		res.Metrics = &result.Metrics{}
-		for _, m := range members {
-			res.Metrics.Members = append(res.Metrics.Members, result.MetricsMember{Name: m.Name})
-			res.Target.Members = append(res.Target.Members, result.TargetMember{Name: m.Name})
-		}
-		return res
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	res := newResult(members)
 	var started, sampled int
 	var atStart Learned
-	learned, err := Series(ctx, http.DefaultClient, members, res.Metrics, SeriesOptions{Interval: 100 * time.Millisecond, Duration: 300 * time.Millisecond, Timeout: time.Second,
-		Started: func(l Learned) { started++; atStart = l }, Sampled: func() { sampled++ }})
+	var samplesSeen []int
+	w, err := Series(ctx, http.DefaultClient, members, SeriesOptions{Interval: 100 * time.Millisecond, Duration: 300 * time.Millisecond, Timeout: time.Second,
+		Names: []string{"one", "two"},
+		Started: func(w *Watched) {
+			started++
+			atStart = w.Learned
+			samplesSeen = append(samplesSeen, len(w.Members[0].Series))
+		},
+		Sampled: func(w *Watched) {
+			sampled++
+			samplesSeen = append(samplesSeen, len(w.Members[0].Series))
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sec := res.Metrics
-	if started != 1 || sampled != 3 || sec.Intervals != 3 || sec.Seconds != 0.3 {
-		t.Errorf("started %d, sampled %d, intervals %d over %gs; want 1, 3, 3 over 0.3s", started, sampled, sec.Intervals, sec.Seconds)
+	if started != 1 || sampled != 3 || w.Intervals != 3 || w.Seconds != 0.3 || w.Start.IsZero() {
+		t.Errorf("started %d, sampled %d, intervals %d over %gs from %v; want 1, 3, 3 over 0.3s", started, sampled, w.Intervals, w.Seconds, w.Start)
 	}
-	up, gone := sec.Members[0], sec.Members[1]
+	if fmt.Sprint(samplesSeen) != "[0 1 2 3]" {
+		t.Errorf("the callbacks saw %v samples of the answering member; want [0 1 2 3]", samplesSeen)
+	}
+	up, gone := w.Members[0], w.Members[1]
 	if len(up.Series) != 3 || up.Unreachable != 0 || up.Series[2].T != 0.3 || up.Series[0].MetricsSignals == nil || up.Overall == nil {
 		t.Errorf("the answering member: %+v", up)
 	}
-	if up.Process == nil || up.Version == "" || learned.Version != up.Version || learned.Members[0].Version != up.Version || atStart.Version != up.Version {
-		t.Errorf("process %+v, version %q, learned %+v, at start %+v", up.Process, up.Version, learned, atStart)
+	if up.Process == nil || w.Version == "" || w.Members == nil || w.Learned.Members[0].Version != w.Version || atStart.Version != w.Version {
+		t.Errorf("process %+v, learned %+v, at start %+v", up.Process, w.Learned, atStart)
 	}
-	if !learned.Members[0].LeaderKnown || !learned.Members[0].Leader || learned.Members[1] != (LearnedMember{}) {
-		t.Errorf("leadership learned: %+v", learned.Members)
+	if !w.Learned.Members[0].LeaderKnown || !w.Learned.Members[0].Leader || w.Learned.Members[1] != (LearnedMember{}) {
+		t.Errorf("leadership learned: %+v", w.Learned.Members)
 	}
-	if res.Target.Version != "" || res.Env.EtcdVersion != "" {
-		t.Errorf("Series wrote the target (%q) or env (%q)", res.Target.Version, res.Env.EtcdVersion)
-	}
-	if gone.Unreachable != 3 || len(gone.Series) != 3 || gone.Series[0].Error == "" || len(sec.Notes) != 1 {
-		t.Errorf("the silent member: %+v, notes %q", gone, sec.Notes)
+	if gone.Unreachable != 3 || len(gone.Series) != 3 || gone.Series[0].Error == "" || len(w.Notes) != 1 || w.Notes[0][:4] != "two " {
+		t.Errorf("the silent member: %+v, notes %q", gone, w.Notes)
 	}
 
 	// No duration: the series runs until ctx ends, and that is no error.
-	res = newResult(members[:1])
 	cctx, cancelRun := context.WithCancel(context.Background())
 	defer time.AfterFunc(250*time.Millisecond, cancelRun).Stop()
-	if _, err := Series(cctx, http.DefaultClient, members[:1], res.Metrics, SeriesOptions{Interval: 100 * time.Millisecond, Timeout: time.Second}); err != nil {
+	w, err = Series(cctx, http.DefaultClient, members[:1], SeriesOptions{Interval: 100 * time.Millisecond, Timeout: time.Second})
+	if err != nil {
 		t.Errorf("a series without a duration, ended by its context: %v", err)
 	}
-	if n := res.Metrics.Intervals; n > 2 {
+	if n := w.Intervals; n > 2 {
 		t.Errorf("%d intervals in 250ms of 100ms ones", n)
 	}
 }

@@ -78,18 +78,28 @@ func Metrics(ctx context.Context, o MetricsOptions) (*result.Result, error) {
 	}
 	res.Metrics = sec
 
-	so := memberwatch.SeriesOptions{Interval: o.Interval, Duration: o.Duration, Timeout: scrapeBound(o)}
-	so.Started = func(l memberwatch.Learned) {
-		applyLearned(res, l)
+	names := make([]string, len(sec.Members))
+	for i, m := range sec.Members {
+		names[i] = m.Name
+	}
+	notes := sec.Notes
+	so := memberwatch.SeriesOptions{Interval: o.Interval, Duration: o.Duration, Timeout: scrapeBound(o), Names: names}
+	so.Started = func(w *memberwatch.Watched) {
+		applyLearned(res, w.Learned)
+		putWatched(sec, notes, w)
 		if o.Started != nil {
 			o.Started(res)
 		}
 	}
-	if o.Sampled != nil {
-		so.Sampled = func() { o.Sampled(res) }
+	so.Sampled = func(w *memberwatch.Watched) {
+		putWatched(sec, notes, w)
+		if o.Sampled != nil {
+			o.Sampled(res)
+		}
 	}
-	learned, runErr := memberwatch.Series(ctx, d.HTTP, d.Members, sec, so)
-	applyLearned(res, learned)
+	watched, runErr := memberwatch.Series(ctx, d.HTTP, d.Members, so)
+	applyLearned(res, watched.Learned)
+	putWatched(sec, notes, watched)
 	if runErr != nil {
 		res.Error = runErr.Error()
 		if errors.Is(runErr, context.Canceled) {
@@ -101,21 +111,37 @@ func Metrics(ctx context.Context, o MetricsOptions) (*result.Result, error) {
 	return res, runErr
 }
 
-// applyLearned completes the target and env with what the members' first
-// answers told: a version where the member list named none, and who leads.
+// applyLearned completes the target, env and metrics section with what
+// the members' first answers told: a version where the member list named
+// none, and who leads.
 func applyLearned(res *result.Result, l memberwatch.Learned) {
 	if res.Target.Version == "" && l.Version != "" {
 		res.Target.Version, res.Env.EtcdVersion = l.Version, l.Version
 	}
 	for i, lm := range l.Members {
-		tm := &res.Target.Members[i]
+		tm, mm := &res.Target.Members[i], &res.Metrics.Members[i]
 		if tm.Version == "" && lm.Version != "" {
 			tm.Version = lm.Version
 		}
+		if mm.Version == "" && lm.Version != "" {
+			mm.Version = lm.Version
+		}
 		if lm.LeaderKnown {
-			tm.Leader = lm.Leader
+			tm.Leader, mm.Leader = lm.Leader, lm.Leader
 		}
 	}
+}
+
+// putWatched puts what the series measured so far in the metrics section,
+// after the notes the section had before the series began.
+func putWatched(sec *result.Metrics, notes []string, w *memberwatch.Watched) {
+	sec.Start, sec.Intervals, sec.Seconds = w.Start, w.Intervals, w.Seconds
+	for i, m := range w.Members {
+		mm := &sec.Members[i]
+		mm.Unreachable, mm.Overall, mm.Series, mm.Process = m.Unreachable, m.Overall, m.Series, m.Process
+	}
+	sec.PeerRTTs, sec.Defrags = w.PeerRTTs, w.Defrags
+	sec.Notes = slices.Concat(notes, w.Notes)
 }
 
 // scrapeBound bounds one round of scrapes: about the interval, so that a

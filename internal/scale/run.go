@@ -417,18 +417,23 @@ func (r *Run) startBackground(ctx context.Context, s int, lease *atomic.Int64, e
 				}})
 		}()
 	}
-	every(bgctx, &b.wg, pendingInterval, func() {
-		for _, m := range promscrape.ScrapeMembers(bgctx, r.httpc, r.members) {
-			if m.Err != nil {
-				continue
-			}
-			v := m.Snap.EtcdSignals().Values["proposals_pending"]
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		memberwatch.Watch(bgctx, r.httpc, r.members, memberwatch.WatchOptions{Interval: pendingInterval, SkipLate: true}, func(t memberwatch.Tick) bool {
 			b.mu.Lock()
-			b.pending.most = max(b.pending.most, v)
-			b.pending.byMember[m.Member.Name] = max(b.pending.byMember[m.Member.Name], v)
-			b.mu.Unlock()
-		}
-	})
+			defer b.mu.Unlock()
+			for _, m := range t.Mark.After {
+				if m.Err != nil {
+					continue
+				}
+				v := m.Snap.EtcdSignals().Values["proposals_pending"]
+				b.pending.most = max(b.pending.most, v)
+				b.pending.byMember[m.Member.Name] = max(b.pending.byMember[m.Member.Name], v)
+			}
+			return true
+		})
+	}()
 	if r.leased() {
 		// A new lease every quarter TTL, as the API server reuses one for a
 		// short while: an event lives from 3/4 of the TTL to the TTL, and
