@@ -157,12 +157,7 @@ func runCheck(ctx context.Context, o CheckOptions) (*result.Result, error) {
 			"so a shortfall here is etcd's or this machine's, as the findings say.", p.Rate))
 	}
 	res.Host = obs.Host
-	if o.DefragMember != "" {
-		res.ExpectedDefrag = expectedOfMember(o.DefragMember, obs.First, "before the load")
-		if res.ExpectedDefrag == nil {
-			res.ExpectedDefrag = expectedOfMember(o.DefragMember, obs.Last, "after the load")
-		}
-	}
+	res.ExpectedDefrag = expectedAroundLoad(o.DefragMember, obs.First, obs.Last)
 	if o.AutoDefrag {
 		note, derr := defragAfter(ctx, res, o.Target.Conn)
 		res.Perf.Notes = append(res.Perf.Notes, note)

@@ -94,6 +94,17 @@ func expectedFromMember(member string, snap promscrape.Snapshot) *result.Expecte
 	return e
 }
 
+// expectedAroundLoad is the stall of member's next defragmentation from
+// its scrape before a load (first), the size it had before the load wrote
+// anything, or, when that scrape failed, from its scrape after it (last);
+// nil when member is "" or answered neither.
+func expectedAroundLoad(member string, first, last []promscrape.MemberScrape) *result.ExpectedDefrag {
+	if e := expectedOfMember(member, first, "before the load"); e != nil {
+		return e
+	}
+	return expectedOfMember(member, last, "after the load")
+}
+
 // expectedOfMember is expectedFromMember of member's scrape among
 // scrapes (the only one when there is one); nil when member is "" or has
 // no scrape that answered. when, if set, says when the scrape was taken

@@ -209,3 +209,52 @@ func TestCheckStatesMemberDefrag(t *testing.T) {
 		t.Errorf("without a member: expected %+v", res.ExpectedDefrag)
 	}
 }
+
+// The stall of a member's next defragmentation around a load comes from
+// its scrape before the load; when that scrape failed, from the one after
+// it, and the source says which.
+func TestExpectedAroundLoad(t *testing.T) {
+	parse := func(name string) promscrape.Snapshot {
+		t.Helper()
+		f, err := os.Open("../promscrape/testdata/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		s, err := promscrape.Parse(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	before := []promscrape.MemberScrape{{Member: cluster.Member{Name: "etcd-0"}, Snap: parse("etcd-3.4.13.metrics")}}
+	after := []promscrape.MemberScrape{{Member: cluster.Member{Name: "etcd-0"}, Snap: parse("etcd-3.6.16.metrics")}}
+	failed := []promscrape.MemberScrape{{Member: cluster.Member{Name: "etcd-0"}, Err: fmt.Errorf("connection refused")}}
+	for _, c := range []struct {
+		name         string
+		first, last  []promscrape.MemberScrape
+		member, when string
+		before       bool // the size is the scrape's before the load
+	}{
+		{"the scrape before the load", before, after, "etcd-0", "before the load", true},
+		{"the scrape before failed", failed, after, "etcd-0", "after the load", false},
+		{"both failed", failed, failed, "etcd-0", "", false},
+		{"no member to state it for", before, after, "", "", false},
+	} {
+		e := expectedAroundLoad(c.member, c.first, c.last)
+		if c.when == "" {
+			if e != nil {
+				t.Errorf("%s: %+v, want none", c.name, e)
+			}
+			continue
+		}
+		used := c.last
+		if c.before {
+			used = c.first
+		}
+		want := used[0].Snap.EtcdSignals().Values["db_size_in_use"]
+		if e == nil || !strings.HasSuffix(e.DBSizeFrom, ", "+c.when) || e.DBSize != want || want <= 0 {
+			t.Errorf("%s: %+v, want %v bytes %s", c.name, e, want, c.when)
+		}
+	}
+}
