@@ -5,8 +5,10 @@
 // process's CPU; Mark scrapes again and gives the deltas of a step or an
 // interval; Stop (or End, at the last mark) returns what the window saw: the
 // server section with the member processes and the peers' round trips, a
-// row per member, the host, and etcdperf's own CPU. Series marks a window
-// at every interval into the per-interval signals of etcdperf metrics.
+// row per member, the host, and etcdperf's own CPU. Watch is the one loop
+// that marks a window at every interval: metrics' series (Series, which
+// returns the per-interval signals for pipeline to put in the Result), the
+// live probe's guard and scale's proposals-pending poll run on it.
 //
 // One window is one scrape per member at each boundary: a command that
 // needs figures at the start, at each step and at the end asks this
