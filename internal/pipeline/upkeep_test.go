@@ -49,13 +49,27 @@ func TestMetricsUpkeep(t *testing.T) {
 		_, err := em.Client.Defragment(ctx, ep)
 		return err
 	}
-	res, err := Metrics(ctx, MetricsOptions{Conn: cluster.ConnOptions{Endpoints: []string{ep}}, Interval: 300 * time.Millisecond, Duration: 2700 * time.Millisecond, Criteria: check.Table,
-		Started: func(_ *result.Result) { go func() { done <- upkeep() }() }})
+	// The watch runs until the upkeep is done and one more interval has
+	// been scraped, however long a busy host makes it take.
+	wctx, endWatch := context.WithCancel(ctx)
+	defer endWatch()
+	res, err := Metrics(wctx, MetricsOptions{Conn: cluster.ConnOptions{Endpoints: []string{ep}}, Interval: 300 * time.Millisecond, Criteria: check.Table,
+		Started: func(_ *result.Result) {
+			go func() {
+				err := upkeep()
+				time.Sleep(700 * time.Millisecond)
+				endWatch()
+				done <- err
+			}()
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("the upkeep took over 30s")
 	}
 	m := res.Metrics
 	if len(m.Compactions) != 1 || m.Compactions[0].Count != 3 || m.Compactions[0].Source != result.CompactionMetric {
@@ -83,16 +97,7 @@ func TestMetricsUpkeep(t *testing.T) {
 	}
 	// A member that never defragmented (etcd 3.4.13's captured metrics):
 	// what it would need.
-	f, err := os.Open("../promscrape/testdata/etcd-3.4.13.metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	old, err := promscrape.Parse(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if e := expectedFromMember("etcd-0", old); e == nil || e.Seconds != 0 || !strings.Contains(e.Missing, "etcdperf doctor --data-dir") || e.DBSize != 65536 {
+	if e := expectedFromMember("etcd-0", capturedMetrics(t, "etcd-3.4.13.metrics")); e == nil || e.Seconds != 0 || !strings.Contains(e.Missing, "etcdperf doctor --data-dir") || e.DBSize != 65536 {
 		t.Errorf("expected without a past defragmentation: %+v", e)
 	}
 
@@ -214,21 +219,8 @@ func TestCheckStatesMemberDefrag(t *testing.T) {
 // its scrape before the load; when that scrape failed, from the one after
 // it, and the source says which.
 func TestExpectedAroundLoad(t *testing.T) {
-	parse := func(name string) promscrape.Snapshot {
-		t.Helper()
-		f, err := os.Open("../promscrape/testdata/" + name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		s, err := promscrape.Parse(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
-	before := []promscrape.MemberScrape{{Member: cluster.Member{Name: "etcd-0"}, Snap: parse("etcd-3.4.13.metrics")}}
-	after := []promscrape.MemberScrape{{Member: cluster.Member{Name: "etcd-0"}, Snap: parse("etcd-3.6.16.metrics")}}
+	before := []promscrape.MemberScrape{{Member: cluster.Member{Name: "etcd-0"}, Snap: capturedMetrics(t, "etcd-3.4.13.metrics")}}
+	after := []promscrape.MemberScrape{{Member: cluster.Member{Name: "etcd-0"}, Snap: capturedMetrics(t, "etcd-3.6.16.metrics")}}
 	failed := []promscrape.MemberScrape{{Member: cluster.Member{Name: "etcd-0"}, Err: fmt.Errorf("connection refused")}}
 	for _, c := range []struct {
 		name         string
@@ -257,4 +249,20 @@ func TestExpectedAroundLoad(t *testing.T) {
 			t.Errorf("%s: %+v, want %v bytes %s", c.name, e, want, c.when)
 		}
 	}
+}
+
+// capturedMetrics is a real etcd's /metrics captured in promscrape's
+// testdata.
+func capturedMetrics(t *testing.T, name string) promscrape.Snapshot {
+	t.Helper()
+	f, err := os.Open("../promscrape/testdata/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s, err := promscrape.Parse(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
