@@ -69,15 +69,17 @@ func metricsBlock(runs []Run) Block {
 		m := r.Result.Metrics
 		every := fmt.Sprintf("every %s; each colour is a member.", units.Seconds(m.Interval))
 		fsync, sizes := memberLines(m, fsyncPoints), memberLines(m, nil)
+		marks := upkeepMarks(m)
 		limits := append(limitsFor([]Run{r}, check.WALFsyncP99), limitLine{Label: "resolution 1ms", Y: 0.001, Color: noteColor})
 		// An interval without fsyncs has no point but is part of the run:
 		// the chart's points in time are the intervals scraped (the sizes').
 		if n, _ := timePoints(sizes); n < minTimePoints {
 			short.add(r.Label+": WAL fsync p99", sizes)
 		} else if c, ok := xyChart("metrics-wal-fsync-"+strconv.Itoa(r.Index), r.Label+": WAL fsync p99 per interval",
-			"The p99 of each member's WAL fsyncs in each interval, "+every+" A point on the 1ms line is at most 1ms: etcd's histogram cannot tell lower values apart.",
+			"The p99 of each member's WAL fsyncs in each interval, "+every+" A point on the 1ms line is at most 1ms: etcd's histogram cannot tell lower values apart."+upkeepCaption(marks),
 			"seconds since start", "p99", fsync, units.Seconds, spansDecades(fsync)); ok {
 			withLimits(c, fsync, m.Seconds, limits, units.Seconds, spansDecades(fsync))
+			addUpkeepMarks(c.Plot, marks)
 			b.Charts = append(b.Charts, c)
 		}
 		if c, ok := timeChart("metrics-db-size-"+strconv.Itoa(r.Index), r.Label+": database size over time",
