@@ -37,8 +37,8 @@ func TestMetricsSection(t *testing.T) {
 	if answered == "" {
 		t.Fatal("the capture was meant to have a member that did not answer")
 	}
-	for _, want := range []string{"etcd members over time", "WAL fsync p99 per interval", "database size over time",
-		"p99 limit 10ms", "resolution 1ms", answered, "never answered", "worst member&#39;s WAL fsync p99 (metrics)", "scrapes not answered (metrics)"} {
+	for _, want := range []string{"etcd members over time", "WAL fsync p99 per interval", "backend commit p99 per interval", "database size over time",
+		"p99 limit 10ms", "p99 limit 25ms", "resolution 1ms", answered, "never answered", "worst member&#39;s WAL fsync p99 (metrics)", "scrapes not answered (metrics)"} {
 		if want == "never answered" {
 			if strings.Contains(out, want) {
 				t.Errorf("page says %q of members that answered", want)
@@ -58,7 +58,7 @@ func TestMetricsSection(t *testing.T) {
 			}
 		}
 	}
-	if strings.Join(names, ",") != "metrics-wal-fsync-0,metrics-db-size-0" {
+	if strings.Join(names, ",") != "metrics-wal-fsync-0,metrics-backend-commit-0,metrics-db-size-0" {
 		t.Errorf("charts %v", names)
 	}
 	// Two runs: two charts of each.
@@ -196,8 +196,8 @@ func TestMetricsUpkeepMarks(t *testing.T) {
 			t.Errorf("%s: the caption does not say what the marks are", c.Name)
 		}
 	}
-	if charts == 0 {
-		t.Fatal("no latency chart in the metrics section")
+	if charts != 2 {
+		t.Fatalf("%d latency charts in the metrics section, want the WAL fsync's and the backend commit's", charts)
 	}
 
 	// Without compactions or defragmentations: no marks, no words of them.
