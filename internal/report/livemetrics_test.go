@@ -200,6 +200,28 @@ func TestMetricsUpkeepMarks(t *testing.T) {
 		t.Fatalf("%d latency charts in the metrics section, want the WAL fsync's and the backend commit's", charts)
 	}
 
+	// A compaction of the whole cluster (every member in the same
+	// interval) is one grey mark, and the caption says why it is grey.
+	all := metricsResult(upkeepAt{0, 6, false}, upkeepAt{1, 6, false}, upkeepAt{2, 6, false}, upkeepAt{2, 9, true})
+	if got, want := upkeepMarks(all.Metrics), []upkeepMark{{X: 60, Member: several}, {X: 90, Member: 2, Defrag: true}}; !slices.Equal(got, want) {
+		t.Errorf("marks of a cluster's compaction %v, want %v", got, want)
+	}
+	for _, c := range New(all).Charts() {
+		if !strings.HasPrefix(c.Name, "metrics-wal-fsync-") {
+			continue
+		}
+		svg, err := c.SVG()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cs := markXs(t, svg, compactionDashes); len(cs) != 1 {
+			t.Errorf("%s: %d marks of one compaction of the cluster", c.Name, len(cs))
+		}
+		if !strings.Contains(html.UnescapeString(c.Caption), "grey where several members did in the same interval") {
+			t.Errorf("%s: the caption does not say what a grey mark is: %s", c.Name, c.Caption)
+		}
+	}
+
 	// Without compactions or defragmentations: no marks, no words of them.
 	calm := metricsResult()
 	for _, c := range New(calm).Charts() {

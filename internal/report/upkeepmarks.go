@@ -17,7 +17,9 @@ import (
 type upkeepMark struct {
 	// X is the end of the interval, in seconds since the start.
 	X float64
-	// Member is the member's index in the run: its colour.
+	// Member is the member's index in the run (its colour), or several
+	// when more than one member finished the same in the interval (a
+	// cluster's compaction usually runs on every member at once).
 	Member int
 	Defrag bool
 }
@@ -36,25 +38,43 @@ func markStyle(c color.Color, defrag bool) draw.LineStyle {
 	return draw.LineStyle{Color: c, Width: vg.Points(1), Dashes: compactionDashes}
 }
 
+// several is the Member of a mark that more than one member made.
+const several = -1
+
 // upkeepMarks are the intervals of a metrics run in which a member
-// finished a compaction or a defragmentation (from its histograms), the
-// compactions first.
+// finished a compaction or a defragmentation (from its histograms), one
+// mark per interval and kind, the compactions first.
 func upkeepMarks(m *result.Metrics) []upkeepMark {
-	var cs, ds []upkeepMark
-	for i, mm := range m.Members {
-		for _, s := range mm.Series {
-			if !s.Up() || s.Upkeep == nil {
-				continue
-			}
-			if s.Upkeep.Compactions > 0 {
-				cs = append(cs, upkeepMark{X: s.T, Member: i})
-			}
-			if s.Upkeep.Defrags > 0 {
-				ds = append(ds, upkeepMark{X: s.T, Member: i, Defrag: true})
+	var marks []upkeepMark
+	at := map[upkeepMark]int{} // a mark without its member: its index in marks
+	for _, defrag := range []bool{false, true} {
+		for i, mm := range m.Members {
+			for _, s := range mm.Series {
+				if !s.Up() || s.Upkeep == nil || (defrag && s.Upkeep.Defrags <= 0) || (!defrag && s.Upkeep.Compactions <= 0) {
+					continue
+				}
+				key := upkeepMark{X: s.T, Defrag: defrag}
+				if j, ok := at[key]; ok {
+					if marks[j].Member != i {
+						marks[j].Member = several
+					}
+					continue
+				}
+				at[key] = len(marks)
+				key.Member = i
+				marks = append(marks, key)
 			}
 		}
 	}
-	return append(cs, ds...)
+	return marks
+}
+
+// markColor is a mark's member's colour, grey for several members.
+func markColor(k upkeepMark) color.Color {
+	if k.Member == several {
+		return noteColor
+	}
+	return runColor(k.Member)
 }
 
 // addUpkeepMarks draws the marks across a chart over time whose y axis is
@@ -62,7 +82,7 @@ func upkeepMarks(m *result.Metrics) []upkeepMark {
 func addUpkeepMarks(p *plot.Plot, marks []upkeepMark) {
 	drawn := map[bool]bool{}
 	for _, k := range marks {
-		p.Add(vline(k.X, p.Y.Min, p.Y.Max, markStyle(runColor(k.Member), k.Defrag)))
+		p.Add(vline(k.X, p.Y.Min, p.Y.Max, markStyle(markColor(k), k.Defrag)))
 		drawn[k.Defrag] = true
 	}
 	for _, kind := range upkeepKinds {
@@ -80,9 +100,10 @@ var upkeepKinds = []struct {
 
 // upkeepCaption says what the marks drawn are ("" when there are none).
 func upkeepCaption(marks []upkeepMark) string {
-	drawn := map[bool]bool{}
+	drawn, shared := map[bool]bool{}, false
 	for _, k := range marks {
 		drawn[k.Defrag] = true
+		shared = shared || k.Member == several
 	}
 	var kinds []string
 	for _, kind := range upkeepKinds {
@@ -93,6 +114,10 @@ func upkeepCaption(marks []upkeepMark) string {
 	if len(kinds) == 0 {
 		return ""
 	}
-	return " Vertical lines in a member's colour mark the ends of the intervals in which that member finished " + strings.Join(kinds, " or ") +
+	grey := ""
+	if shared {
+		grey = " (grey where several members did in the same interval)"
+	}
+	return " Vertical lines in a member's colour mark the ends of the intervals in which that member finished " + strings.Join(kinds, " or ") + grey +
 		": a spike on one may be that work's cost rather than the disk's; judge the disk by the intervals between them."
 }
