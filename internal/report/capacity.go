@@ -339,10 +339,7 @@ func addKnee(p *plot.Plot, knee, held, lo, hi float64, named bool) {
 		if v.x <= 0 {
 			continue
 		}
-		l := &plotter.Line{XYs: plotter.XYs{{X: v.x, Y: lo}, {X: v.x, Y: hi}}, LineStyle: plotter.DefaultLineStyle}
-		l.LineStyle.Color, l.LineStyle.Width = v.c, vg.Points(0.8)
-		l.LineStyle.Dashes = []vg.Length{vg.Points(3), vg.Points(2)}
-		p.Add(l)
+		p.Add(vline(v.x, lo, hi, draw.LineStyle{Color: v.c, Width: vg.Points(0.8), Dashes: []vg.Length{vg.Points(3), vg.Points(2)}}))
 		if named {
 			p.Add(textAt(plotter.XYLabels{XYs: plotter.XYs{{X: v.x, Y: lo}}, Labels: []string{v.label}}, v.c, 8, draw.XLeft, v.yAlign, math.Pi/2,
 				vg.Point{X: v.off, Y: 4}))

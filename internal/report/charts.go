@@ -255,6 +255,12 @@ func addLimits(p *plot.Plot, x0, x1 float64, limits []limitLine) {
 	}
 }
 
+// vline is a vertical line at x from y lo to y hi, drawn in sty: a
+// moment on a chart over time, a rate on a chart over rates.
+func vline(x, lo, hi float64, sty draw.LineStyle) *plotter.Line {
+	return &plotter.Line{XYs: plotter.XYs{{X: x, Y: lo}, {X: x, Y: hi}}, LineStyle: sty}
+}
+
 // logRange sets a log axis to a range around the positive values, padded
 // to the nearest 1-2-5 steps so that the ends carry labels.
 func logRange(a *plot.Axis, pts plotter.XYs, get func(plotter.XY) float64) {

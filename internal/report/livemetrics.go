@@ -12,8 +12,9 @@ import (
 )
 
 // The metrics section: what `etcdperf metrics` saw of a running cluster,
-// per member over time (its WAL fsync p99 and database size at each
-// interval) and over the run.
+// per member over time (its WAL fsync and backend commit p99 and database
+// size at each interval, with the compactions and defragmentations it
+// finished) and over the run.
 func init() {
 	// worst is the worst member's value over the run of a latency.
 	worst := func(get func(s *result.MetricsSignals) *result.Latency) func(r *result.Result) (Value, bool) {
@@ -47,9 +48,9 @@ func init() {
 		Has: func(r *result.Result) bool { return r.Metrics != nil },
 		Metrics: []Metric{
 			{Label: "worst member's WAL fsync p99 (metrics)", Unit: "s", Better: Lower,
-				Get: worst(func(s *result.MetricsSignals) *result.Latency { return s.WALFsync })},
+				Get: worst(walFsyncOf)},
 			{Label: "worst member's backend commit p99 (metrics)", Unit: "s", Better: Lower,
-				Get: worst(func(s *result.MetricsSignals) *result.Latency { return s.BackendCommit })},
+				Get: worst(backendCommitOf)},
 			{Label: "leader changes seen (metrics, all members)", Unit: "count", Better: Lower,
 				Get: sum(overall(func(s *result.MetricsSignals) float64 { return s.LeaderChanges }))},
 			{Label: "scrapes not answered (metrics)", Unit: "count", Better: Lower,
@@ -58,6 +59,10 @@ func init() {
 		Build: metricsBlock,
 	})
 }
+
+// walFsyncOf and backendCommitOf pick a latency of a member's signals.
+func walFsyncOf(s *result.MetricsSignals) *result.Latency      { return s.WALFsync }
+func backendCommitOf(s *result.MetricsSignals) *result.Latency { return s.BackendCommit }
 
 func metricsBlock(runs []Run) Block {
 	var b Block
@@ -68,17 +73,28 @@ func metricsBlock(runs []Run) Block {
 	for _, r := range runs {
 		m := r.Result.Metrics
 		every := fmt.Sprintf("every %s; each colour is a member.", units.Seconds(m.Interval))
-		fsync, sizes := memberLines(m, fsyncPoints), memberLines(m, nil)
-		limits := append(limitsFor([]Run{r}, check.WALFsyncP99), limitLine{Label: "resolution 1ms", Y: 0.001, Color: noteColor})
-		// An interval without fsyncs has no point but is part of the run:
-		// the chart's points in time are the intervals scraped (the sizes').
-		if n, _ := timePoints(sizes); n < minTimePoints {
-			short.add(r.Label+": WAL fsync p99", sizes)
-		} else if c, ok := xyChart("metrics-wal-fsync-"+strconv.Itoa(r.Index), r.Label+": WAL fsync p99 per interval",
-			"The p99 of each member's WAL fsyncs in each interval, "+every+" A point on the 1ms line is at most 1ms: etcd's histogram cannot tell lower values apart.",
-			"seconds since start", "p99", fsync, units.Seconds, spansDecades(fsync)); ok {
-			withLimits(c, fsync, m.Seconds, limits, units.Seconds, spansDecades(fsync))
-			b.Charts = append(b.Charts, c)
+		sizes, marks := memberLines(m, nil), upkeepMarks(m)
+		for _, q := range []struct {
+			name, what, caption, check string
+			get                        func(s *result.MetricsSignals) *result.Latency
+		}{
+			{"wal-fsync", "WAL fsync", "WAL fsyncs", check.WALFsyncP99, walFsyncOf},
+			{"backend-commit", "backend commit", "backend commits (its writes to its database file)", check.BackendCommitP99, backendCommitOf},
+		} {
+			lat := memberLines(m, p99Points(q.get))
+			limits := append(limitsFor([]Run{r}, q.check), limitLine{Label: "resolution 1ms", Y: 0.001, Color: noteColor})
+			// An interval without a latency observed has no point but is
+			// part of the run: the chart's points in time are the
+			// intervals scraped (the sizes').
+			if n, _ := timePoints(sizes); n < minTimePoints {
+				short.add(r.Label+": "+q.what+" p99", sizes)
+			} else if c, ok := xyChart("metrics-"+q.name+"-"+strconv.Itoa(r.Index), r.Label+": "+q.what+" p99 per interval",
+				"The p99 of each member's "+q.caption+" in each interval, "+every+" A point on the 1ms line is at most 1ms: etcd's histogram cannot tell lower values apart."+upkeepCaption(marks),
+				"seconds since start", "p99", lat, units.Seconds, spansDecades(lat)); ok {
+				withLimits(c, lat, m.Seconds, limits, units.Seconds, spansDecades(lat))
+				addUpkeepMarks(c.Plot, marks)
+				b.Charts = append(b.Charts, c)
+			}
 		}
 		if c, ok := timeChart("metrics-db-size-"+strconv.Itoa(r.Index), r.Label+": database size over time",
 			"Each member's database (solid) and the part of it in use (dashed), "+every,
@@ -129,16 +145,22 @@ func p99Cell(l *result.Latency) string {
 	return units.Seconds(l.P99)
 }
 
-// fsyncPoints are a member's WAL fsync p99 at each interval that had
-// fsyncs (a p99 in the lowest bucket sits on that bucket's bound).
-func fsyncPoints(ss []result.MetricsSample) plotter.XYs {
-	var pts plotter.XYs
-	for _, s := range ss {
-		if s.Up() && s.WALFsync != nil && s.WALFsync.Count > 0 {
-			pts = append(pts, plotter.XY{X: s.T, Y: s.WALFsync.P99})
+// p99Points returns a member's p99 of a latency (get) at each interval
+// that observed it (a p99 in the lowest bucket sits on that bucket's
+// bound).
+func p99Points(get func(s *result.MetricsSignals) *result.Latency) func([]result.MetricsSample) plotter.XYs {
+	return func(ss []result.MetricsSample) plotter.XYs {
+		var pts plotter.XYs
+		for _, s := range ss {
+			if !s.Up() {
+				continue
+			}
+			if l := get(s.MetricsSignals); l != nil && l.Count > 0 {
+				pts = append(pts, plotter.XY{X: s.T, Y: l.P99})
+			}
 		}
+		return pts
 	}
-	return pts
 }
 
 // memberLines returns one line per member (each member its colour) of
