@@ -117,8 +117,8 @@ func defragStall(r *result.Result) []result.Finding {
 }
 
 // compactionSpikes names latency spikes that recur with the scheduled
-// compactions: their period and cost are compaction's, not a slow
-// disk's.
+// compactions, and the members they recur on: their period and cost are
+// compaction's, not a slow disk's.
 func compactionSpikes(r *result.Result) []result.Finding {
 	share, need := LimitOf(r, check.CompactionSpikeShare), LimitOf(r, check.CompactionsRegular)
 	cs, _ := r.UpkeepSeen()
@@ -136,6 +136,7 @@ func compactionSpikes(r *result.Result) []result.Finding {
 		if c.TookMax > 0 {
 			cost = fmt.Sprintf(", each taking %s (longest %s)", units.Seconds(c.TookP50), units.Seconds(c.TookMax))
 		}
+		f.Members = append(f.Members, c.Member)
 		titles = append(titles, fmt.Sprintf("%s: %d of its %d latency spikes came within %s of a compaction, every %s%s",
 			c.Member, c.Near, c.Spikes, units.Seconds(c.Window), period, cost))
 		f.Evidence = append(f.Evidence,

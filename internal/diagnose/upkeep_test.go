@@ -34,8 +34,9 @@ func TestCompactionSpikes(t *testing.T) {
 			if (len(fs) == 1) != c.wanted {
 				t.Fatalf("findings %+v for %+v, want one: %v", fs, c.c, c.wanted)
 			}
-			if c.wanted && (!strings.Contains(fs[0].Title, "12 of its 13 latency spikes") || !strings.Contains(fs[0].Title, "every 5m0s") || !strings.Contains(fs[0].Title, "not with a slow disk")) {
-				t.Errorf("title %q", fs[0].Title)
+			if c.wanted && (!strings.Contains(fs[0].Title, "12 of its 13 latency spikes") || !strings.Contains(fs[0].Title, "every 5m0s") || !strings.Contains(fs[0].Title, "not with a slow disk") ||
+				len(fs[0].Members) != 1 || fs[0].Members[0] != "etcd-0") {
+				t.Errorf("title %q, members %q", fs[0].Title, fs[0].Members)
 			}
 		})
 	}
