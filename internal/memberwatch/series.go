@@ -128,7 +128,6 @@ type watcher struct {
 	timeout  time.Duration
 	interval time.Duration
 	state    []memberState
-	win      *Window
 }
 
 // memberState is what the watcher keeps of a member between scrapes.
@@ -148,9 +147,6 @@ func roundMs(d time.Duration) float64 { return d.Round(time.Millisecond).Seconds
 // first scrape, which only sets the starting point).
 func (w *watcher) round(tk Tick) {
 	n := tk.N
-	if n == 0 {
-		w.win = tk.Window
-	}
 	t := roundMs(time.Duration(n) * w.interval)
 	for i, s := range tk.Mark.After {
 		st, m := &w.state[i], &w.out.Members[i]
@@ -184,8 +180,8 @@ func (w *watcher) round(tk Tick) {
 		st.latest = s.Snap
 	}
 	if n > 0 {
-		w.takeProcesses()
-		w.takePeerRTTs()
+		w.takeProcesses(tk.Window)
+		w.takePeerRTTs(tk.Window.members)
 		w.takeDefrags()
 	}
 }
@@ -203,9 +199,9 @@ func (w *watcher) takeDefrags() {
 
 // takeProcesses records each member process's figures from the first
 // round to now.
-func (w *watcher) takeProcesses() {
-	for _, p := range w.win.Processes() {
-		for i, m := range w.win.members {
+func (w *watcher) takeProcesses(win *Window) {
+	for _, p := range win.Processes() {
+		for i, m := range win.members {
 			if m.Name == p.Name {
 				w.out.Members[i].Process = &p
 			}
@@ -215,15 +211,14 @@ func (w *watcher) takeProcesses() {
 
 // takePeerRTTs records the members' round trips to each other from their
 // first answers to their latest.
-func (w *watcher) takePeerRTTs() {
+func (w *watcher) takePeerRTTs(members []cluster.Member) {
 	var first, latest []promscrape.MemberScrape
 	for i, st := range w.state {
 		if st.latest == nil {
 			continue
 		}
-		m := w.win.members[i]
-		first = append(first, promscrape.MemberScrape{Member: m, Snap: st.first})
-		latest = append(latest, promscrape.MemberScrape{Member: m, Snap: st.latest})
+		first = append(first, promscrape.MemberScrape{Member: members[i], Snap: st.first})
+		latest = append(latest, promscrape.MemberScrape{Member: members[i], Snap: st.latest})
 	}
 	w.out.PeerRTTs = promscrape.PeerRTTsBetween(first, latest)
 }

@@ -15,8 +15,6 @@ type WatchOptions struct {
 	Interval time.Duration
 	// Timeout bounds one round of scrapes (0: only ctx does).
 	Timeout time.Duration
-	// Window shapes the window the watch marks.
-	Window Options
 	// SkipLate skips the rounds whose time passed while a round ran (a
 	// poll that wants no backlog); without it they run at once, one after
 	// the other, so that a series has a mark for every interval.
@@ -33,11 +31,12 @@ type Tick struct {
 	Window *Window
 }
 
-// Watch is the one watch loop over members: it opens a window, hands its
-// first scrape to each, then marks the window every interval and hands
+// Watch is the one watch loop over members: it opens a window (without
+// the host's sampler, which a watch has no end to stop), hands its first
+// scrape to each, then marks the window every interval and hands
 // each mark to each, until each returns false or ctx ends. A round that
-// ctx interrupted is not handed on. It returns the window, not ended:
-// the caller ends it (End) when it wants its Observation.
+// ctx interrupted is not handed on. It returns the window, which the
+// caller may end (End) for its Observation.
 func Watch(ctx context.Context, client *http.Client, members []cluster.Member, o WatchOptions, each func(Tick) bool) *Window {
 	start := time.Now()
 	var w *Window
@@ -49,7 +48,7 @@ func Watch(ctx context.Context, client *http.Client, members []cluster.Member, o
 		defer cancel()
 		t := Tick{N: n, At: time.Now()}
 		if w == nil {
-			w = Start(rctx, client, members, o.Window)
+			w = Start(rctx, client, members, Options{})
 			t.Mark = Mark{After: w.First()}
 		} else {
 			t.Mark = w.Mark(rctx)
