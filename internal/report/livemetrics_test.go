@@ -129,7 +129,7 @@ func metricsResult(upkeep ...upkeepAt) *result.Result {
 // markXs returns the x (in the SVG's units) of the vertical lines of a
 // chart dashed as dashes, but for the legend's sample of them (a
 // horizontal line), in the order drawn.
-func markXs(t *testing.T, svg string, dashes []vg.Length) []float64 {
+func markXs(t *testing.T, svg string, dashes []vg.Length, stroke ...string) []float64 {
 	t.Helper()
 	var parts []string
 	for _, d := range dashes {
@@ -137,7 +137,12 @@ func markXs(t *testing.T, svg string, dashes []vg.Length) []float64 {
 	}
 	// vgsvg strokes a dashed line as
 	// <path d="Mx0,y0Lx1,y1" style="...;stroke-dasharray:a,b" />
-	re := regexp.MustCompile(`<path d="M([-0-9.e]+)[ ,]([-0-9.e]+)\s*L([-0-9.e]+)[ ,]([-0-9.e]+)\s*"\s*style="[^"]*stroke-dasharray:` +
+	// With a stroke given, only the lines drawn in it (case aside).
+	colour := ""
+	if len(stroke) > 0 {
+		colour = "(?i:" + regexp.QuoteMeta(stroke[0]) + ")[^\"]*"
+	}
+	re := regexp.MustCompile(`<path d="M([-0-9.e]+)[ ,]([-0-9.e]+)\s*L([-0-9.e]+)[ ,]([-0-9.e]+)\s*"\s*style="[^"]*` + colour + `stroke-dasharray:` +
 		regexp.QuoteMeta(strings.Join(parts, ",")) + `[;"]`)
 	var xs []float64
 	for _, g := range re.FindAllStringSubmatch(svg, -1) {
@@ -183,9 +188,14 @@ func TestMetricsUpkeepMarks(t *testing.T) {
 		if f := (ds[0] - cs[0]) / (cs[1] - cs[0]); math.Abs(f-2.0/3) > 0.01 {
 			t.Errorf("%s: the defragmentation's mark is at %.3f of the way between the compactions', want 2/3", c.Name, f)
 		}
+		// The marks themselves (not only the member's latency line) are
+		// in the member's colour.
 		rgb := runColor(member).(color.RGBA)
-		if stroke := fmt.Sprintf("stroke:#%02X%02X%02X", rgb.R, rgb.G, rgb.B); strings.Count(strings.ToUpper(svg), strings.ToUpper(stroke)) == 0 {
-			t.Errorf("%s: nothing drawn in the member's colour %s", c.Name, stroke)
+		stroke := fmt.Sprintf("stroke:#%02x%02x%02x", rgb.R, rgb.G, rgb.B)
+		for _, d := range [][]vg.Length{compactionDashes, defragDashes} {
+			if n := len(markXs(t, svg, d, stroke)); n == 0 {
+				t.Errorf("%s: no mark dashed %v in the member's colour %s", c.Name, d, stroke)
+			}
 		}
 		for _, w := range []string{">compaction<", ">defragmentation<"} {
 			if !strings.Contains(svg, w) {
