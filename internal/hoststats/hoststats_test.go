@@ -102,8 +102,11 @@ func TestSamplerSeesWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Synced writes for 300ms: the device's busy time counts in whole
+	// clock ticks (io_ticks), which a burst of writes of tens of
+	// microseconds each within one tick can leave at 0.
 	buf := make([]byte, 4096)
-	for i := 0; i < 50; i++ {
+	for t0 := time.Now(); time.Since(t0) < 300*time.Millisecond; {
 		f.Write(buf)
 		f.Sync()
 	}
