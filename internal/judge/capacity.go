@@ -95,16 +95,24 @@ func Capacity(c *result.Capacity, criteria []check.Criterion) {
 	defer sizesFrom(c)
 	// A rate that broke when held (a confirm step) undoes what shorter
 	// steps held at it and above.
-	held := math.Inf(1)
+	// A rate that held when held (a confirm step below the one that
+	// broke) bounds the answer too: a shorter step that held between the
+	// two was not confirmed, and the sweep stepped down past it.
+	held, confirmed := math.Inf(1), 0.0
 	for _, st := range c.Steps {
 		if st.Confirm && Failed(&st) {
 			held = min(held, st.Offered)
 		}
 	}
+	for _, st := range c.Steps {
+		if st.Confirm && !Failed(&st) && st.Offered < held {
+			confirmed = max(confirmed, st.Offered)
+		}
+	}
 	var broke *result.CapacityStep
 	for i := range c.Steps {
 		st := &c.Steps[i]
-		if !Failed(st) && st.Offered < held {
+		if !Failed(st) && st.Offered < held && (confirmed == 0 || st.Offered <= confirmed) {
 			c.PutsPerS = max(c.PutsPerS, st.Offered)
 		} else if Failed(st) && (broke == nil || st.Offered < broke.Offered || st.Offered == broke.Offered && st.Confirm) {
 			broke = st

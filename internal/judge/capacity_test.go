@@ -407,4 +407,15 @@ func TestCapacityConfirm(t *testing.T) {
 			t.Errorf("%s: %g puts/s, answer %q; want %g, %q", c.name, cap.PutsPerS, cap.Answer, c.puts, c.answer)
 		}
 	}
+	// The confirmed rate is the answer when a short step held a little
+	// above it: the sweep stepped down from 11,000 (near a limit when
+	// held) to 7,800, which held, and past 8,000, which held only 2s.
+	high := []result.CapacityStep{st(150, 30, false), st(1000, 2, false), st(2000, 2, false), st(4000, 2, false),
+		tight(st(8000, 2, false), 0.021), st(16000, 2, false, check.RequestP99), st(11000, 2, false),
+		tight(st(11000, 10, true), 0.023), st(7800, 10, true)}
+	cap := &result.Capacity{ValueSize: 1024, ConfirmSeconds: 10, Steps: high}
+	Capacity(cap, check.Table)
+	if want := "up to 7,800 puts/s of 1.0 KiB within its limits, held for 10s; at 11,000, held for 10s, the backend commit p99"; cap.PutsPerS != 7800 || !strings.Contains(cap.Answer, want) {
+		t.Errorf("a short step held above the confirmed rate: %g puts/s, answer %q; want 7800, %q", cap.PutsPerS, cap.Answer, want)
+	}
 }

@@ -308,20 +308,17 @@ func capacityChart(s sweep, ax capAxes) Chart {
 		Plot: up, Lower: low, LowerShare: capacityLowerShare, Height: capacityHeight}
 }
 
-// kneeOf is the lowest offered rate whose step broke a limit (0 when none
-// did) and the highest under it that held every one.
+// kneeOf is the lowest offered rate whose step did not hold it (broke a
+// limit, or came near one for a confirm step's time; 0 when none did) and
+// the sweep's answer, the highest rate that held (a confirmed one when a
+// confirm step ran).
 func kneeOf(s sweep) (knee, held float64) {
 	for _, st := range s.steps {
-		if len(st.Broke) > 0 && knee == 0 {
+		if (len(st.Broke) > 0 || st.Confirm && len(st.Tight) > 0) && (knee == 0 || st.Offered < knee) {
 			knee = st.Offered
 		}
 	}
-	for _, st := range s.steps {
-		if len(st.Broke) == 0 && (knee == 0 || st.Offered < knee) {
-			held = st.Offered
-		}
-	}
-	return knee, held
+	return knee, s.c.PutsPerS
 }
 
 // addKnee draws the highest rate that held (green) and the knee (red) as
