@@ -49,10 +49,6 @@ type TargetOptions struct {
 	// Faults holds what each member (by index) suffers on purpose; a member
 	// with a fault always runs as a child process.
 	Faults []Fault
-	// AutoCompaction, when positive, has every member compact its history
-	// periodically, keeping this much of it (etcd's
-	// --auto-compaction-mode=periodic --auto-compaction-retention).
-	AutoCompaction time.Duration
 }
 
 // faulty reports whether any member has a fault.
@@ -271,9 +267,6 @@ func startEmbedded(ctx context.Context, o TargetOptions) (*Target, error) {
 	var cfgs []MemberConfig
 	for attempt := 1; ; attempt++ {
 		cfgs, err = memberConfigs(runDir, n, o.RunID, timeout, o.Faults)
-		for i := range cfgs {
-			cfgs[i].AutoCompaction = o.AutoCompaction
-		}
 		if err != nil {
 			return fail(err)
 		}

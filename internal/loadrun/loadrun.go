@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/etcdperf/etcdperf/internal/cluster"
@@ -39,6 +40,12 @@ type Options struct {
 	// KeepKeys leaves the keys under the prefix; Compact compacts etcd's
 	// history at the end (after the keys are deleted).
 	KeepKeys, Compact bool
+	// CompactEvery, when positive, compacts etcd's history to its latest
+	// revision while the load runs, at (k-½)·CompactEvery from its start
+	// (k = 1, 2, ...): a run of any length then holds its share of
+	// compactions of its own history, one per CompactEvery, as a long
+	// run of etcd compacting at that period does.
+	CompactEvery time.Duration
 	// Started, when set, is called once etcd is up and the load begins.
 	Started func()
 	// Window shapes the window on the members over the load (check and
@@ -102,6 +109,48 @@ func ticks(ctx context.Context, win *memberwatch.Window, o Options, p *load.Prog
 		o.Tick(Tick{N: n, Start: prev, End: end, Mark: mark, Succeeded: ok - prevOK, Failed: failed - prevFailed,
 			Host: HostIn(win.HostSeries(), prev, end)})
 		prev, prevOK, prevFailed = end, ok, failed
+	}
+}
+
+// compactions are what compacting did: how many, and the error that
+// stopped it.
+type compactions struct {
+	n   int
+	err error
+}
+
+// compacting compacts etcd's history to its latest revision (read from a
+// get of key) at (k-½)·every from now until stop closes or ctx ends.
+func compacting(ctx context.Context, c *cluster.Client, key string, every time.Duration, stop <-chan struct{}) compactions {
+	var done compactions
+	t0 := time.Now()
+	t := time.NewTimer(every / 2)
+	defer t.Stop()
+	for k := 1; ; k++ {
+		select {
+		case <-stop:
+			return done
+		case <-ctx.Done():
+			return done
+		case <-t.C:
+		}
+		t.Reset(time.Until(t0.Add(time.Duration(k)*every + every/2)))
+		cctx, cancel := context.WithTimeout(ctx, c.CommandTimeout())
+		r, err := c.Get(cctx, key)
+		if err == nil {
+			_, err = c.Compact(cctx, r.Header.Revision)
+		}
+		cancel()
+		if errors.Is(err, rpctypes.ErrCompacted) {
+			err = nil // compacted there already: no write since
+		}
+		if err != nil {
+			if ctx.Err() == nil {
+				done.err = err
+			}
+			return done
+		}
+		done.n++
 	}
 }
 
@@ -181,10 +230,21 @@ func Run(ctx context.Context, o Options) (res *result.Result, obs *memberwatch.O
 		stopTicks = make(chan struct{})
 		ticking.Go(func() { ticks(ctx, win, o, o.Load.Progress, stopTicks) })
 	}
+	var stopCompacting chan struct{}
+	var compacted compactions
+	if o.CompactEvery > 0 {
+		stopCompacting = make(chan struct{})
+		ticking.Go(func() { compacted = compacting(ctx, cli, o.Load.Prefix, o.CompactEvery, stopCompacting) })
+	}
 	st, runErr := load.Run(ctx, conns, o.Load)
-	if stopTicks != nil {
+	if stopTicks != nil || stopCompacting != nil {
 		// The window is the ticks' until they stop.
-		close(stopTicks)
+		if stopTicks != nil {
+			close(stopTicks)
+		}
+		if stopCompacting != nil {
+			close(stopCompacting)
+		}
 		ticking.Wait()
 	}
 	// The end of the run is measured and cleaned up even after Ctrl-C; after
@@ -213,6 +273,10 @@ func Run(ctx context.Context, o Options) (res *result.Result, obs *memberwatch.O
 		res.Bench.ClientCPU = obs.ClientShare()
 	}
 	res.Server = obs.Server
+	if compacted.err != nil {
+		notes = append(notes, fmt.Sprintf("compacting etcd's history during the load (every %s) stopped after %d compactions: %v",
+			o.CompactEvery, compacted.n, compacted.err))
+	}
 	res.Bench.Notes = append(append(res.Bench.Notes, notes...), obs.Notes...)
 	if o.Target.KeepData && t.RunDir() != "" {
 		res.Bench.Notes = append(res.Bench.Notes, "kept the embedded etcd's data and logs in "+t.RunDir()+" (--keep-data)")

@@ -76,19 +76,27 @@ type CapacityOptions struct {
 	Stepping func(rate float64, clients int, confirm bool)
 }
 
-// DefaultCapacityConfirm is how long doctor's sweep holds its answer: five
+// DefaultCapacityConfirm is how long doctor's sweep holds its answer: four
 // default steps, which doctor's minute on one location has room for
-// twice. A queue that a 2s step ends before shows in it: 10s at 4,000
-// puts/s rests its p99s on 40,000 requests.
-const DefaultCapacityConfirm = 10 * time.Second
+// twice. A queue that a 2s step ends before shows in it: 8s at 4,000
+// puts/s rests its p99s on 32,000 requests; and it holds two of the
+// sweep's compactions (capacityCompaction), as every 8s of a longer step
+// does.
+const DefaultCapacityConfirm = 8 * time.Second
 
 // maxConfirms bounds the confirm steps: the answer, then at most one
 // step down (a factor of √2) when it breaks.
 const maxConfirms = 2
 
-// capacityCompaction is the history the sweep's own etcd keeps as it
-// compacts itself.
-const capacityCompaction = 10 * time.Second
+// capacityCompaction is how often the sweep compacts its own etcd's
+// history during a step at least that long, keeping none: at 2s into it,
+// then every 4s (loadrun.Options.CompactEvery), so that a step of any
+// length pays its share of compactions of its own history, an 8s confirm
+// step two, as every 8s of a 60s step does. A 2s step pays none. (etcd's
+// periodic compactor, which keeps a period of history, compacts nothing
+// of a step's own before twice its period into it: a 10s confirm step
+// then paid no compaction that a 60s step paid five times.)
+const capacityCompaction = 4 * time.Second
 
 // capacityKeySpace is the keys each step on the sweep's own etcd writes
 // over and over, as a cluster updates its objects: with its history
@@ -154,6 +162,16 @@ func (s *sweep) keySpace() int {
 	return 0
 }
 
+// compactEvery is how often a step of d compacts the sweep's own etcd (0
+// on a live cluster, whose history is its own, and in a step shorter than
+// the period).
+func (s *sweep) compactEvery(d time.Duration) time.Duration {
+	if s.own && d >= capacityCompaction {
+		return capacityCompaction
+	}
+	return 0
+}
+
 // judged concludes the sweep from its steps so far (judge.Capacity).
 func (s *sweep) judged(err error) (*result.Capacity, error) {
 	judge.Capacity(s.c, s.o.Criteria)
@@ -189,11 +207,10 @@ func (s *sweep) open(ctx context.Context) (*cluster.Target, error) {
 		// of history a second: uncompacted, a long step measures a
 		// database growing by hundreds of megabytes (and, in minutes,
 		// etcd's 2 GiB quota: "database space exceeded"), not the
-		// storage. The sweep's own etcd compacts itself as a cluster
-		// under such a load must (kube-apiserver compacts every 5
-		// minutes; etcd's periodic auto-compaction), and each step's
-		// keys are compacted away after it.
-		to.AutoCompaction = capacityCompaction
+		// storage. The sweep compacts its own etcd during each step as a
+		// cluster under such a load must be (kube-apiserver compacts
+		// every 5 minutes), and each step's keys are deleted and
+		// compacted away after it.
 		s.c.CompactionSeconds = capacityCompaction.Seconds()
 	}
 	t, err := cluster.Open(ctx, to)
@@ -225,7 +242,7 @@ func (s *sweep) step(ctx context.Context, i int, r float64, d time.Duration, con
 	prof.Name, prof.Rate, prof.Clients = fmt.Sprintf("%.0f/s", r), r, clients
 	res, err := runCheck(ctx, CheckOptions{
 		Target:  cluster.TargetOptions{Conn: s.conn, RunID: fmt.Sprintf("%s-cap%d", s.runID, i)},
-		Profile: prof, Duration: d, Criteria: o.Criteria, Device: o.Device, AutoCompact: s.own, KeySpace: s.keySpace(),
+		Profile: prof, Duration: d, Criteria: o.Criteria, Device: o.Device, AutoCompact: s.own, KeySpace: s.keySpace(), CompactEvery: s.compactEvery(d),
 	})
 	if res == nil {
 		return false, err
@@ -318,21 +335,22 @@ func (s *sweep) knee(ctx context.Context, held, bad float64) error {
 }
 
 // confirm holds the answer for o.Confirm, and steps down by √2 while it
-// breaks (at most maxConfirms steps), never to a rate the verdict's own
-// load already held at least as long.
+// breaks (at most maxConfirms steps), never to a rate a step (the
+// verdict's own load, or a sweep's of --capacity-step at least as long)
+// already held at least as long.
 func (s *sweep) confirm(ctx context.Context) error {
 	o, c := s.o, s.c
 	if o.Confirm <= 0 {
 		return nil
 	}
-	floor := 0.0
-	if len(c.Steps) > 0 && len(c.Steps[0].Broke) == 0 && c.Steps[0].Seconds >= o.Confirm.Seconds() {
-		floor = c.Steps[0].Offered
-	}
-	r := 0.0
+	floor, r := 0.0, 0.0
 	for _, st := range c.Steps {
-		if len(st.Broke) == 0 {
-			r = max(r, st.Offered)
+		if len(st.Broke) > 0 {
+			continue
+		}
+		r = max(r, st.Offered)
+		if st.Seconds >= o.Confirm.Seconds() {
+			floor = max(floor, st.Offered)
 		}
 	}
 	for n := 0; n < maxConfirms && r > floor; n++ {

@@ -51,6 +51,9 @@ type CheckOptions struct {
 	// AutoCompact compacts etcd's history after the keys are deleted;
 	// AutoDefrag then defragments every member of an external cluster.
 	AutoCompact, AutoDefrag bool
+	// CompactEvery, when positive, compacts etcd's history while the load
+	// runs, once per CompactEvery (loadrun.Options.CompactEvery).
+	CompactEvery time.Duration
 	// Criteria are the limits to judge by (check.Table, maybe overridden).
 	Criteria []check.Criterion
 	// Device is the block device to watch in /proc/diskstats during the
@@ -132,7 +135,7 @@ func runCheck(ctx context.Context, o CheckOptions) (*result.Result, error) {
 		}
 	}
 	res, obs, err := observedPuts(ctx, puts{
-		target: o.Target, compact: o.AutoCompact, started: o.Started, device: device,
+		target: o.Target, compact: o.AutoCompact, compactEvery: o.CompactEvery, started: o.Started, device: device,
 		load: load.Options{
 			Clients: p.Clients, Duration: dur, Rate: p.Rate,
 			KeySize: p.KeySize, ValSize: p.ValSize, KeySpaceSize: cmp.Or(o.KeySpace, checkKeySpace),
@@ -232,8 +235,10 @@ type puts struct {
 	target  cluster.TargetOptions
 	load    load.Options
 	compact bool
-	started func()
-	device  string
+	// compactEvery compacts during the load (loadrun.Options.CompactEvery).
+	compactEvery time.Duration
+	started      func()
+	device       string
 	// interval and tick mark the window every interval (a soak).
 	interval time.Duration
 	tick     func(loadrun.Tick)
@@ -246,7 +251,7 @@ func observedPuts(ctx context.Context, p puts) (*result.Result, *memberwatch.Obs
 	lo := p.load
 	lo.Workload = load.Put
 	lo.CommandTimeout = p.target.Conn.CommandTimeout
-	bo := loadrun.Options{Target: p.target, Load: lo, Conns: lo.Clients, Compact: p.compact, Started: p.started,
+	bo := loadrun.Options{Target: p.target, Load: lo, Conns: lo.Clients, Compact: p.compact, CompactEvery: p.compactEvery, Started: p.started,
 		Window: memberwatch.Options{Host: true, Device: p.device}, Interval: p.interval, Tick: p.tick}
 	if len(p.target.Conn.Endpoints) == 0 {
 		bo.Target.Separate = true

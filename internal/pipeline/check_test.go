@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/etcdperf/etcdperf/internal/check"
@@ -137,6 +138,36 @@ func TestCheckExternal(t *testing.T) {
 	// The cluster's history was compacted to the deletion.
 	if _, err := cli.Get(ctx, "/etcdperf/check-test/", clientv3.WithRev(1)); err == nil {
 		t.Error("revision 1 can still be read: no compaction")
+	}
+}
+
+// CompactEvery compacts etcd's history while the load runs (a capacity
+// sweep's steps on its own etcd): the revisions of the load's first second
+// are gone when it ends, with no compaction after it; without it, none is.
+func TestCheckCompactsDuringLoad(t *testing.T) {
+	ep, cli := external(t)
+	ctx := context.Background()
+	for _, every := range []time.Duration{0, 400 * time.Millisecond} {
+		before, err := cli.Get(ctx, "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := before.Header.Revision
+		o := CheckOptions{Target: cluster.TargetOptions{Conn: cluster.ConnOptions{Endpoints: []string{ep}}}, Profile: profile(t, "s"),
+			Duration: 2 * time.Second, Criteria: check.Table, CompactEvery: every}
+		res, err := Check(ctx, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// At 150 puts/s, compactions at 0.2, 0.6, 1.0, 1.4 and 1.8s: the
+		// one at 1.4s compacted past the 150th put.
+		_, err = cli.Get(ctx, "/", clientv3.WithRev(start+150))
+		if compacted := errors.Is(err, rpctypes.ErrCompacted); compacted != (every > 0) {
+			t.Errorf("compacting every %s: revision %d read %v, want compacted %v (%d puts)", every, start+150, err, every > 0, res.Bench.Ops)
+		}
+		if every == 0 && err != nil {
+			t.Errorf("no compaction: revision %d: %v", start+150, err)
+		}
 	}
 }
 

@@ -34,9 +34,9 @@ type Capacity struct {
 	ValueSizeFrom  string  `json:"value_size_from,omitempty"`
 	FillSeconds    float64 `json:"fill_seconds,omitempty"`
 	ConfirmSeconds float64 `json:"confirm_seconds,omitempty"`
-	// CompactionSeconds is the history the sweep's own etcd kept as it
-	// compacted itself periodically (0: it did not; a live cluster's
-	// sweep leaves its history alone).
+	// CompactionSeconds is how often the sweep compacted its own etcd's
+	// history during each step, keeping none (0: it did not; a live
+	// cluster's sweep leaves its history alone).
 	CompactionSeconds float64        `json:"compaction_seconds,omitempty"`
 	Steps             []CapacityStep `json:"steps"`
 	// Demand is the cluster's peak write demand the storage is judged
