@@ -14,7 +14,6 @@ import (
 
 	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
-	"github.com/etcdperf/etcdperf/internal/judge"
 	"github.com/etcdperf/etcdperf/internal/pipeline"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/testutil"
@@ -187,7 +186,7 @@ func busyWithOthers(t *testing.T, c *result.Capacity) (bool, string) {
 	i := -1
 	for j := range c.Steps {
 		st := &c.Steps[j]
-		if judge.Failed(st) && (i < 0 || st.Offered < c.Steps[i].Offered || st.Offered == c.Steps[i].Offered && st.Confirm) {
+		if st.Failed() && (i < 0 || st.Offered < c.Steps[i].Offered || st.Offered == c.Steps[i].Offered && st.Confirm) {
 			i = j
 		}
 	}

@@ -100,21 +100,21 @@ func Capacity(c *result.Capacity, criteria []check.Criterion) {
 	// two was not confirmed, and the sweep stepped down past it.
 	held, confirmed := math.Inf(1), 0.0
 	for _, st := range c.Steps {
-		if st.Confirm && Failed(&st) {
+		if st.Confirm && st.Failed() {
 			held = min(held, st.Offered)
 		}
 	}
 	for _, st := range c.Steps {
-		if st.Confirm && !Failed(&st) && st.Offered < held {
+		if st.Confirm && !st.Failed() && st.Offered < held {
 			confirmed = max(confirmed, st.Offered)
 		}
 	}
 	var broke *result.CapacityStep
 	for i := range c.Steps {
 		st := &c.Steps[i]
-		if !Failed(st) && st.Offered < held && (confirmed == 0 || st.Offered <= confirmed) {
+		if !st.Failed() && st.Offered < held && (confirmed == 0 || st.Offered <= confirmed) {
 			c.PutsPerS = max(c.PutsPerS, st.Offered)
-		} else if Failed(st) && (broke == nil || st.Offered < broke.Offered || st.Offered == broke.Offered && st.Confirm) {
+		} else if st.Failed() && (broke == nil || st.Offered < broke.Offered || st.Offered == broke.Offered && st.Confirm) {
 			broke = st
 		}
 	}
@@ -217,7 +217,7 @@ func heldWords(c *result.Capacity) string {
 	}
 	longest := 0.0
 	for _, st := range c.Steps {
-		if !Failed(&st) && st.Offered == c.PutsPerS {
+		if !st.Failed() && st.Offered == c.PutsPerS {
 			longest = max(longest, st.Seconds)
 		}
 	}
@@ -494,12 +494,6 @@ func limitWords(st *result.CapacityStep, ids []string, verb string) string {
 		}
 	}
 	return strings.Join(ws, ", ")
-}
-
-// Failed says whether a step did not hold its rate: it broke a limit, or,
-// held for a confirm step's time, came within a limit's warning level.
-func Failed(st *result.CapacityStep) bool {
-	return len(st.Broke) > 0 || st.Confirm && len(st.Tight) > 0
 }
 
 // causeWords says what limited etcd at the knee, with the evidence.

@@ -237,16 +237,14 @@ func Run(ctx context.Context, o Options) (res *result.Result, obs *memberwatch.O
 		ticking.Go(func() { compacted = compacting(ctx, cli, o.Load.Prefix, o.CompactEvery, stopCompacting) })
 	}
 	st, runErr := load.Run(ctx, conns, o.Load)
-	if stopTicks != nil || stopCompacting != nil {
-		// The window is the ticks' until they stop.
-		if stopTicks != nil {
-			close(stopTicks)
-		}
-		if stopCompacting != nil {
-			close(stopCompacting)
-		}
-		ticking.Wait()
+	// The window is the ticks' until they stop.
+	if stopTicks != nil {
+		close(stopTicks)
 	}
+	if stopCompacting != nil {
+		close(stopCompacting)
+	}
+	ticking.Wait()
 	// The end of the run is measured and cleaned up even after Ctrl-C; after
 	// etcd stopped answering, within one more command timeout.
 	endCtx, endCancel := endContext(ctx, runErr, cli.CommandTimeout())

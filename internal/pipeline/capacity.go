@@ -252,7 +252,7 @@ func (s *sweep) step(ctx context.Context, i int, r float64, d time.Duration, con
 	st := judge.CapacityStep(res, r, clients)
 	st.Confirm = confirm
 	s.c.Steps = append(s.c.Steps, st)
-	return !judge.Failed(&st), err
+	return !st.Failed(), err
 }
 
 // fill fills the sweep's etcd with o.DBSize bytes of values, then runs a

@@ -314,7 +314,7 @@ func capacityChart(s sweep, ax capAxes) Chart {
 // confirm step ran).
 func kneeOf(s sweep) (knee, held float64) {
 	for _, st := range s.steps {
-		if (len(st.Broke) > 0 || st.Confirm && len(st.Tight) > 0) && (knee == 0 || st.Offered < knee) {
+		if st.Failed() && (knee == 0 || st.Offered < knee) {
 			knee = st.Offered
 		}
 	}

@@ -107,3 +107,9 @@ type CapacityStep struct {
 	Tight []string `json:"tight,omitempty"`
 	Cause Cause    `json:"cause,omitempty"`
 }
+
+// Failed says whether a step did not hold its rate: it broke a limit, or,
+// held for a confirm step's time, came within a limit's warning level.
+func (s *CapacityStep) Failed() bool {
+	return len(s.Broke) > 0 || s.Confirm && len(s.Tight) > 0
+}
