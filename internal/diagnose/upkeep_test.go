@@ -22,10 +22,10 @@ func TestCompactionSpikes(t *testing.T) {
 		c      result.Compactions
 		wanted bool
 	}{
-		{"with the compactions", result.NewCompactions("etcd-0", "log", ends, took, spikes, 5), true},
-		{"elsewhere", result.NewCompactions("etcd-0", "log", ends, took, []float64{100, 150, 400, 450, 700}, 5), false},
-		{"two compactions only", result.NewCompactions("etcd-0", "log", ends[:2], took[:2], spikes[:4], 5), false},
-		{"no period", result.NewCompactions("etcd-0", "log", []float64{0, 10, 300, 320, 900}, nil, []float64{0, 10, 300, 320, 900}, 5), false},
+		{"with the compactions", result.NewCompactions("etcd-0", "log", ends, took, spikes, 5, 0), true},
+		{"elsewhere", result.NewCompactions("etcd-0", "log", ends, took, []float64{100, 150, 400, 450, 700}, 5, 0), false},
+		{"two compactions only", result.NewCompactions("etcd-0", "log", ends[:2], took[:2], spikes[:4], 5, 0), false},
+		{"no period", result.NewCompactions("etcd-0", "log", []float64{0, 10, 300, 320, 900}, nil, []float64{0, 10, 300, 320, 900}, 5, 0), false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := logsResult(map[string]int64{"compaction": c.c.Count}, nil, nil, 0)
@@ -98,5 +98,25 @@ func TestExpectedDefragStall(t *testing.T) {
 				t.Errorf("recommendation %q", fs[0].Recommendation)
 			}
 		})
+	}
+}
+
+// A 3s schedule that a history places at 1s evaluation points (a CI run
+// of prom check: the compactions ended 3.1, 2.8, 3.1 and 3.0s apart, at
+// points 3, 2, 4 and 3s apart) is a schedule: each end is known to within
+// the step. The same ends from a log's timestamps are not.
+func TestCompactionSpikesAtAStep(t *testing.T) {
+	ends := []float64{37, 40, 42, 46, 49}
+	spikes := []float64{37, 40, 42, 46}
+	for _, c := range []struct {
+		resolution float64
+		wanted     bool
+	}{{1, true}, {0, false}} {
+		cs := result.NewCompactions("m", "history", ends, nil, spikes, 1, c.resolution)
+		r := logsResult(map[string]int64{"compaction": cs.Count}, nil, nil, 0)
+		r.Logs.Compactions = []result.Compactions{cs}
+		if fs := compactionSpikes(r); (len(fs) == 1) != c.wanted || cs.Period != 3 {
+			t.Errorf("at a resolution of %gs: period %g, regular %v, findings %+v; want one: %v", c.resolution, cs.Period, cs.Regular, fs, c.wanted)
+		}
 	}
 }

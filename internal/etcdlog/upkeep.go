@@ -66,7 +66,7 @@ func (s *Summary) upkeepResult(l *result.Logs) {
 		}
 		if len(u.ends) > 0 {
 			l.Compactions = append(l.Compactions, result.NewCompactions(ma.name, `the log's "finished scheduled compaction" lines`,
-				u.ends, u.took, u.spikes, compactionWindow.Seconds()))
+				u.ends, u.took, u.spikes, compactionWindow.Seconds(), 0))
 		}
 		if u.defrags > 0 {
 			l.Defrags = append(l.Defrags, result.Defrags{Member: ma.name, Count: float64(u.defrags), Seconds: u.defragSum, Longest: u.defragMax,

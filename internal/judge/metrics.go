@@ -188,7 +188,7 @@ func metricsCompactions(sec *result.Metrics) []result.Compactions {
 		if len(ends) == 0 {
 			continue
 		}
-		out = append(out, result.NewCompactions(m.Name, result.CompactionMetric, ends, took, spikeStarts(sec.Breaches, m.Name, sec.Start), sec.Interval))
+		out = append(out, result.NewCompactions(m.Name, result.CompactionMetric, ends, took, spikeStarts(sec.Breaches, m.Name, sec.Start), sec.Interval, sec.Interval))
 	}
 	return out
 }

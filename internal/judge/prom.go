@@ -44,7 +44,7 @@ func PromCheck(r *result.Result, criteria []check.Criterion) {
 	p.Breaches = append(p.Breaches, check.Breaches(p.Table, check.HasLeader, false)...)
 	for i, c := range p.Compactions {
 		// each compaction ended within the step before its point
-		nc := result.NewCompactions(c.Member, c.Source, c.Ends, c.Took, spikeStarts(p.Breaches, c.Member, time.Unix(0, 0)), p.Step)
+		nc := result.NewCompactions(c.Member, c.Source, c.Ends, c.Took, spikeStarts(p.Breaches, c.Member, time.Unix(0, 0)), p.Step, p.Step)
 		nc.Ends, nc.Took = c.Ends, c.Took
 		p.Compactions[i] = nc
 	}

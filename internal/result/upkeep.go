@@ -21,7 +21,10 @@ type Compactions struct {
 	// Period is the median time between two compactions in seconds (0
 	// with fewer than two); Regular says whether most intervals are
 	// within a fifth of it (a schedule: kube-apiserver's
-	// --etcd-compaction-interval, etcd's --auto-compaction-retention).
+	// --etcd-compaction-interval, etcd's --auto-compaction-retention),
+	// beyond what the source can place: a history that places each end
+	// at the evaluation point after it knows each interval only to
+	// within one step.
 	Period  float64 `json:"period,omitempty"`
 	Regular bool    `json:"regular,omitempty"`
 	// TookP50 and TookMax are the compactions' median and longest
@@ -87,12 +90,14 @@ func (d Defrags) LongestBounds() (lo, hi float64) {
 }
 
 // NewCompactions summarises a member's compactions: ends are the times
-// they finished (seconds since any origin, any order), took their
-// durations in seconds (nil when unknown), spikes the times of the
-// member's latency spikes. A spike is near a compaction when it falls
-// from the compaction's start (its end less its duration) to window
-// seconds after its end.
-func NewCompactions(member, source string, ends, took, spikes []float64, window float64) Compactions {
+// they finished (seconds since any origin, any order), each known to
+// within resolution seconds (0 for a log's timestamps; a history's step,
+// which places an end at the point after it), took their durations in
+// seconds (nil when unknown), spikes the times of the member's latency
+// spikes. A spike is near a compaction when it falls from the
+// compaction's start (its end less its duration) to window seconds after
+// its end.
+func NewCompactions(member, source string, ends, took, spikes []float64, window, resolution float64) Compactions {
 	c := Compactions{Member: member, Count: int64(len(ends)), Spikes: int64(len(spikes)), Window: window, Source: source}
 	es := append([]float64(nil), ends...)
 	sortFloats(es)
@@ -105,7 +110,8 @@ func NewCompactions(member, source string, ends, took, spikes []float64, window 
 		c.Period = gaps[len(gaps)/2]
 		within := 0
 		for _, g := range gaps {
-			if g >= 0.8*c.Period && g <= 1.2*c.Period {
+			// the interval lies within resolution of g
+			if g+resolution >= 0.8*c.Period && g-resolution <= 1.2*c.Period {
 				within++
 			}
 		}
