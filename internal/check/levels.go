@@ -138,10 +138,10 @@ var levels = []Criterion{
 	{ID: WALFsyncFast, Title: "WAL fsync p99 at or under which a sweep's step found the disk fast, and from which a climbing p99 shows a queue at a write cap", Unit: Seconds, Op: AtMost,
 		Findings: "the capacity sweep's cause iops_cap (a flat ceiling)",
 		Source:   "etcdperf's: half the WAL fsync p99 limit (wal_fsync_p99, 10ms by default; it follows --limit wal_fsync_p99): fast at the sweep's lowest rate, climbing past it as the writes queue at a cap"},
-	{ID: FsyncsFlatGrowth, Title: "spread of etcd's WAL fsyncs/s (and the device's write IOPS) across a sweep's steps at and past its knee, under which they are flat (a write cap)", Unit: Times, Op: AtLeast, Limit: 1.15,
+	{ID: FsyncsFlatGrowth, Title: "spread of the writes (the device's write IOPS, else etcd's WAL fsyncs/s) across a sweep's steps at and past its knee, under which they are flat (a write cap); a step offered more than the one that wrote the most, writing less, is at the ceiling too", Unit: Times, Op: AtLeast, Limit: 1.15,
 		Findings: "the capacity sweep's cause iops_cap",
-		Source:   "etcdperf's: a cloud volume's provisioned IOPS (e.g. gp2, gp3) hold etcd's WAL fsyncs per second at a ceiling the host cannot see; under 15% more fsyncs for 50% more load offered is flat beside noise and etcd's batching"},
-	{ID: OfferedRise, Title: "rise of the offered rate across the steps whose WAL fsyncs/s are flat, from which the flat ceiling shows a write cap", Unit: Times, Op: AtLeast, Limit: 1.4,
+		Source:   "etcdperf's: a cloud volume's provisioned IOPS (e.g. gp2, gp3) hold its writes, and etcd's WAL fsyncs per second, at a ceiling the host cannot see; under 15% more writes for 50% more load offered is flat beside noise and etcd's batching. etcd's WAL fsyncs and its backend's commits share the cap, and past the knee the commits may take more of it: the device's writes are the ceiling's measure when known"},
+	{ID: OfferedRise, Title: "rise of the offered rate across the steps whose writes are flat, from which the flat ceiling shows a write cap", Unit: Times, Op: AtLeast, Limit: 1.4,
 		Findings: "the capacity sweep's cause iops_cap",
 		Source:   "etcdperf's: the sweep's knee step sits at the geometric middle of the rates around it (1.4x from the step that broke, rounded), so a ceiling seen from it to the break spans 1.4x; fsyncs/s not held at a ceiling follow such a rise well beyond fsyncs_flat_growth"},
 	// A load run's failed requests (bench_errors).

@@ -320,11 +320,13 @@ func iopsCap(steps []result.CapacityStep, broke *result.CapacityStep, lv capacit
 
 // flatCeiling reports a cap seen from etcd's behaviour alone, wherever it
 // sits (a cloud volume's below the guest, or a cgroup's the host hides):
-// a fast WAL fsync at the sweep's lowest rate, then etcd's WAL fsyncs per
-// second (and the device's write IOPS, when known) flat, within
-// fsyncs_flat_growth of their highest, across the steps at and past the
-// knee (the step that broke among them) while the offered rate rose by at
-// least offered_rise and the fsync p99 climbed past wal_fsync_fast (half its limit). The knee's middle step only adds a point to the band: which side
+// a fast WAL fsync at the sweep's lowest rate, then the writes (the
+// device's write IOPS when every step measured them, else etcd's WAL
+// fsyncs per second) flat across the steps at and past the knee (the step
+// that broke among them): within fsyncs_flat_growth of their highest, or
+// fewer at a higher rate offered than the step that wrote the most, while
+// the offered rate rose by at least offered_rise and the fsync p99 climbed
+// past wal_fsync_fast (half its limit). The knee's middle step only adds a point to the band: which side
 // of the knee it falls on does not decide the cause. A latency-bound disk
 // holds a flat ceiling too, but its fsync p99 does not climb with the
 // rate. Where the CPU may explain the waits (cpuExplains), etcd batching
@@ -339,11 +341,29 @@ func flatCeiling(steps []result.CapacityStep, broke *result.CapacityStep, lv cap
 	if len(sorted) < 2 || first.Offered >= broke.Offered || first.WALFsyncP99 > lv.walFast {
 		return "", ""
 	}
-	top := 0.0
-	for _, s := range sorted {
-		top = max(top, s.WALFsyncs)
+	// The writes that hit the ceiling: the device's, when every step
+	// measured it (etcd's WAL fsyncs and its backend's commits share a
+	// cap, and the commits take more of it on a larger database, so the
+	// fsyncs alone may fall past the knee), else etcd's WAL fsyncs.
+	writes := func(s result.CapacityStep) float64 { return s.WALFsyncs }
+	if !slices.ContainsFunc(sorted, func(s result.CapacityStep) bool { return s.DeviceIOPS <= 0 }) {
+		writes = func(s result.CapacityStep) float64 { return s.DeviceIOPS }
 	}
-	inBand := func(s result.CapacityStep) bool { return s.WALFsyncs > 0 && s.WALFsyncs*lv.flatGrowth >= top }
+	top, topAt, fsyncs := 0.0, 0.0, 0.0
+	for _, s := range sorted {
+		if writes(s) > top {
+			top, topAt = writes(s), s.Offered
+		}
+		fsyncs = max(fsyncs, s.WALFsyncs)
+	}
+	// A step is at the ceiling when its writes came within flatGrowth of
+	// the most any step made, or when it offered more than that step and
+	// wrote less: the ceiling held it (its queue grew, its writes fewer
+	// and larger; on a capped volume the device's IOPS fell 12% from the
+	// knee to the step past it).
+	inBand := func(s result.CapacityStep) bool {
+		return writes(s) > 0 && (writes(s)*lv.flatGrowth >= top || s.Offered > topAt)
+	}
 	var band []result.CapacityStep
 	for _, s := range sorted {
 		if inBand(s) {
@@ -373,9 +393,9 @@ func flatCeiling(steps []result.CapacityStep, broke *result.CapacityStep, lv cap
 	if peakP99 < lv.walFast {
 		return "", "" // the fsyncs' latency did not climb: no queue at a cap
 	}
-	what := fmt.Sprintf("etcd's WAL fsyncs held at ~%s/s", rate(top))
+	what := fmt.Sprintf("etcd's WAL fsyncs held at ~%s/s", rate(fsyncs))
 	if device {
-		what = fmt.Sprintf("the volume delivered at most ~%s write IOPS (etcd's WAL fsyncs ~%s/s)", rate(devMax), rate(top))
+		what = fmt.Sprintf("the volume delivered at most ~%s write IOPS (etcd's WAL fsyncs ~%s/s)", rate(devMax), rate(fsyncs))
 	}
 	ev := fmt.Sprintf("%s from %s to %s puts/s offered, while its fsync p99 rose from %s at %s puts/s to %s",
 		what, rate(lo.Offered), rate(hi.Offered), p99Words(first.WALFsyncP99, first.WALFsyncBound), rate(first.Offered), units.Seconds(peakP99))

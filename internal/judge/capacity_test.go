@@ -261,6 +261,20 @@ func TestCapacityFlatCeiling(t *testing.T) {
 	busyLow := []result.CapacityStep{step(150, 0.003, 149, 503, 0.03), step(1000, 0.11, 171, 445, 0.62, check.WALFsyncP99),
 		step(390, 0.063, 175, 514, 0.57, check.WALFsyncP99)}
 	busyLow[1].Cause, busyLow[2].Cause = result.CauseCPU, result.CauseCPU
+	// Capped at 1,500 IOPS below the file system, the key space written
+	// before the first step (as measured): past the knee the backend's
+	// commits take more of the cap, etcd's WAL fsyncs fall from 824/s to
+	// 632/s and the device's IOPS from 2,049 to 1,810.
+	prefilled := []result.CapacityStep{step(150, 0.001, 150, 506, 0), step(1000, 0.0031, 824, 2049, 0.2),
+		step(2000, 0.046, 716, 1873, 0.6, check.WALFsyncP99, check.BackendCommitP99), step(1400, 0.043, 632, 1810, 0.58, check.WALFsyncP99)}
+	// The same, its device's writes falling further past the knee (17%):
+	// still held at the ceiling.
+	prefilledFall := slices.Clone(prefilled)
+	prefilledFall[3].DeviceIOPS = 1700
+	// The same volume capped at 600 IOPS, as measured: the knee under 390
+	// puts/s, the device at 795 and 742 IOPS past it.
+	prefilledLow := []result.CapacityStep{step(150, 0.001, 150, 504, 0.08), step(1000, 0.11, 306, 795, 0.7, check.WALFsyncP99, check.BackendCommitP99),
+		step(390, 0.058, 206, 742, 0.52, check.WALFsyncP99)}
 	// Capped at 400: fsyncs 288/s at 390 and 273/s at 1,000 offered.
 	low := []result.CapacityStep{step(150, 0.002, 150, 300, 0.3), step(1000, 0.0498, 273, 692, 0.85, check.WALFsyncP99), step(390, 0.03, 288, 724, 0.88, check.WALFsyncP99)}
 	lowHeld := slices.Clone(low)
@@ -298,6 +312,9 @@ func TestCapacityFlatCeiling(t *testing.T) {
 		{"cap seen in one step", oneStep, 390, result.CauseIOPSCap, "the writes waited at a cap that neither the device nor this host shows"},
 		{"one step, the host's CPUs busy", oneStepBusy, 390, result.CauseCPU, "etcd's CPU limits it there"},
 		{"one step, the host's CPUs busy, the member's disk named", oneStepDisk, 390, result.CauseIOPSCap, "the writes waited at a cap"},
+		{"cap with the key space written first", prefilled, 1000, result.CauseIOPSCap, "the volume delivered at most ~2,049 write IOPS (etcd's WAL fsyncs ~824/s) from 1,000 to 2,000 puts/s offered"},
+		{"cap with the key space written first, the writes falling past the knee", prefilledFall, 1000, result.CauseIOPSCap, "they queued below this host, at the volume"},
+		{"cap at a low knee with the key space written first", prefilledLow, 150, result.CauseIOPSCap, "the volume delivered at most ~795 write IOPS (etcd's WAL fsyncs ~306/s) from 390 to 1,000 puts/s offered"},
 		{"cap at a low knee, its middle step broke", low, 150, result.CauseIOPSCap, "from 390 to 1,000 puts/s offered"},
 		{"cap at a low knee, its middle step held", lowHeld, 390, result.CauseIOPSCap, "they queued below this host, at the volume"},
 		{"etcd batching on a busy host", batching, 2800, result.CauseCPU, "etcd's CPU limits it there"},
