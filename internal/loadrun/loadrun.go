@@ -40,6 +40,13 @@ type Options struct {
 	// KeepKeys leaves the keys under the prefix; Compact compacts etcd's
 	// history at the end (after the keys are deleted).
 	KeepKeys, Compact bool
+	// Overwrite says the prefix holds keys the caller wrote for the run to
+	// overwrite (a capacity sweep's key space, written once for all its
+	// steps): the prefix need not be free, and the keys stay. With
+	// Compact, etcd's history is compacted to the run's last revision at
+	// the end, and the run waits until the compaction is applied, so that
+	// the next run starts with no history to compact.
+	Overwrite bool
 	// CompactEvery, when positive, compacts etcd's history to its latest
 	// revision while the load runs, at (k-½)·CompactEvery from its start
 	// (k = 1, 2, ...): a run of any length then holds its share of
@@ -201,8 +208,10 @@ func Run(ctx context.Context, o Options) (res *result.Result, obs *memberwatch.O
 	}
 
 	// The prefix must be ours alone.
-	if err := PrefixFree(ctx, cli, o.Load.Prefix, o.Target.Conn.User); err != nil {
-		return nil, nil, err
+	if !o.Overwrite {
+		if err := PrefixFree(ctx, cli, o.Load.Prefix, o.Target.Conn.User); err != nil {
+			return nil, nil, err
+		}
 	}
 	if err := checkWritable(ctx, cli, o); err != nil {
 		return nil, nil, err
@@ -251,15 +260,22 @@ func Run(ctx context.Context, o Options) (res *result.Result, obs *memberwatch.O
 	defer endCancel()
 	obs = win.Stop(endCtx)
 	var notes []string
-	if !o.KeepKeys && allRefused(runErr, obs.Last) {
+	switch {
+	case o.Overwrite:
+		if o.Compact {
+			if err := compactHistory(endCtx, cli, o.Load.Prefix); err != nil {
+				runErr = errors.Join(runErr, err)
+			}
+		}
+	case !o.KeepKeys && allRefused(runErr, obs.Last):
 		runErr = joinCleanupErr(runErr, errors.New("every member refuses connections"), o.Load.Prefix)
-	} else if !o.KeepKeys {
+	case !o.KeepKeys:
 		if n, err := deleteKeys(endCtx, cli, o.Load.Prefix, o.Compact); err != nil {
 			runErr = joinCleanupErr(runErr, err, o.Load.Prefix)
 		} else if n > 0 && t.Kind() == cluster.External {
 			notes = append(notes, fmt.Sprintf("deleted the run's %d keys under %s", n, o.Load.Prefix))
 		}
-	} else {
+	default:
 		notes = append(notes, fmt.Sprintf("kept the run's keys under %s (--keep-keys)", o.Load.Prefix))
 	}
 	if st == nil {
@@ -372,6 +388,21 @@ func deleteKeys(ctx context.Context, c *cluster.Client, prefix string, compact b
 		}
 	}
 	return r.Deleted, nil
+}
+
+// compactHistory compacts etcd's history to its latest revision (read
+// from a get of key) and waits until the compaction is applied.
+func compactHistory(ctx context.Context, c *cluster.Client, key string) error {
+	ctx, cancel := context.WithTimeout(ctx, max(cleanupTimeout, c.CommandTimeout()))
+	defer cancel()
+	r, err := c.Get(ctx, key)
+	if err == nil {
+		_, err = c.Compact(ctx, r.Header.Revision, clientv3.WithCompactPhysical())
+	}
+	if err != nil && !errors.Is(err, rpctypes.ErrCompacted) {
+		return fmt.Errorf("compact etcd's history after the load: %w", err)
+	}
+	return nil
 }
 
 // The latency distribution etcd's benchmark prints.

@@ -99,12 +99,29 @@ const maxConfirms = 2
 const capacityCompaction = 4 * time.Second
 
 // capacityKeySpace is the keys each step on the sweep's own etcd writes
-// over and over, as a cluster updates its objects: with its history
-// compacted, its database then holds them (10 MiB of 1 KiB values) and
-// the last seconds' revisions, however long a step runs. New keys each
-// (etcdctl check perf's) would grow it by the step's every put: 480 MB in
-// a 60s step at 8,000 puts/s.
-const capacityKeySpace = 10000
+// over and over, as a cluster updates its objects; capacityKeyBytes bounds
+// their values (fewer keys for larger values). The sweep writes them once
+// before its first step (10 MiB of 1 KiB values), so that every step, of
+// 2s or 60s, runs on a database of that size from its first put: written
+// by the steps themselves, a 10s step filled a third of them and a 60s
+// step all, and on a volume capped at 1,500 IOPS the 60s step broke at a
+// rate the 10s step held (a sweep of 1,000 keys held it for 60s). With
+// its history compacted, the database then holds them and a few seconds'
+// revisions, however long a step runs. New keys each (etcdctl check
+// perf's) would grow it by the step's every put: 480 MB in a 60s step at
+// 8,000 puts/s.
+const (
+	capacityKeySpace = 10000
+	capacityKeyBytes = 10 << 20
+)
+
+// keyTxnBytes bounds the puts of one transaction that writes the key
+// space, under etcd's 1.5 MiB request limit (--max-request-bytes); at most
+// keyTxnOps of them, under its 128 operations (--max-txn-ops).
+const (
+	keyTxnBytes = 1 << 20
+	keyTxnOps   = 100
+)
 
 // Capacity sweeps the offered put rate step by step (open loop, check
 // perf's key and value sizes, clients growing with the rate as check
@@ -123,6 +140,11 @@ func Capacity(ctx context.Context, o CapacityOptions) (*result.Capacity, error) 
 		return nil, err
 	}
 	defer t.Close()
+	if s.own {
+		if err := s.writeKeys(ctx); err != nil {
+			return nil, err
+		}
+	}
 	if o.DBSize > 0 {
 		if err := s.fill(ctx); err != nil {
 			return nil, err
@@ -149,17 +171,42 @@ type sweep struct {
 	c     *result.Capacity
 	conn  cluster.ConnOptions
 	runID string
-	// own: the etcd is the sweep's own, which it compacts.
-	own bool
+	// own: the etcd is the sweep's own, which it compacts; its steps
+	// overwrite the keys under prefix.
+	own    bool
+	prefix string
 }
 
 // keySpace is the keys a step's puts overwrite on the sweep's own etcd
 // (0 on a live cluster: a new key each, deleted after the step).
 func (s *sweep) keySpace() int {
-	if s.own {
-		return capacityKeySpace
+	if !s.own {
+		return 0
 	}
-	return 0
+	return max(100, min(capacityKeySpace, capacityKeyBytes/max(s.o.Base.ValSize, 1)))
+}
+
+// writeKeys writes the key space the steps overwrite, once, before the
+// first step, in transactions; then compacts (a compaction commits what it
+// deleted in batches of 1,000 revisions, at once) and waits for the
+// compaction, so that the first step does not commit the last of those
+// writes (a 2s step right after them broke the commit p99 at 28.6ms in 5
+// of 5 runs on a RAM disk).
+func (s *sweep) writeKeys(ctx context.Context) error {
+	b, n := s.o.Base, s.keySpace()
+	ops := max(1, min(keyTxnOps, keyTxnBytes/max(b.KeySize+b.ValSize, 1)))
+	_, _, err := loadrun.Run(ctx, loadrun.Options{
+		Target: cluster.TargetOptions{Conn: s.conn, RunID: s.runID + "-keys"},
+		Load: load.Options{Workload: load.TxnPut, TxnOps: ops, Clients: 4, Total: int64((n + ops - 1) / ops),
+			KeySize: b.KeySize, ValSize: b.ValSize, KeySpaceSize: n, Prefix: s.prefix},
+		Conns:     2,
+		Overwrite: true,
+		Compact:   true,
+	})
+	if err != nil {
+		return fmt.Errorf("capacity sweep: write the %d keys its steps overwrite: %w", n, err)
+	}
+	return nil
 }
 
 // compactEvery is how often a step of d compacts the sweep's own etcd (0
@@ -209,8 +256,8 @@ func (s *sweep) open(ctx context.Context) (*cluster.Target, error) {
 		// etcd's 2 GiB quota: "database space exceeded"), not the
 		// storage. The sweep compacts its own etcd during each step as a
 		// cluster under such a load must be (kube-apiserver compacts
-		// every 5 minutes), and each step's keys are deleted and
-		// compacted away after it.
+		// every 5 minutes), and each step's history is compacted away
+		// after it.
 		s.c.CompactionSeconds = capacityCompaction.Seconds()
 	}
 	t, err := cluster.Open(ctx, to)
@@ -222,6 +269,9 @@ func (s *sweep) open(ctx context.Context) (*cluster.Target, error) {
 		s.o.Device = d
 	}
 	s.conn, s.runID = to.Conn, to.RunID
+	if s.own {
+		s.prefix = "/etcdperf/" + s.runID + "-keys/"
+	}
 	if len(s.conn.Endpoints) == 0 {
 		for _, m := range t.Members() {
 			s.conn.Endpoints = append(s.conn.Endpoints, m.ClientURL)
@@ -243,6 +293,7 @@ func (s *sweep) step(ctx context.Context, i int, r float64, d time.Duration, con
 	res, err := runCheck(ctx, CheckOptions{
 		Target:  cluster.TargetOptions{Conn: s.conn, RunID: fmt.Sprintf("%s-cap%d", s.runID, i)},
 		Profile: prof, Duration: d, Criteria: o.Criteria, Device: o.Device, AutoCompact: s.own, KeySpace: s.keySpace(), CompactEvery: s.compactEvery(d),
+		Prefix: s.prefix, Overwrite: s.own,
 	})
 	if res == nil {
 		return false, err

@@ -54,6 +54,10 @@ type CheckOptions struct {
 	// CompactEvery, when positive, compacts etcd's history while the load
 	// runs, once per CompactEvery (loadrun.Options.CompactEvery).
 	CompactEvery time.Duration
+	// Overwrite says Prefix holds the KeySpace keys for the puts to
+	// overwrite, written by the caller; they stay
+	// (loadrun.Options.Overwrite).
+	Overwrite bool
 	// Criteria are the limits to judge by (check.Table, maybe overridden).
 	Criteria []check.Criterion
 	// Device is the block device to watch in /proc/diskstats during the
@@ -135,7 +139,7 @@ func runCheck(ctx context.Context, o CheckOptions) (*result.Result, error) {
 		}
 	}
 	res, obs, err := observedPuts(ctx, puts{
-		target: o.Target, compact: o.AutoCompact, compactEvery: o.CompactEvery, started: o.Started, device: device,
+		target: o.Target, compact: o.AutoCompact, compactEvery: o.CompactEvery, overwrite: o.Overwrite, started: o.Started, device: device,
 		load: load.Options{
 			Clients: p.Clients, Duration: dur, Rate: p.Rate,
 			KeySize: p.KeySize, ValSize: p.ValSize, KeySpaceSize: cmp.Or(o.KeySpace, checkKeySpace),
@@ -237,8 +241,10 @@ type puts struct {
 	compact bool
 	// compactEvery compacts during the load (loadrun.Options.CompactEvery).
 	compactEvery time.Duration
-	started      func()
-	device       string
+	// overwrite: the prefix holds the keys to overwrite (loadrun.Options.Overwrite).
+	overwrite bool
+	started   func()
+	device    string
 	// interval and tick mark the window every interval (a soak).
 	interval time.Duration
 	tick     func(loadrun.Tick)
@@ -251,7 +257,7 @@ func observedPuts(ctx context.Context, p puts) (*result.Result, *memberwatch.Obs
 	lo := p.load
 	lo.Workload = load.Put
 	lo.CommandTimeout = p.target.Conn.CommandTimeout
-	bo := loadrun.Options{Target: p.target, Load: lo, Conns: lo.Clients, Compact: p.compact, CompactEvery: p.compactEvery, Started: p.started,
+	bo := loadrun.Options{Target: p.target, Load: lo, Conns: lo.Clients, Compact: p.compact, CompactEvery: p.compactEvery, Overwrite: p.overwrite, Started: p.started,
 		Window: memberwatch.Options{Host: true, Device: p.device}, Interval: p.interval, Tick: p.tick}
 	if len(p.target.Conn.Endpoints) == 0 {
 		bo.Target.Separate = true

@@ -12,6 +12,7 @@ import (
 
 	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/load"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/testutil"
 )
@@ -168,6 +169,43 @@ func TestCheckCompactsDuringLoad(t *testing.T) {
 		if every == 0 && err != nil {
 			t.Errorf("no compaction: revision %d: %v", start+150, err)
 		}
+	}
+}
+
+// Overwrite: the puts overwrite keys written before the run (a capacity
+// sweep's key space), which stay; with AutoCompact the history is
+// compacted to the run's end, all of it.
+func TestCheckOverwritesKeys(t *testing.T) {
+	ep, cli := external(t)
+	ctx := context.Background()
+	prefix := "/etcdperf/sweep-keys/"
+	for i := range 100 {
+		if _, err := cli.Put(ctx, load.KeyName(prefix, profile(t, "s").KeySize, uint64(i)), "v"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o := CheckOptions{Target: cluster.TargetOptions{Conn: cluster.ConnOptions{Endpoints: []string{ep}}}, Profile: profile(t, "s"),
+		Duration: time.Second, Criteria: check.Table, Prefix: prefix, KeySpace: 100, Overwrite: true, AutoCompact: true}
+	res, err := Check(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := cli.Get(ctx, prefix, clientv3.WithPrefix())
+	if err != nil {
+		t.Fatal(err)
+	}
+	overwritten := 0
+	for _, kv := range got.Kvs {
+		if kv.Version > 1 {
+			overwritten++
+		}
+	}
+	// 150 puts over 100 keys: most of them overwritten.
+	if len(got.Kvs) != 100 || overwritten < 50 {
+		t.Errorf("%d keys under %s, %d overwritten by %d puts; want the 100 keys kept, most overwritten", len(got.Kvs), prefix, overwritten, res.Bench.Ops)
+	}
+	if _, err := cli.Get(ctx, prefix, clientv3.WithRev(got.Header.Revision-1)); !errors.Is(err, rpctypes.ErrCompacted) {
+		t.Errorf("revision %d before the end: %v, want compacted", got.Header.Revision-1, err)
 	}
 }
 
