@@ -332,8 +332,9 @@ func iopsCap(steps []result.CapacityStep, broke *result.CapacityStep, lv capacit
 // rate. Where the CPU may explain the waits (cpuExplains), etcd batching
 // its writes for want of a CPU looks the same: over a device of this host
 // that was not busy (and no cgroup cap on the member), that is the CPU,
-// not a cap; without the device's figures (a member on another host) both
-// are said.
+// not a cap; without the device's figures (a member on another host), or
+// with a busy device while this host's CPUs were saturated (its queue may
+// be writes the CPUs were too busy to complete), both are said.
 func flatCeiling(steps []result.CapacityStep, broke *result.CapacityStep, lv capacityLevels) (result.Cause, string) {
 	sorted := slices.Clone(steps)
 	slices.SortStableFunc(sorted, func(a, b result.CapacityStep) int { return cmp.Compare(a.Offered, b.Offered) })
@@ -402,6 +403,16 @@ func flatCeiling(steps []result.CapacityStep, broke *result.CapacityStep, lv cap
 	deviceBusy := device && util >= lv.idleUtil
 	memberCPU, hostBusy := cpuExplains(broke, lv)
 	switch {
+	case deviceBusy && broke.HostCPUBusy >= lv.busyHost:
+		// This host's CPUs were saturated: the device's queue may be
+		// writes they were too busy to complete (a loop device's worker,
+		// a guest's completions) as much as a cap's. Both are said.
+		ev += fmt.Sprintf("; the device was %.0f%% busy, its writes waiting %s on average, while this host's CPUs were %.0f%% busy",
+			util*100, units.Seconds(await), broke.HostCPUBusy*100)
+		if memberCPU {
+			ev += " and the member waited for a CPU"
+		}
+		return result.CauseIOPSCapOrCPU, ev
 	case deviceBusy:
 		ev += fmt.Sprintf("; the device was %.0f%% busy, its writes waiting %s on average: they queued below this host, at the volume", util*100, units.Seconds(await))
 		if memberCPU {

@@ -256,6 +256,14 @@ func TestCapacityFlatCeiling(t *testing.T) {
 	busyCap := []result.CapacityStep{step(150, 0.0016, 150, 503, 0.01), step(1000, 0.0071, 809, 1967, 0.21),
 		step(2000, 0.035, 815, 1942, 0.63, check.WALFsyncP99, check.BackendCommitP99), step(1400, 0.024, 816, 1951, 0.48, check.WALFsyncP99, check.BackendCommitP99)}
 	busyCap[2].Cause, busyCap[3].Cause = result.CauseCPU, result.CauseCPU
+	// The same with this host's CPUs saturated (as measured at 600 IOPS
+	// beside two busy loops: the host 100% busy, 1.77 of its 2 cores with
+	// other work): the device's queue may be the CPU's; both are said.
+	busySaturated := slices.Clone(busyCap)
+	busySaturated[3].HostCPUBusy = 1
+	// Saturated, the member's own CPU wait not seen: both still.
+	busySaturatedDisk := slices.Clone(busySaturated)
+	busySaturatedDisk[3].Cause = result.CauseDisk
 	// Capped at 400 on a busy machine, as measured: the device wrote fewer
 	// IOPS at 1,000 than at 390 (445 against 514), still at its ceiling.
 	busyLow := []result.CapacityStep{step(150, 0.003, 149, 503, 0.03), step(1000, 0.11, 171, 445, 0.62, check.WALFsyncP99),
@@ -308,6 +316,8 @@ func TestCapacityFlatCeiling(t *testing.T) {
 		{"cap at a high knee, 10s steps", high10, 1400, result.CauseIOPSCap, "the volume delivered at most ~2,595 write IOPS (etcd's WAL fsyncs ~1,089/s) from 1,000 to 2,000 puts/s offered"},
 		{"cap from the knee's middle step to the break", between, 1400, result.CauseIOPSCap, "from 1,400 to 2,000 puts/s offered"},
 		{"cap on a busy machine, the CPU named by the steps", busyCap, 1000, result.CauseIOPSCap, "the member also waited for a CPU"},
+		{"cap on a saturated machine, the member waiting for a CPU", busySaturated, 1000, result.CauseIOPSCapOrCPU, "while this host's CPUs were 100% busy and the member waited for a CPU"},
+		{"cap on a saturated machine, the member's disk named", busySaturatedDisk, 1000, result.CauseIOPSCapOrCPU, "its writes waiting 4ms on average, while this host's CPUs were 100% busy)"},
 		{"cap at a low knee on a busy machine", busyLow, 150, result.CauseIOPSCap, "the member also waited for a CPU"},
 		{"cap seen in one step", oneStep, 390, result.CauseIOPSCap, "the writes waited at a cap that neither the device nor this host shows"},
 		{"one step, the host's CPUs busy", oneStepBusy, 390, result.CauseCPU, "etcd's CPU limits it there"},
