@@ -79,8 +79,9 @@ func CapacityStep(r *result.Result, offered float64, clients int) result.Capacit
 // and the lowest that broke): the highest offered rate that held every
 // limit, what broke next, and why, by the limits of criteria (the WAL
 // fsync p99's, the host's CPUs busy). The volume's IOPS cap is told from a slow disk by its sign: a
-// fast fsync at a low rate, then etcd's fsyncs per second flat across a
-// rising offered rate while the fsync p99 climbs; or, on this host, the
+// fast fsync at a low rate, then the writes (the device's IOPS, else
+// etcd's fsyncs per second) flat across a rising offered rate while the
+// fsync p99 climbs; or, on this host, the
 // member's own cgroup cap, used to at least iops_cap_used during the step
 // that broke.
 func Capacity(c *result.Capacity, criteria []check.Criterion) {
@@ -157,8 +158,8 @@ func Capacity(c *result.Capacity, criteria []check.Criterion) {
 // write time and utilisation under which the device explains no etcd
 // limit (idleAwait, looser, below a member's cgroup cap); the WAL fsync
 // p99 at or under which a step found the disk fast (walFast); and the
-// growth of etcd's fsyncs/s under which they are flat while the offered
-// rate rose by offeredRise. The device and fsync levels derive from the
+// growth of the writes (the device's IOPS, else etcd's fsyncs/s) under
+// which they are flat while the offered rate rose by offeredRise. The device and fsync levels derive from the
 // WAL fsync limit in check (derivedLevels), not here.
 type capacityLevels struct {
 	walLimit, busyHost, capUsed, fastAwait, idleAwait, walFast, idleUtil, flatGrowth, offeredRise float64
@@ -357,13 +358,17 @@ func flatCeiling(steps []result.CapacityStep, broke *result.CapacityStep, lv cap
 		}
 		fsyncs = max(fsyncs, s.WALFsyncs)
 	}
-	// A step is at the ceiling when its writes came within flatGrowth of
-	// the most any step made, or when it offered more than that step and
-	// wrote less: the ceiling held it (its queue grew, its writes fewer
-	// and larger; on a capped volume the device's IOPS fell 12% from the
-	// knee to the step past it).
+	// A step past the lowest rate is at the ceiling when its writes came
+	// within flatGrowth of the most any step made, or when it was offered
+	// more than that step yet wrote less, keeping most of the ceiling
+	// (within flatGrowth twice): the ceiling held it, its queue grew and
+	// its writes were fewer and larger (on a capped volume the device's
+	// IOPS fell 12% from the knee to the step past it). Writes that fell
+	// further collapsed rather than held; the lowest rate's step is the
+	// fast one before the ceiling, never on it.
 	inBand := func(s result.CapacityStep) bool {
-		return writes(s) > 0 && (writes(s)*lv.flatGrowth >= top || s.Offered > topAt)
+		w := writes(s)
+		return s.Offered > first.Offered && w > 0 && (w*lv.flatGrowth >= top || s.Offered > topAt && w*lv.flatGrowth*lv.flatGrowth >= top)
 	}
 	var band []result.CapacityStep
 	for _, s := range sorted {

@@ -283,6 +283,10 @@ func TestCapacityFlatCeiling(t *testing.T) {
 	// puts/s, the device at 795 and 742 IOPS past it.
 	prefilledLow := []result.CapacityStep{step(150, 0.001, 150, 504, 0.08), step(1000, 0.11, 306, 795, 0.7, check.WALFsyncP99, check.BackendCommitP99),
 		step(390, 0.058, 206, 742, 0.52, check.WALFsyncP99)}
+	// The high knee with the step that broke writing half as much: its
+	// writes collapsed rather than held at a ceiling.
+	collapsed := slices.Clone(high)
+	collapsed[2].DeviceIOPS = 1200
 	// Capped at 400: fsyncs 288/s at 390 and 273/s at 1,000 offered.
 	low := []result.CapacityStep{step(150, 0.002, 150, 300, 0.3), step(1000, 0.0498, 273, 692, 0.85, check.WALFsyncP99), step(390, 0.03, 288, 724, 0.88, check.WALFsyncP99)}
 	lowHeld := slices.Clone(low)
@@ -319,6 +323,8 @@ func TestCapacityFlatCeiling(t *testing.T) {
 		{"cap on a saturated machine, the member waiting for a CPU", busySaturated, 1000, result.CauseIOPSCapOrCPU, "while this host's CPUs were 100% busy and the member waited for a CPU"},
 		{"cap on a saturated machine, the member's disk named", busySaturatedDisk, 1000, result.CauseIOPSCapOrCPU, "its writes waiting 4ms on average, while this host's CPUs were 100% busy)"},
 		{"cap at a low knee on a busy machine", busyLow, 150, result.CauseIOPSCap, "the member also waited for a CPU"},
+		{"cap at a low knee on a busy machine: the lowest rate's step is not on the ceiling", busyLow, 150, result.CauseIOPSCap, "from 390 to 1,000 puts/s offered"},
+		{"writes that collapsed past the knee", collapsed, 1400, result.CauseDisk, "the disk"},
 		{"cap seen in one step", oneStep, 390, result.CauseIOPSCap, "the writes waited at a cap that neither the device nor this host shows"},
 		{"one step, the host's CPUs busy", oneStepBusy, 390, result.CauseCPU, "etcd's CPU limits it there"},
 		{"one step, the host's CPUs busy, the member's disk named", oneStepDisk, 390, result.CauseIOPSCap, "the writes waited at a cap"},
