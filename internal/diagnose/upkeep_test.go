@@ -104,14 +104,15 @@ func TestExpectedDefragStall(t *testing.T) {
 // A 3s schedule that a history places at 1s evaluation points (a CI run
 // of prom check: the compactions ended 3.1, 2.8, 3.1 and 3.0s apart, at
 // points 3, 2, 4 and 3s apart) is a schedule: each end is known to within
-// the step. The same ends from a log's timestamps are not.
+// the step. The same ends from a log's timestamps are not, nor at points
+// half the period apart, which cannot tell a schedule.
 func TestCompactionSpikesAtAStep(t *testing.T) {
 	ends := []float64{37, 40, 42, 46, 49}
 	spikes := []float64{37, 40, 42, 46}
 	for _, c := range []struct {
 		resolution float64
 		wanted     bool
-	}{{1, true}, {0, false}} {
+	}{{1, true}, {0, false}, {1.5, false}} {
 		cs := result.NewCompactions("m", "history", ends, nil, spikes, 1, c.resolution)
 		r := logsResult(map[string]int64{"compaction": cs.Count}, nil, nil, 0)
 		r.Logs.Compactions = []result.Compactions{cs}

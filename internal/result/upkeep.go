@@ -22,9 +22,9 @@ type Compactions struct {
 	// with fewer than two); Regular says whether most intervals are
 	// within a fifth of it (a schedule: kube-apiserver's
 	// --etcd-compaction-interval, etcd's --auto-compaction-retention),
-	// beyond what the source can place: a history that places each end
-	// at the evaluation point after it knows each interval only to
-	// within one step.
+	// give or take one evaluation step of a history, which places each
+	// end at the point after it; a step of half the period or more cannot
+	// tell a schedule.
 	Period  float64 `json:"period,omitempty"`
 	Regular bool    `json:"regular,omitempty"`
 	// TookP50 and TookMax are the compactions' median and longest
@@ -115,7 +115,7 @@ func NewCompactions(member, source string, ends, took, spikes []float64, window,
 				within++
 			}
 		}
-		c.Regular = c.Period > 0 && within*4 >= len(gaps)*3
+		c.Regular = c.Period > 0 && resolution < c.Period/2 && within*4 >= len(gaps)*3
 	}
 	if len(took) > 0 {
 		ts := append([]float64(nil), took...)
