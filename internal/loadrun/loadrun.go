@@ -181,7 +181,8 @@ func (o *Options) Defaults() {
 // errors) with etcd's own, in a window on the members over the load (the
 // Result's bench, server, env and target sections; no params, no
 // judgement). It writes only under its key prefix, refuses a prefix that
-// has keys, and deletes them at the end, also when ctx ends midway; an
+// has keys, and deletes them at the end, also when ctx ends midway (with
+// Overwrite, it uses the caller's keys under the prefix and keeps them); an
 // embedded etcd is removed. An interrupted run returns its partial Result
 // with the error; a run that could not start returns no Result. It also
 // returns what the window saw over the load (nil when the load did not
@@ -262,7 +263,8 @@ func Run(ctx context.Context, o Options) (res *result.Result, obs *memberwatch.O
 	var notes []string
 	switch {
 	case o.Overwrite:
-		if o.Compact {
+		// nothing to wait for on an etcd about to be removed when ctx ended
+		if o.Compact && ctx.Err() == nil {
 			if err := compactHistory(endCtx, cli, o.Load.Prefix); err != nil {
 				runErr = errors.Join(runErr, err)
 			}
