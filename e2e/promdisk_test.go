@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,12 +18,16 @@ import (
 // member's host (an exporter on 127.0.0.1 serving node_disk_* counters: a
 // device that writes 150 times a second, busy 95% of the time) to the
 // member on that host, and judges them: with --volume-iops 200 the device
-// used 75% of it, an IOPS cap named (a warning: the member's latencies
-// stayed under their limits); with a WAL fsync limit the member passed,
-// writes flat on a busy device are a cap or a disk at its limit, both said.
+// used 75% of it, an IOPS cap named (a warning while the member's
+// latencies stayed under their limits, critical when one passed its
+// limit); with a WAL fsync limit the member passed, writes flat on a busy
+// device are a cap or a disk at its limit, both said.
 func TestPromNodeDisk(t *testing.T) {
 	testutil.Binary(t)
-	member := startEtcd(t)
+	// A disk of its own: the member's commits do not queue behind the
+	// machine's other writers (on the machine's disk, a CI run's backend
+	// commit p99 passed its limit, 25.4ms).
+	member := testutil.StartEmbeddedEtcdIn(t, testutil.QuietDirOr(t, "256M")).Client.Endpoints()[0]
 	began := time.Now()
 	exporter := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s := time.Since(began).Seconds()
@@ -68,9 +73,14 @@ func TestPromNodeDisk(t *testing.T) {
 			if len(res.Prom.Members) != 1 || res.Prom.Members[0].Disk == nil || res.Prom.Members[0].Disk.Instance != node {
 				t.Fatalf("the member's host device is not joined: %+v (notes %q)", res.Prom.Members, res.Prom.Notes)
 			}
+			sev := c.sev
+			if slices.ContainsFunc(res.Checks, func(ch result.Check) bool { return ch.Status == result.StatusFail }) {
+				// a limit passed in the period: the cap is the run's failure
+				sev = result.Critical
+			}
 			f, ok := findingOf(res, diagnose.FindingMemberIOPSCap)
-			if !ok || f.Severity != c.sev || f.Cause != result.CauseIOPSCap || len(f.Members) != 1 || f.Members[0] != member || !strings.Contains(f.Title, c.title) {
-				t.Errorf("want a %s %s finding on %s saying %q; findings:\n%s", c.sev, diagnose.FindingMemberIOPSCap, member, c.title, findingLines(res))
+			if !ok || f.Severity != sev || f.Cause != result.CauseIOPSCap || len(f.Members) != 1 || f.Members[0] != member || !strings.Contains(f.Title, c.title) {
+				t.Errorf("want a %s %s finding on %s saying %q; findings:\n%s", sev, diagnose.FindingMemberIOPSCap, member, c.title, findingLines(res))
 			}
 		})
 	}

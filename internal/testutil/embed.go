@@ -26,9 +26,15 @@ type Embedded struct {
 // the test fails.
 func StartEmbeddedEtcd(t testing.TB) *Embedded {
 	t.Helper()
+	return StartEmbeddedEtcdIn(t, t.TempDir())
+}
+
+// StartEmbeddedEtcdIn is StartEmbeddedEtcd with the member's data and log
+// under dir (a quiet disk of the test's own, say).
+func StartEmbeddedEtcdIn(t testing.TB, dir string) *Embedded {
+	t.Helper()
 	cfg := embed.NewConfig()
 	cfg.Name = "m1"
-	dir := t.TempDir()
 	cfg.Dir = filepath.Join(dir, "etcd")
 	logFile := filepath.Join(dir, "etcd.log")
 	cfg.LogOutputs = []string{logFile}
