@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/etcdperf/etcdperf/internal/capacity"
 	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/load"
@@ -143,8 +144,8 @@ also on Ctrl-C.`,
 	)
 	sweep.add(cmd.Flags(), false)
 	cmd.Flags().BoolVar(&capacityOn, "capacity", false, "after the profile's load, raise the offered write rate step by step until a limit breaks: how many puts/s the cluster carries, and what breaks first (it loads the cluster up to 15,000 puts/s)")
-	cmd.Flags().DurationVar(&capStep, "capacity-step", pipeline.DefaultCapacityStep, "with --capacity, how long each step loads etcd")
-	cmd.Flags().DurationVar(&capConfirm, "capacity-confirm", pipeline.DefaultCapacityConfirm, "with --capacity, hold the answer this long after the knee (and a rate √2 lower if it breaks) (0: no confirm step)")
+	cmd.Flags().DurationVar(&capStep, "capacity-step", capacity.DefaultStep, "with --capacity, how long each step loads etcd")
+	cmd.Flags().DurationVar(&capConfirm, "capacity-confirm", capacity.DefaultConfirm, "with --capacity, hold the answer this long after the knee (and a rate √2 lower if it breaks) (0: no confirm step)")
 	soak.add(cmd.Flags())
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		sinks, err := cf.out.sinks()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/etcdperf/etcdperf/internal/capacity"
 	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/diskprobe"
@@ -172,8 +173,8 @@ Exit codes: 0 pass or warn, 1 a location failed, 2 the run could not be done.`,
 	fl.Float64Var(&diskRate, "disk-rate", pipeline.DefaultLiveDiskRate, "beside a live member (--node, --endpoints with --data-dir), the disk probe's fdatasyncs per second at most (0: as fast as the device allows); "+
 		"a directory's storage test is paced only when this is given")
 	fl.BoolVar(&capacityOn, "capacity", true, "after the verdict, raise the offered write rate step by step until a limit breaks: how much this storage carries (on by default for a directory; with --endpoints or --node only when given, since it loads that cluster)")
-	fl.DurationVar(&capStep, "capacity-step", pipeline.DefaultCapacityStep, "how long each step of the capacity sweep loads etcd")
-	fl.DurationVar(&capConfirm, "capacity-confirm", pipeline.DefaultCapacityConfirm, "after the knee, hold the answer this long (and a rate √2 lower if it breaks), so that the capacity is one that held (0: no confirm step)")
+	fl.DurationVar(&capStep, "capacity-step", capacity.DefaultStep, "how long each step of the capacity sweep loads etcd")
+	fl.DurationVar(&capConfirm, "capacity-confirm", capacity.DefaultConfirm, "after the knee, hold the answer this long (and a rate √2 lower if it breaks), so that the capacity is one that held (0: no confirm step)")
 	fl.Float64Var(&demand, "demand", 0, "the cluster's peak write demand in writes/s (e.g. etcd_server_proposals_committed_total's peak rate, as doctor --node or etcdperf metrics report it): the capacity is judged against it (headroom under 2x warns, under 1x fails)")
 	fl.StringVar(&demandFrom, "demand-from", "", "read the peak write demand from the Prometheus at this URL that scrapes the cluster (the p99 of its 1-minute rates of etcd_server_proposals_committed_total over --demand-since), instead of --demand")
 	fl.StringVar(&demandSince, "demand-since", "7d", "with --demand-from, the period to read the peak over, e.g. 24h, 7d")

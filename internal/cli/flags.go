@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/etcdperf/etcdperf/internal/capacity"
 	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/pipeline"
 	"github.com/etcdperf/etcdperf/internal/promexport"
@@ -195,8 +196,8 @@ func (s *sweepFlags) apply(prof *check.Profile, external, capacity bool) error {
 // Prometheus at conn over since, sets them, and says where they came
 // from. It is called before anything is measured: an error is a usage
 // error of one line.
-func (s *sweepFlags) readProm(ctx context.Context, prof *check.Profile, conn promexport.Options, since string) (pipeline.SizesFrom, error) {
-	var from pipeline.SizesFrom
+func (s *sweepFlags) readProm(ctx context.Context, prof *check.Profile, conn promexport.Options, since string) (capacity.SizesFrom, error) {
+	var from capacity.SizesFrom
 	if (s.dbFromProm || s.valueFromProm) && conn.URL == "" {
 		return from, usageError("%s reads the cluster's metrics from the Prometheus of --demand-from URL: give it too", s.promFlags())
 	}

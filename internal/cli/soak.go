@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/etcdperf/etcdperf/internal/capacity"
 	"github.com/etcdperf/etcdperf/internal/pipeline"
 )
 
@@ -18,7 +19,7 @@ type soakFlags struct {
 func (s *soakFlags) add(fl *pflag.FlagSet) {
 	fl.DurationVar(&s.duration, "soak", 0, "after the capacity sweep, hold its answer (or --soak-rate) this long, e.g. 10m, recording a sample every --soak-interval: the figure that held over the last third, and a drop when the storage gives less after a while (burst credits or a write cache that ran out) (0: no soak)")
 	fl.Float64Var(&s.rate, "soak-rate", 0, "with --soak, the puts/s to hold instead of the sweep's answer (also with --capacity=false: hold a rate without a sweep)")
-	fl.DurationVar(&s.interval, "soak-interval", pipeline.DefaultSoakInterval, "with --soak, the span of each sample of its series")
+	fl.DurationVar(&s.interval, "soak-interval", capacity.DefaultSoakInterval, "with --soak, the span of each sample of its series")
 }
 
 // settings checks the flags (before anything is measured) and returns

@@ -30,56 +30,6 @@ func init() {
 	)
 }
 
-// causeLevels are the levels of the cause rules (check.Table's, or as
-// set with --limit).
-type causeLevels struct {
-	// throttled and throttledTime: a member whose cgroup ran out of quota
-	// in this share of its periods, stopped this long per second, waits
-	// for its CPU limit.
-	throttled, throttledTime float64
-	// schedWait: a thread of a healthy member gets a CPU within tens of
-	// microseconds of becoming runnable, even on a busy host; a starved
-	// one waits milliseconds each time.
-	schedWait float64
-	// cpuAtLimit: a member using this share of the CPUs it may use has
-	// none to spare.
-	cpuAtLimit float64
-	// hostBusy: a host whose CPUs are this busy makes every fsync wait for
-	// a CPU, in the kernel and in etcd.
-	hostBusy float64
-	// peerRTT: a round trip between members this slow is slow.
-	peerRTT float64
-	// fastFactor: a device that flushes this many times faster than the
-	// fsync p99 is not what etcd waits for.
-	fastFactor float64
-	// capUsed: a member that used this share of a cap on its writes (its
-	// cgroup's, or the volume's as the user states it) waits for the cap.
-	capUsed float64
-	// volumeIOPS and volumeBPS are the volume's provisioned write IOPS
-	// and bytes/s as the user states them (--volume-iops, --volume-mbps;
-	// 0: not stated).
-	volumeIOPS, volumeBPS float64
-	// overStated: a device that wrote this many times every stated figure
-	// is not on the volume they state.
-	overStated float64
-	// deviceBusy: a device busy this share of the time has no time to
-	// spare; flatGrowth: writes/s that spread under this factor across the
-	// points at which the device was that busy are flat (at a ceiling).
-	deviceBusy, flatGrowth float64
-}
-
-func causeLevelsOf(r *result.Result) causeLevels {
-	return causeLevels{
-		throttled: LimitOf(r, check.MemberThrottled), throttledTime: LimitOf(r, check.MemberThrottledTime),
-		schedWait: LimitOf(r, check.MemberSchedWait), cpuAtLimit: LimitOf(r, check.MemberCPUAtLimit),
-		hostBusy: LimitOf(r, check.MemberHostBusy), peerRTT: LimitOf(r, check.PeerRTT),
-		fastFactor: LimitOf(r, check.DeviceFastFactor),
-		capUsed:    LimitOf(r, check.IOPSCapUsed), volumeIOPS: LimitOf(r, check.VolumeIOPS), volumeBPS: LimitOf(r, check.VolumeWriteBPS),
-		overStated: LimitOf(r, check.VolumeOverStated),
-		deviceBusy: LimitOf(r, check.DeviceBusy), flatGrowth: LimitOf(r, check.FsyncsFlatGrowth),
-	}
-}
-
 // symptom is a member's disk latency over its limit.
 type symptom struct {
 	check result.Check // the member's own value judged by the run's criterion
@@ -120,30 +70,30 @@ func memberSymptoms(r *result.Result, v Member) []symptom {
 // explains the rest, as the kernel's work for each fsync and the thread
 // that resumes after it wait for a CPU; the member's own mean wait hides
 // such a tail.
-func cpuStarvation(lv causeLevels, p *result.MemberProcess, deviceFast bool) ([]result.Evidence, []string) {
+func cpuStarvation(lv Levels, p *result.MemberProcess, deviceFast bool) ([]result.Evidence, []string) {
 	if !p.Measured() {
 		return nil, nil
 	}
 	var ev []result.Evidence
 	var words []string
-	if deviceFast && p.HostCPUBusy >= lv.hostBusy {
+	if deviceFast && p.HostCPUBusy >= lv.MemberHostBusy {
 		ev = append(ev, result.Evidence{What: fmt.Sprintf("share of the CPUs of host %s busy, where %s runs", p.Host, p.Name),
-			Observed: p.HostCPUBusy, Limit: lv.hostBusy, Unit: "ratio", Source: "/proc/stat on " + p.Host})
+			Observed: p.HostCPUBusy, Limit: lv.MemberHostBusy, Unit: "ratio", Source: "/proc/stat on " + p.Host})
 		words = append(words, fmt.Sprintf("the CPUs of its host %s were %.0f%% busy", p.Host, p.HostCPUBusy*100))
 	}
 	if throttledByLimit(lv, p) {
 		ev = append(ev, result.Evidence{What: fmt.Sprintf("share of %s's CPU periods in which its cgroup ran out of quota (%s CPU; stopped %s per second)",
-			p.Name, units.Cores(p.CPULimit), units.Seconds(p.ThrottledTime)), Observed: p.Throttled, Limit: lv.throttled, Unit: "ratio", Source: p.Cgroup + "/cpu.stat"})
+			p.Name, units.Cores(p.CPULimit), units.Seconds(p.ThrottledTime)), Observed: p.Throttled, Limit: lv.Throttled, Unit: "ratio", Source: p.Cgroup + "/cpu.stat"})
 		words = append(words, fmt.Sprintf("its cgroup (limit %s CPU) throttled it in %.0f%% of its CPU periods", units.Cores(p.CPULimit), p.Throttled*100))
 	}
-	if p.SchedWait >= lv.schedWait {
+	if p.SchedWait >= lv.SchedWait {
 		ev = append(ev, result.Evidence{What: fmt.Sprintf("mean wait of %s's threads for a CPU each time they could run", p.Name),
-			Observed: p.SchedWait, Limit: lv.schedWait, Unit: "s", Source: fmt.Sprintf("/proc/%d/task/*/schedstat on %s", p.PID, p.Host)})
+			Observed: p.SchedWait, Limit: lv.SchedWait, Unit: "s", Source: fmt.Sprintf("/proc/%d/task/*/schedstat on %s", p.PID, p.Host)})
 		words = append(words, fmt.Sprintf("its threads waited %s for a CPU on average each time they could run", units.Seconds(p.SchedWait)))
 	}
-	if p.CPULimit > 0 && p.CPU >= lv.cpuAtLimit*p.CPULimit {
+	if p.CPULimit > 0 && p.CPU >= lv.CPUAtLimit*p.CPULimit {
 		ev = append(ev, result.Evidence{What: fmt.Sprintf("CPU used by %s, of the %s CPU its cgroup allows", p.Name, units.Cores(p.CPULimit)),
-			Observed: p.CPU / p.CPULimit, Limit: lv.cpuAtLimit, Unit: "ratio", Source: fmt.Sprintf("/proc/%d/task/*/schedstat, %s", p.PID, p.Cgroup)})
+			Observed: p.CPU / p.CPULimit, Limit: lv.CPUAtLimit, Unit: "ratio", Source: fmt.Sprintf("/proc/%d/task/*/schedstat, %s", p.PID, p.Cgroup)})
 		words = append(words, fmt.Sprintf("it used %s of its %s CPU", units.Cores(p.CPU), units.Cores(p.CPULimit)))
 	}
 	return ev, words
@@ -151,19 +101,19 @@ func cpuStarvation(lv causeLevels, p *result.MemberProcess, deviceFast bool) ([]
 
 // throttledByLimit says whether a member's own cgroup stopped it for its CPU
 // limit often and long enough to make it wait.
-func throttledByLimit(lv causeLevels, p *result.MemberProcess) bool {
-	return p.Measured() && p.Throttled >= lv.throttled && p.ThrottledTime >= lv.throttledTime
+func throttledByLimit(lv Levels, p *result.MemberProcess) bool {
+	return p.Measured() && p.Throttled >= lv.Throttled && p.ThrottledTime >= lv.ThrottledTime
 }
 
 // processEvidence is what the process's figures say when they clear the
 // CPU: its threads got a CPU promptly and were not throttled.
-func processEvidence(lv causeLevels, p *result.MemberProcess) ([]result.Evidence, string) {
+func processEvidence(lv Levels, p *result.MemberProcess) ([]result.Evidence, string) {
 	ev := []result.Evidence{{What: fmt.Sprintf("mean wait of %s's threads for a CPU each time they could run (pid %d on %s)", p.Name, p.PID, p.Host),
-		Observed: p.SchedWait, Limit: lv.schedWait, Unit: "s", Source: "/proc/PID/task/*/schedstat"}}
+		Observed: p.SchedWait, Limit: lv.SchedWait, Unit: "s", Source: "/proc/PID/task/*/schedstat"}}
 	words := fmt.Sprintf("its threads got a CPU within %s on average", units.Seconds(p.SchedWait))
 	if p.CPULimit > 0 {
 		ev = append(ev, result.Evidence{What: fmt.Sprintf("share of %s's CPU periods throttled (cgroup limit %s CPU)", p.Name, units.Cores(p.CPULimit)),
-			Observed: p.Throttled, Limit: lv.throttled, Unit: "ratio", Source: p.Cgroup + "/cpu.stat"})
+			Observed: p.Throttled, Limit: lv.Throttled, Unit: "ratio", Source: p.Cgroup + "/cpu.stat"})
 		words += fmt.Sprintf(" and its cgroup (limit %s CPU) throttled it in %.0f%% of its periods", units.Cores(p.CPULimit), p.Throttled*100)
 	}
 	return ev, words
@@ -173,7 +123,7 @@ func processEvidence(lv causeLevels, p *result.MemberProcess) ([]result.Evidence
 // whether it accounts for a p99 of p99 (slow) or answered ten times faster
 // (fast; so does memory); neither when its time is not known (no block
 // device, as FUSE or NFS, or no write in the span).
-func deviceEvidence(lv causeLevels, p *result.MemberProcess, p99 float64) (ev []result.Evidence, words string, slow, fast bool) {
+func deviceEvidence(lv Levels, p *result.MemberProcess, p99 float64) (ev []result.Evidence, words string, slow, fast bool) {
 	if !p.Measured() {
 		return nil, "", false, false
 	}
@@ -194,7 +144,7 @@ func deviceEvidence(lv causeLevels, p *result.MemberProcess, p99 float64) (ev []
 	}
 	ev = []result.Evidence{{What: fmt.Sprintf("mean time %s, the device under %s's WAL, %s", p.Device, p.Name, what), Observed: service, Unit: "s",
 		Source: "/proc/diskstats on " + p.Host}}
-	slow = service*lv.fastFactor > p99
+	slow = service*lv.FastFactor > p99
 	return ev, fmt.Sprintf("the device under its WAL (%s) %s in %s on average", p.Device, what, units.Seconds(service)), slow, !slow
 }
 
@@ -211,7 +161,7 @@ type blame struct {
 // of slow round trips to a member.
 func memberBlames(r *result.Result) []blame {
 	views := etcdMembers(r)
-	bs := &blames{lv: causeLevelsOf(r), by: map[result.Cause]*blame{}, explained: map[string]bool{}}
+	bs := &blames{lv: LevelsOf(r), by: map[result.Cause]*blame{}, explained: map[string]bool{}}
 	named := map[string]bool{}
 	for _, v := range views {
 		if syms := memberSymptoms(r, v); len(syms) > 0 {
@@ -235,7 +185,7 @@ func memberBlames(r *result.Result) []blame {
 			bs.quietMember(v, failed, stalls)
 		}
 	}
-	if nb, ok := networkBlame(peerRTTsOf(r), bs.explained, bs.lv.peerRTT); ok {
+	if nb, ok := networkBlame(peerRTTsOf(r), bs.explained, bs.lv.PeerRTT); ok {
 		bs.by[result.CauseNetwork] = &nb
 		bs.order = append(bs.order, result.CauseNetwork)
 	}
@@ -248,7 +198,7 @@ func memberBlames(r *result.Result) []blame {
 
 // blames are the causes named so far, in the order first named.
 type blames struct {
-	lv    causeLevels
+	lv    Levels
 	by    map[result.Cause]*blame
 	order []result.Cause
 	// explained: members whose late answers to their peers' probes their
@@ -370,7 +320,7 @@ func (bs *blames) quietMember(v Member, failed, stalls bool) {
 			s = result.Warning
 		}
 		bs.add(s, result.CauseIOPSCap, v.Name, fmt.Sprintf("%s, while %s", underLimits(v), strings.Join(capWords, "; ")), capEv)
-	} else if lv.volumeIOPS > 0 {
+	} else if lv.VolumeIOPS > 0 {
 		if cause, hEv, hWords := historyDevice(lv, v.HostDisk); cause == result.CauseIOPSCap {
 			bs.add(sev, cause, v.Name, fmt.Sprintf("%s, while %s", underLimits(v), hWords), hEv)
 		}

@@ -20,15 +20,15 @@ import (
 // capEvidence is what says that a cap on the member's writes held it:
 // its cgroup's cap, or the volume's provisioned figures, used to the
 // level capUsed; nil when neither was (or neither is known).
-func capEvidence(lv causeLevels, p *result.MemberProcess) ([]result.Evidence, []string) {
+func capEvidence(lv Levels, p *result.MemberProcess) ([]result.Evidence, []string) {
 	if !p.Measured() {
 		return nil, nil
 	}
 	var ev []result.Evidence
 	var words []string
-	if p.IOPSCap > 0 && p.CappedWriteIOPS >= lv.capUsed*p.IOPSCap {
+	if lv.AtCap(p.IOPSCap, p.CappedWriteIOPS) {
 		ev = append(ev, result.Evidence{What: fmt.Sprintf("share of the %.0f write IOPS that %s's cgroup allows on %s which it used (%.0f writes/s)",
-			p.IOPSCap, p.Name, p.CapDevice, p.CappedWriteIOPS), Observed: p.CappedWriteIOPS / p.IOPSCap, Limit: lv.capUsed, Unit: "ratio",
+			p.IOPSCap, p.Name, p.CapDevice, p.CappedWriteIOPS), Observed: p.CappedWriteIOPS / p.IOPSCap, Limit: lv.CapUsed, Unit: "ratio",
 			Source: "its I/O cgroup's cap and counters (io.max and io.stat, or blkio.throttle.*) on " + p.Host})
 		words = append(words, fmt.Sprintf("its cgroup caps its writes to %s at %.0f IOPS and it wrote %.0f/s (%.0f%% of the cap)",
 			p.CapDevice, p.IOPSCap, p.CappedWriteIOPS, 100*p.CappedWriteIOPS/p.IOPSCap))
@@ -41,7 +41,7 @@ func capEvidence(lv causeLevels, p *result.MemberProcess) ([]result.Evidence, []
 		return ev, words
 	}
 	for _, v := range volumeUse(lv, p) {
-		if v.used >= lv.capUsed {
+		if v.AtCap {
 			ev = append(ev, v.evidence(lv, p))
 			words = append(words, v.words())
 		}
@@ -51,17 +51,17 @@ func capEvidence(lv causeLevels, p *result.MemberProcess) ([]result.Evidence, []
 
 // cgroupCapUsed says whether the member's own cgroup cap held it (used to
 // the level capUsed).
-func cgroupCapUsed(lv causeLevels, p *result.MemberProcess) bool {
-	return p.Measured() && p.IOPSCap > 0 && p.CappedWriteIOPS >= lv.capUsed*p.IOPSCap
+func cgroupCapUsed(lv Levels, p *result.MemberProcess) bool {
+	return p.Measured() && lv.AtCap(p.IOPSCap, p.CappedWriteIOPS)
 }
 
 // overStated says whether the device under a member's WAL wrote well past
 // every provisioned figure the user stated (volume_over_stated of each):
 // that figure is not its volume's, and its writes say nothing of a cap.
-func overStated(p *result.MemberProcess, lv causeLevels) bool {
+func overStated(p *result.MemberProcess, lv Levels) bool {
 	figs := volumeUse(lv, p)
 	for _, v := range figs {
-		if v.used <= lv.overStated {
+		if v.Used <= lv.OverStated {
 			return false
 		}
 	}
@@ -85,59 +85,44 @@ func deviceSpeed(p *result.MemberProcess) ([]result.Evidence, string) {
 	return ev, fmt.Sprintf("%s on average, %.0f%% busy", w, 100*p.DeviceUtil)
 }
 
-// volumeFigure is one of the volume's provisioned figures and what the
-// device under a member's WAL did of it.
-type volumeFigure struct {
-	flag, unit       string
-	did, provisioned float64
-	used             float64
-}
-
-func (v volumeFigure) text(x float64) string {
-	if v.unit == "B/s" {
+func (v VolumeFigure) text(x float64) string {
+	if v.Unit == "B/s" {
 		return units.Bytes(x) + "/s"
 	}
 	return fmt.Sprintf("%.0f", x)
 }
 
-func (v volumeFigure) words() string {
+func (v VolumeFigure) words() string {
 	what := "IOPS"
-	if v.unit == "B/s" {
+	if v.Unit == "B/s" {
 		what = "of throughput"
 	}
-	return fmt.Sprintf("the device wrote %s of the %s %s provisioned (%.0f%%)", v.text(v.did), v.text(v.provisioned), what, 100*v.used)
+	return fmt.Sprintf("the device wrote %s of the %s %s provisioned (%.0f%%)", v.text(v.Did), v.text(v.Provisioned), what, 100*v.Used)
 }
 
-func (v volumeFigure) evidence(lv causeLevels, p *result.MemberProcess) result.Evidence {
+func (v VolumeFigure) evidence(lv Levels, p *result.MemberProcess) result.Evidence {
 	what := "write IOPS"
-	if v.unit == "B/s" {
+	if v.Unit == "B/s" {
 		what = "bytes written per second"
 	}
 	return result.Evidence{What: fmt.Sprintf("share of the volume's provisioned %s (%s %s, %s) that %s, the device under %s's WAL, did (every writer on it)",
-		what, v.flag, v.text(v.provisioned), v.unit, p.Device, p.Name), Observed: v.used, Limit: lv.capUsed, Unit: "ratio", Source: "/proc/diskstats on " + p.Host}
+		what, v.Flag, v.text(v.Provisioned), v.Unit, p.Device, p.Name), Observed: v.Used, Limit: lv.CapUsed, Unit: "ratio", Source: "/proc/diskstats on " + p.Host}
 }
 
 // volumeUse is what the device under the member's WAL did of the volume's
 // provisioned figures the user stated (none stated: nil).
-func volumeUse(lv causeLevels, p *result.MemberProcess) []volumeFigure {
-	var out []volumeFigure
-	if lv.volumeIOPS > 0 {
-		out = append(out, volumeFigure{flag: "--volume-iops", unit: "IOPS", did: p.DeviceWriteIOPS, provisioned: lv.volumeIOPS, used: p.DeviceWriteIOPS / lv.volumeIOPS})
-	}
-	if lv.volumeBPS > 0 {
-		out = append(out, volumeFigure{flag: "--volume-mbps", unit: "B/s", did: p.DeviceWriteBytes, provisioned: lv.volumeBPS, used: p.DeviceWriteBytes / lv.volumeBPS})
-	}
-	return out
+func volumeUse(lv Levels, p *result.MemberProcess) []VolumeFigure {
+	return lv.Volume(p.DeviceWriteIOPS, p.DeviceWriteBytes)
 }
 
 // volumeAtCap says whether the device under the member's WAL used the
 // volume's provisioned figures to the level capUsed.
-func volumeAtCap(lv causeLevels, p *result.MemberProcess) bool {
+func volumeAtCap(lv Levels, p *result.MemberProcess) bool {
 	if !p.Measured() || p.Device == "" || p.Volatile {
 		return false
 	}
 	for _, v := range volumeUse(lv, p) {
-		if v.used >= lv.capUsed {
+		if v.AtCap {
 			return true
 		}
 	}
@@ -157,14 +142,14 @@ func capNote(p *result.MemberProcess) string {
 // figures, what the device under each member's WAL did of them and the
 // headroom they leave; a device at its cap is the cause rules' to name.
 func volumeHeadroom(r *result.Result) []result.Finding {
-	lv := causeLevelsOf(r)
-	if (lv.volumeIOPS <= 0 && lv.volumeBPS <= 0) || r.Prom != nil {
+	lv := LevelsOf(r)
+	if (lv.VolumeIOPS <= 0 && lv.VolumeBPS <= 0) || r.Prom != nil {
 		return nil // a history's devices are the prom rules'
 	}
 	type dev struct {
 		host, device string
 		members      []string
-		figs         []volumeFigure
+		figs         []VolumeFigure
 	}
 	var devs []*dev
 	var unseen []string
@@ -193,12 +178,12 @@ func volumeHeadroom(r *result.Result) []result.Finding {
 	for _, d := range devs {
 		var under []string
 		for _, fg := range d.figs {
-			if fg.used >= lv.capUsed {
+			if fg.AtCap {
 				continue
 			}
-			under = append(under, fmt.Sprintf("%s: %s to spare", fg.words(), fg.text(fg.provisioned-fg.did)))
+			under = append(under, fmt.Sprintf("%s: %s to spare", fg.words(), fg.text(fg.Provisioned-fg.Did)))
 			f.Evidence = append(f.Evidence, result.Evidence{What: fmt.Sprintf("share of the volume's provisioned %s (%s) that %s on %s, under the WAL of %s, did",
-				fg.unit, fg.flag, d.device, d.host, strings.Join(d.members, ", ")), Observed: fg.used, Limit: lv.capUsed, Unit: "ratio", Source: "/proc/diskstats on " + d.host})
+				fg.Unit, fg.Flag, d.device, d.host, strings.Join(d.members, ", ")), Observed: fg.Used, Limit: lv.CapUsed, Unit: "ratio", Source: "/proc/diskstats on " + d.host})
 		}
 		if len(under) > 0 {
 			f.Members = append(f.Members, d.members...)
@@ -228,7 +213,7 @@ func volumeHeadroom(r *result.Result) []result.Finding {
 // ceiling, a provisioned cap's or the disk's own, which the figures cannot
 // tell apart: the words say both and how to tell. Any other device is said
 // in words, with no cause (""). Without a device: nothing.
-func historyDevice(lv causeLevels, d *result.PromDisk) (result.Cause, []result.Evidence, string) {
+func historyDevice(lv Levels, d *result.PromDisk) (result.Cause, []result.Evidence, string) {
 	if d == nil || len(d.WriteIOPS) == 0 {
 		return "", nil, ""
 	}
@@ -237,34 +222,34 @@ func historyDevice(lv causeLevels, d *result.PromDisk) (result.Cause, []result.E
 	var atBusy []float64
 	for i, w := range d.WriteIOPS {
 		peakW, peakB = max(peakW, w), max(peakB, d.Busy[i])
-		if d.Busy[i] >= lv.deviceBusy {
+		if d.Busy[i] >= lv.DeviceBusy {
 			atBusy = append(atBusy, w)
 		}
 	}
 	which := fmt.Sprintf("the busiest of the %d devices of its host (%s, as node-exporter %s reports it)", d.Devices, d.Device, d.Instance)
 	ev := []result.Evidence{
-		{What: fmt.Sprintf("highest share of the time %s of node-exporter %s was busy, over %d point(s)", d.Device, d.Instance, len(d.Busy)), Observed: peakB, Limit: lv.deviceBusy, Unit: "ratio", Source: src},
+		{What: fmt.Sprintf("highest share of the time %s of node-exporter %s was busy, over %d point(s)", d.Device, d.Instance, len(d.Busy)), Observed: peakB, Limit: lv.DeviceBusy, Unit: "ratio", Source: src},
 		{What: fmt.Sprintf("most writes per second %s of node-exporter %s completed", d.Device, d.Instance), Observed: peakW, Unit: "1/s", Source: src},
 	}
 	words := fmt.Sprintf("%s wrote up to %.0f/s, %.0f%% busy at most", which, peakW, 100*peakB)
-	if lv.volumeIOPS > 0 {
-		used := peakW / lv.volumeIOPS
-		ev = append(ev, result.Evidence{What: fmt.Sprintf("share of the volume's provisioned %.0f write IOPS (--volume-iops) that %s wrote at most", lv.volumeIOPS, d.Device),
-			Observed: used, Limit: lv.capUsed, Unit: "ratio", Source: src})
-		if used >= lv.capUsed {
-			return result.CauseIOPSCap, ev, fmt.Sprintf("%s: the device wrote %.0f of the %.0f IOPS provisioned (%.0f%%)", which, peakW, lv.volumeIOPS, 100*used)
+	if lv.VolumeIOPS > 0 {
+		used := peakW / lv.VolumeIOPS
+		ev = append(ev, result.Evidence{What: fmt.Sprintf("share of the volume's provisioned %.0f write IOPS (--volume-iops) that %s wrote at most", lv.VolumeIOPS, d.Device),
+			Observed: used, Limit: lv.CapUsed, Unit: "ratio", Source: src})
+		if lv.AtCap(lv.VolumeIOPS, peakW) {
+			return result.CauseIOPSCap, ev, fmt.Sprintf("%s: the device wrote %.0f of the %.0f IOPS provisioned (%.0f%%)", which, peakW, lv.VolumeIOPS, 100*used)
 		}
-		return "", ev, fmt.Sprintf("%s; it wrote %.0f of the %.0f IOPS provisioned (%.0f%%): %.0f to spare", words, peakW, lv.volumeIOPS, 100*used, lv.volumeIOPS-peakW)
+		return "", ev, fmt.Sprintf("%s; it wrote %.0f of the %.0f IOPS provisioned (%.0f%%): %.0f to spare", words, peakW, lv.VolumeIOPS, 100*used, lv.VolumeIOPS-peakW)
 	}
 	if len(atBusy) == 0 {
 		return "", ev, words
 	}
 	lo, hi := slices.Min(atBusy), slices.Max(atBusy)
-	if hi > lv.flatGrowth*lo {
+	if !lv.Flat(lo, hi) {
 		return "", ev, fmt.Sprintf("%s, its writes/s rising from %.0f to %.0f while it was that busy", words, lo, hi)
 	}
-	ev = append(ev, result.Evidence{What: fmt.Sprintf("spread of the writes/s of %s across the %d point(s) at which it was busy %.0f%% of the time or more", d.Device, len(atBusy), 100*lv.deviceBusy),
-		Observed: hi / max(lo, 1e-9), Limit: lv.flatGrowth, Unit: "x", Source: src})
+	ev = append(ev, result.Evidence{What: fmt.Sprintf("spread of the writes/s of %s across the %d point(s) at which it was busy %.0f%% of the time or more", d.Device, len(atBusy), 100*lv.DeviceBusy),
+		Observed: hi / max(lo, 1e-9), Limit: lv.FlatGrowth, Unit: "x", Source: src})
 	return result.CauseIOPSCap, ev, fmt.Sprintf("%s was %.0f%% busy at most while it wrote a flat %.0f-%.0f/s: a provisioned-IOPS cap or a disk at its limit "+
 		"(compare the writes/s with the volume's provisioned IOPS, or give --volume-iops; a disk at its limit also answers each write slowly: etcdperf disk --dir <the data dir> on that host)",
 		which, 100*peakB, lo, hi)
@@ -275,11 +260,11 @@ func historyDevice(lv causeLevels, d *result.PromDisk) (result.Cause, []result.E
 // writes and flushed fast beside the fsync p99, and no provisioned figure
 // of the volume was stated (a stated one tells a cap from the storage
 // behind it: capEvidence and the disk).
-func belowDevice(lv causeLevels, p *result.MemberProcess, p99 float64) bool {
-	if !p.Measured() || p.Device == "" || p.Volatile || lv.volumeIOPS > 0 || lv.volumeBPS > 0 {
+func belowDevice(lv Levels, p *result.MemberProcess, p99 float64) bool {
+	if !p.Measured() || p.Device == "" || p.Volatile || lv.VolumeIOPS > 0 || lv.VolumeBPS > 0 {
 		return false
 	}
-	return p.DeviceWriteIOPS > 0 && p.DeviceWriteAwait > 0 && p.DeviceWriteAwait*lv.fastFactor <= p99
+	return p.DeviceWriteIOPS > 0 && p.DeviceWriteAwait > 0 && p.DeviceWriteAwait*lv.FastFactor <= p99
 }
 
 // belowWords says what the device under a member's WAL did, for the

@@ -60,11 +60,12 @@ func benchSummary(r *result.Result) string {
 // Check judges etcdctl check perf's load: its criteria (throughput,
 // slowest request, standard deviation), the request p99 and failed
 // requests, then etcd's own as Bench, and whether the client or etcd set
-// the pace.
+// the pace; and the capacity sweep and the soak after the load.
 func Check(r *result.Result, criteria []check.Criterion) {
 	r.Checks = nil
 	perfChecks(r, criteria)
 	serverChecks(r, criteria)
+	capacityChecks(r, criteria)
 	conclude(r)
 	r.Summary = checkSummary(r)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/diagnose"
 	"github.com/etcdperf/etcdperf/internal/result"
 )
 
@@ -95,6 +96,7 @@ func TestCapacityCause(t *testing.T) {
 		{"no knee", none, 15000, "none", nil, "carries etcd up to 15,000 puts/s of 1.0 KiB within its limits, the most this sweep offered"},
 	} {
 		cap := &result.Capacity{ValueSize: 1024, Steps: c.steps}
+		checkRule(t, c.name, cap)
 		Capacity(cap, check.Table)
 		if cap.PutsPerS != c.puts || cap.Cause != c.cause || !slices.Equal(cap.LimitedBy, c.broke) || !strings.Contains(cap.Answer, c.answer) {
 			t.Errorf("%s: %g puts/s, cause %q, limited by %v, answer %q; want %g, %q, %v, %q", c.name, cap.PutsPerS, cap.Cause, cap.LimitedBy, cap.Answer, c.puts, c.cause, c.broke, c.answer)
@@ -182,15 +184,6 @@ func TestCapacityCauseLevels(t *testing.T) {
 			if cap.Cause != j.want {
 				t.Errorf("%s, %d criteria changed (--limit %s): cause %q, want %q", c.name, len(check.Changed(j.criteria)), c.limit, cap.Cause, j.want)
 			}
-		}
-	}
-}
-
-// Rates are written with thousands separators.
-func TestRateFormat(t *testing.T) {
-	for v, want := range map[float64]string{150: "150", 1000: "1,000", 15000: "15,000", 1234567: "1,234,567"} {
-		if got := rate(v); got != want {
-			t.Errorf("rate(%g) = %q, want %q", v, got, want)
 		}
 	}
 }
@@ -339,6 +332,7 @@ func TestCapacityFlatCeiling(t *testing.T) {
 		{"a ceiling with the host's CPUs busy, no device figures", both, 1000, result.CauseIOPSCapOrCPU, "measure the storage alone"},
 	} {
 		cap := &result.Capacity{ValueSize: 1024, Steps: slices.Clone(c.steps)}
+		checkRule(t, c.name, cap)
 		Capacity(cap, check.Table)
 		if cap.PutsPerS != c.puts || cap.Cause != c.cause || !strings.Contains(cap.Answer, c.answer) {
 			t.Errorf("%s: %g puts/s, cause %q, answer %q; want %g, %q, %q", c.name, cap.PutsPerS, cap.Cause, cap.Answer, c.puts, c.cause, c.answer)
@@ -358,20 +352,25 @@ func TestCapacityProvisioned(t *testing.T) {
 	for _, c := range []struct {
 		limits []string
 		cause  result.Cause
+		rule   string
 		answer string
 		used   float64
 	}{
-		{nil, result.CauseEtcd, "etcd itself limits it there", 0},
-		{[]string{"volume_iops=3000"}, result.CauseIOPSCap, "at 1,000 puts/s the device wrote 2,100 of the 3,000 IOPS provisioned (70%)", 0.7},
-		{[]string{"volume_iops=10000"}, result.CauseEtcd, "2,100 of the 10,000 IOPS provisioned (21%)", 0.21},
-		{[]string{"volume_write_bps=16m"}, result.CauseIOPSCap, "10.0 MiB/s of the 16.0 MiB/s provisioned (62%)", 0},
+		{nil, result.CauseEtcd, "host", "etcd itself limits it there", 0},
+		{[]string{"volume_iops=3000"}, result.CauseIOPSCap, "volume", "at 1,000 puts/s the device wrote 2,100 of the 3,000 IOPS provisioned (70%)", 0.7},
+		{[]string{"volume_iops=10000"}, result.CauseEtcd, "host", "2,100 of the 10,000 IOPS provisioned (21%)", 0.21},
+		{[]string{"volume_write_bps=16m"}, result.CauseIOPSCap, "volume", "10.0 MiB/s of the 16.0 MiB/s provisioned (62%)", 0},
+		{[]string{"volume_iops=3000"}, result.CauseIOPSCap, "volume", "(the device wrote 2,900 IOPS during the step, 97% of the 3,000 provisioned (--volume-iops))", 0.7},
+		{[]string{"volume_write_bps=16m"}, result.CauseIOPSCap, "volume", "(the device wrote 14.0 MiB/s during the step, 88% of the 16.0 MiB/s provisioned (--volume-mbps))", 0},
 	} {
 		criteria, err := check.Override(check.Table, c.limits)
 		if err != nil {
 			t.Fatal(err)
 		}
 		cap := &result.Capacity{ValueSize: 1024, Steps: slices.Clone(steps)}
-		Capacity(cap, criteria)
+		if rule := concludeSweep(cap, diagnose.LevelsIn(criteria)); rule != c.rule {
+			t.Errorf("%v: the cause came from rule %q, want %q", c.limits, rule, c.rule)
+		}
 		if cap.Cause != c.cause || !strings.Contains(cap.Answer, c.answer) || math.Abs(cap.VolumeIOPSUsed-c.used) > 1e-9 {
 			t.Errorf("%v: cause %q, IOPS used %g, answer %q; want %q, %g, %q", c.limits, cap.Cause, cap.VolumeIOPSUsed, cap.Answer, c.cause, c.used, c.answer)
 		}
@@ -450,5 +449,55 @@ func TestCapacityConfirm(t *testing.T) {
 	Capacity(cap, check.Table)
 	if want := "up to 7,800 puts/s of 1.0 KiB within its limits, held for 10s; at 11,000, held for 10s, the backend commit p99"; cap.PutsPerS != 7800 || !strings.Contains(cap.Answer, want) {
 		t.Errorf("a short step held above the confirmed rate: %g puts/s, answer %q; want 7800, %q", cap.PutsPerS, cap.Answer, want)
+	}
+}
+
+// ruleOf names, per case of the tables above, the write-cap rule that
+// names its cause (capacityRules, tried in order), or "host" when none
+// does and the verdict's cause at the knee stands, refined.
+var ruleOf = map[string]string{
+	"cgroup cap":                    "cgroup_cap",
+	"cgroup cap, device fast":       "cgroup_cap",
+	"cgroup cap, host busy":         "cgroup_cap",
+	"CPU under a cap barely used":   "host",
+	"cgroup cap, first step":        "cgroup_cap",
+	"slow device under a cap":       "host",
+	"cloud cap":                     "flat_ceiling",
+	"slow disk":                     "host",
+	"cpu":                           "host",
+	"disk climbing":                 "host",
+	"commit, device fast":           "host",
+	"host CPU saturated":            "host",
+	"no knee":                       "",
+	"cap at a high knee":            "flat_ceiling",
+	"cap at a high knee, 10s steps": "flat_ceiling",
+	"cap from the knee's middle step to the break":                                      "flat_ceiling",
+	"cap on a busy machine, the CPU named by the steps":                                 "flat_ceiling",
+	"cap on a saturated machine, the member waiting for a CPU":                          "flat_ceiling",
+	"cap on a saturated machine, the member's disk named":                               "flat_ceiling",
+	"cap at a low knee on a busy machine":                                               "flat_ceiling",
+	"cap at a low knee on a busy machine: the lowest rate's step is not on the ceiling": "flat_ceiling",
+	"writes that collapsed past the knee":                                               "host",
+	"cap seen in one step":                                                              "off_device",
+	"one step, the host's CPUs busy":                                                    "host",
+	"one step, the host's CPUs busy, the member's disk named":                           "off_device",
+	"cap with the key space written first":                                              "flat_ceiling",
+	"cap with the key space written first, the writes falling past the knee":            "flat_ceiling",
+	"cap at a low knee with the key space written first":                                "flat_ceiling",
+	"cap at a low knee, its middle step broke":                                          "flat_ceiling",
+	"cap at a low knee, its middle step held":                                           "flat_ceiling",
+	"etcd batching on a busy host":                                                      "host",
+	"a disk bound by its latency":                                                       "host",
+	"a ceiling over an idle device, the host's CPUs busy":                               "host",
+	"a ceiling with the host's CPUs busy, no device figures":                            "flat_ceiling",
+}
+
+// checkRule checks that the rule ruleOf names for a case is the one that
+// named its cause.
+func checkRule(t *testing.T, name string, c *result.Capacity) {
+	t.Helper()
+	got := concludeSweep(&result.Capacity{ValueSize: c.ValueSize, Steps: slices.Clone(c.Steps)}, diagnose.LevelsIn(check.Table))
+	if want := ruleOf[name]; got != want {
+		t.Errorf("%s: the cause came from rule %q, want %q", name, got, want)
 	}
 }

@@ -12,6 +12,10 @@
 // last. Judge records in Result.Limits the levels that differ from
 // check.Table's and Criteria reads them back, so that judging again uses
 // the limits of the first judgement; TestGoldenResultsJudgeTheSameAgain
-// holds every render fixture to it. judge reads the Result only: it
-// neither measures nor talks to the network.
+// holds every render fixture to it. A capacity sweep and a soak are judged
+// with their target (Capacity, Soak): the sweep's answer and its cause
+// from its steps, by the write-cap rules in capacitycause.go (an ordered
+// table, capacityRules, over diagnose.Levels), the soak's steady state
+// from its series. judge reads the Result only: it neither measures nor
+// talks to the network.
 package judge

@@ -25,6 +25,9 @@ func Soak(s *result.Soak, criteria []check.Criterion) {
 	n := len(s.Series)
 	if n == 0 {
 		s.Answer = "the soak recorded no interval"
+		if s.Rate <= 0 && s.RateFrom == result.SoakRateCapacity {
+			s.Answer = "the capacity sweep held no rate: nothing to hold"
+		}
 		return
 	}
 	share := check.LimitOf(criteria, check.SoakLastPart)
@@ -209,19 +212,19 @@ func soakDrop(ss []result.SoakSample, firstN, lastN int, late soakFigures, broke
 // sustained figure.
 func soakAnswer(s *result.Soak, late soakFigures) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s puts/s held for %s", rate(s.Rate), units.Seconds(s.Seconds))
+	fmt.Fprintf(&b, "%s puts/s held for %s", units.Thousands(s.Rate), units.Seconds(s.Seconds))
 	if d := s.Drop; d != nil {
 		var what []string
 		if d.IOPSAfter < d.IOPSBefore && contains(d.Fell, "device_iops") {
-			what = append(what, fmt.Sprintf("the device's writes fell from %s to %s IOPS", rate(d.IOPSBefore), rate(d.IOPSAfter)))
+			what = append(what, fmt.Sprintf("the device's writes fell from %s to %s IOPS", units.Thousands(d.IOPSBefore), units.Thousands(d.IOPSAfter)))
 		} else if contains(d.Fell, "device_write_bytes") {
 			what = append(what, fmt.Sprintf("the device's writes fell from %s/s to %s/s", units.Bytes(d.WriteBytesBefore), units.Bytes(d.WriteBytesAfter)))
 		}
 		if len(what) == 0 && contains(d.Fell, "wal_fsyncs") {
-			what = append(what, fmt.Sprintf("etcd's WAL fsyncs fell from %s/s to %s/s", rate(d.WALFsyncsBefore), rate(d.WALFsyncsAfter)))
+			what = append(what, fmt.Sprintf("etcd's WAL fsyncs fell from %s/s to %s/s", units.Thousands(d.WALFsyncsBefore), units.Thousands(d.WALFsyncsAfter)))
 		}
 		if contains(d.Fell, "achieved") {
-			what = append(what, fmt.Sprintf("the puts etcd served fell from %s/s to %s/s", rate(d.AchievedBefore), rate(d.AchievedAfter)))
+			what = append(what, fmt.Sprintf("the puts etcd served fell from %s/s to %s/s", units.Thousands(d.AchievedBefore), units.Thousands(d.AchievedAfter)))
 		}
 		if d.WALFsyncP99After > d.WALFsyncP99Before {
 			what = append(what, fmt.Sprintf("the WAL fsync p99 rose from %s to %s", units.Seconds(d.WALFsyncP99Before), units.Seconds(d.WALFsyncP99After)))
@@ -233,15 +236,15 @@ func soakAnswer(s *result.Soak, late soakFigures) string {
 	last := fmt.Sprintf("its last %s", units.Seconds(s.Seconds-s.LastFrom))
 	switch {
 	case len(s.Broke) == 0:
-		fmt.Fprintf(&b, "; %s held every limit (WAL fsync p99 %s): the sustained capacity is ~%s puts/s", last, p99Words(late.wal, late.walBound), rate(s.SustainedPutsPerS))
+		fmt.Fprintf(&b, "; %s held every limit (WAL fsync p99 %s): the sustained capacity is ~%s puts/s", last, units.P99(late.wal, late.walBound), units.Thousands(s.SustainedPutsPerS))
 	case s.SustainedFrom == "wal_fsyncs":
 		fmt.Fprintf(&b, "; %s broke %s: the sustained capacity is ~%s puts/s (%s puts/s scaled by the %s WAL fsyncs/s that remained of %s)",
-			last, soakBrokeWords(s, late), rate(s.SustainedPutsPerS), rate(s.Rate), rate(s.Drop.WALFsyncsAfter), rate(s.Drop.WALFsyncsBefore))
+			last, soakBrokeWords(s, late), units.Thousands(s.SustainedPutsPerS), units.Thousands(s.Rate), units.Thousands(s.Drop.WALFsyncsAfter), units.Thousands(s.Drop.WALFsyncsBefore))
 	case s.SustainedFrom == "device_iops":
 		fmt.Fprintf(&b, "; %s broke %s: the sustained capacity is ~%s puts/s (%s puts/s scaled by the %s IOPS that remained of %s)",
-			last, soakBrokeWords(s, late), rate(s.SustainedPutsPerS), rate(s.Rate), rate(s.Drop.IOPSAfter), rate(s.Drop.IOPSBefore))
+			last, soakBrokeWords(s, late), units.Thousands(s.SustainedPutsPerS), units.Thousands(s.Rate), units.Thousands(s.Drop.IOPSAfter), units.Thousands(s.Drop.IOPSBefore))
 	default:
-		fmt.Fprintf(&b, "; %s broke %s: the sustained capacity is under %s puts/s (it served %s there)", last, soakBrokeWords(s, late), rate(s.Rate), rate(late.achieved))
+		fmt.Fprintf(&b, "; %s broke %s: the sustained capacity is under %s puts/s (it served %s there)", last, soakBrokeWords(s, late), units.Thousands(s.Rate), units.Thousands(late.achieved))
 	}
 	return b.String()
 }
@@ -256,7 +259,7 @@ func soakBrokeWords(s *result.Soak, late soakFigures) string {
 		case check.BackendCommitP99:
 			ws = append(ws, "the backend commit p99 ("+units.Seconds(late.commit)+")")
 		case check.Throughput:
-			ws = append(ws, fmt.Sprintf("the throughput (%s of %s puts/s)", rate(late.achieved), rate(s.Rate)))
+			ws = append(ws, fmt.Sprintf("the throughput (%s of %s puts/s)", units.Thousands(late.achieved), units.Thousands(s.Rate)))
 		}
 	}
 	return strings.Join(ws, " and ")

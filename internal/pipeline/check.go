@@ -23,14 +23,14 @@ import (
 // against an external cluster or an embedded etcd on the storage under
 // test, judged by etcdctl's criteria and etcd's own metrics.
 type CheckOptions struct {
-	// Capacity sweeps the offered put rate after the load (Capacity),
-	// each step CapacityStep long.
+	// Capacity sweeps the offered put rate after the load
+	// (capacity.Sweep), each step CapacityStep long.
 	Capacity     bool
 	CapacityStep time.Duration
 	// CapacityConfirm is how long the sweep holds its answer (0: no
 	// confirm step).
 	CapacityConfirm time.Duration
-	// DBSize fills the sweep's own etcd first (CapacityOptions.DBSize).
+	// DBSize fills the sweep's own etcd first (capacity.Options.DBSize).
 	DBSize int64
 	// Soak holds a rate after the load (and the sweep): the sweep's answer
 	// or Soak.Rate, for Soak.Duration (0: no soak).
@@ -91,26 +91,19 @@ const checkKeySpace = math.MaxInt64
 // error.
 func Check(ctx context.Context, o CheckOptions) (*result.Result, error) {
 	res, err := runCheck(ctx, o)
-	if res != nil && err == nil && o.Capacity {
-		target := o.Target
-		target.RunID = cluster.NewRunID() + "-capacity"
-		step := o.CapacityStep
-		if step <= 0 {
-			step = DefaultCapacityStep
-		}
-		res.Capacity, err = Capacity(ctx, CapacityOptions{Target: target, Base: o.Profile, First: res, Step: step, Confirm: o.CapacityConfirm, DBSize: o.DBSize, Device: o.Device, Criteria: o.Criteria})
-		if err != nil {
-			res.Error = errorText(err)
-		}
-	}
-	if res != nil && err == nil && o.Soak.Duration > 0 {
-		target := o.Target
-		target.RunID = cluster.NewRunID() + "-soak"
+	if res != nil && err == nil {
 		where := "etcd at " + strings.Join(o.Target.Conn.Endpoints, ",")
 		if len(o.Target.Conn.Endpoints) == 0 {
 			where = dataDirOrDot(o.Target.DataDir)
 		}
-		res.Soak, err = o.Soak.run(ctx, target, o.Profile, o.Device, o.Criteria, res.Capacity, where)
+		w := sweepSettings{capacity: o.Capacity, step: o.CapacityStep, confirm: o.CapacityConfirm, dbSize: o.DBSize, soak: o.Soak,
+			base: o.Profile, device: o.Device, criteria: o.Criteria, where: where, phase: o.Soak.Phase,
+			target: func(suffix string) cluster.TargetOptions {
+				t := o.Target
+				t.RunID = cluster.NewRunID() + suffix
+				return t
+			}}
+		res.Capacity, res.Soak, err = w.run(ctx, res)
 		if err != nil {
 			res.Error = errorText(err)
 		}

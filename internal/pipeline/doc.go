@@ -4,9 +4,10 @@
 // Design. One file per command (Bench, Check, Doctor, Disk, Logs, Metrics,
 // Scale, ...); a run goes this way:
 //
-//	measure  the measuring packages (diskprobe or fio, load, memberwatch,
-//	         etcdlog, promexport, scale, kubescale) fill the sections of
-//	         a result.New(kind)
+//	measure  the measuring packages (diskprobe or fio, loadrun, memberwatch,
+//	         capacity, etcdlog, promexport, scale, kubescale) return what
+//	         they measured, which pipeline puts in the sections of a
+//	         result.New(kind)
 //	judge    judge.Judge(res, criteria): checks, findings, verdict and
 //	         summary, from the Result alone
 //	finish   res.Finish(); a run cut short returns what it measured, with

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/etcdperf/etcdperf/internal/capacity"
 	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/discover"
@@ -68,18 +69,19 @@ type DoctorOptions struct {
 	// Duration, without load.
 	Node    *discover.Node
 	Observe bool
-	// Capacity sweeps the offered write rate after the load (Capacity),
-	// each step CapacityStep long (default DefaultCapacityStep).
+	// Capacity sweeps the offered write rate after the load
+	// (capacity.Sweep), each step CapacityStep long (default
+	// capacity.DefaultStep).
 	Capacity     bool
 	CapacityStep time.Duration
 	// CapacityConfirm is how long the sweep holds its answer (0: no
 	// confirm step).
 	CapacityConfirm time.Duration
-	// DBSize fills the sweep's own etcd first (CapacityOptions.DBSize).
+	// DBSize fills the sweep's own etcd first (capacity.Options.DBSize).
 	DBSize int64
 	// SizesFrom says where DBSize and the values' size came from when
-	// they are the cluster's (CapacityOptions.SizesFrom).
-	SizesFrom SizesFrom
+	// they are the cluster's (capacity.Options.SizesFrom).
+	SizesFrom capacity.SizesFrom
 	// Soak holds a rate after the load and the sweep: the sweep's answer or
 	// Soak.Rate, for Soak.Duration (0: no soak); its Phase is set by
 	// Doctor (the progress).

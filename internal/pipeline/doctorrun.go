@@ -11,7 +11,6 @@ import (
 	"github.com/etcdperf/etcdperf/internal/liveprobe"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/sysinfo"
-	"github.com/etcdperf/etcdperf/internal/units"
 )
 
 // doctorRun is one target of a doctor run, as its phases fill it.
@@ -84,14 +83,14 @@ func (d *doctorRun) measure(ctx context.Context) error {
 }
 
 // window is what the run does with etcd: watch it without load
-// (o.Observe), or load it, then sweep its capacity, soak it and load it
+// (o.Observe), or load it, then sweep its capacity and soak it, and load it
 // under a neighbour's writes, as asked.
 func (d *doctorRun) window(ctx context.Context) error {
 	if d.o.Observe {
 		d.o.Progress.set("watching %s for %s, without load", d.r.Name, d.o.Duration)
 		return observeMembers(ctx, d.r, d.o.Conn, d.device, d.o.Duration, d.row.Member)
 	}
-	for _, phase := range []func(context.Context) error{d.load, d.capacity, d.soak, d.noise} {
+	for _, phase := range []func(context.Context) error{d.load, d.capacity, d.noise} {
 		if err := phase(ctx); err != nil {
 			return err
 		}
@@ -215,45 +214,15 @@ func (d *doctorRun) load(ctx context.Context) error {
 	return err
 }
 
-// capacity sweeps the offered write rate after the load (o.Capacity).
+// capacity sweeps the offered write rate after the load (o.Capacity),
+// then holds the sweep's answer or a rate (o.Soak).
 func (d *doctorRun) capacity(ctx context.Context) error {
-	o, where := d.o, d.where()
-	if !o.Capacity {
-		return nil
-	}
-	step := o.CapacityStep
-	if step <= 0 {
-		step = DefaultCapacityStep
-	}
-	o.Progress.set("starting etcd on %s for the capacity sweep", where)
-	capRes, err := Capacity(ctx, CapacityOptions{
-		Target: d.target("-capacity"), Base: o.Profile, First: d.r, Step: step, Device: d.device, Criteria: o.Criteria, Demand: o.Demand, DemandFrom: o.DemandFrom,
-		Confirm: o.CapacityConfirm, DBSize: o.DBSize, SizesFrom: o.SizesFrom,
-		Filling: func(b int64) {
-			o.Progress.set("capacity sweep on %s: filling its etcd with %s first", where, units.Bytes(float64(b)))
-		},
-		Stepping: func(rate float64, clients int, confirm bool) {
-			if confirm {
-				o.Progress.set("capacity sweep on %s: holding %.0f puts/s for %s to confirm it", where, rate, o.CapacityConfirm)
-				return
-			}
-			o.Progress.set("capacity sweep on %s: %.0f puts/s from %d clients", where, rate, clients)
-		},
-	})
-	d.r.Capacity = capRes
-	return err
-}
-
-// soak holds the sweep's answer or a rate after them (o.Soak).
-func (d *doctorRun) soak(ctx context.Context) error {
 	o := d.o
-	if o.Soak.Duration <= 0 {
-		return nil
-	}
-	ss := o.Soak
-	ss.Phase = func(phase string) { o.Progress.set("%s", phase) }
-	soak, err := ss.run(ctx, d.target("-soak"), o.Profile, d.device, o.Criteria, d.r.Capacity, d.where())
-	d.r.Soak = soak
+	w := sweepSettings{capacity: o.Capacity, step: o.CapacityStep, confirm: o.CapacityConfirm, dbSize: o.DBSize, sizesFrom: o.SizesFrom,
+		demand: o.Demand, demandFrom: o.DemandFrom, soak: o.Soak, base: o.Profile, device: d.device, criteria: o.Criteria,
+		where: d.where(), phase: func(phase string) { o.Progress.set("%s", phase) }, target: d.target}
+	var err error
+	d.r.Capacity, d.r.Soak, err = w.run(ctx, d.r)
 	return err
 }
 

@@ -45,18 +45,9 @@ func capacityText(w io.Writer, c *result.Capacity, indent string) {
 			offered += " (held " + units.Seconds(st.Seconds) + ")"
 		}
 		fmt.Fprintf(tw, "%s  %s\t%.0f\t%d\t%s\t%s\t%s\t%.0f\t%s\t%s\t%.2f\t%.2f\t%s\n", indent, offered, st.Achieved, st.Clients,
-			bounded(st.WALFsyncP99, st.WALFsyncBound), bounded(st.BackendCommitP99, st.BackendCommitBound), units.Seconds(st.RequestP99),
+			units.P99(st.WALFsyncP99, st.WALFsyncBound), units.P99(st.BackendCommitP99, st.BackendCommitBound), units.Seconds(st.RequestP99),
 			st.WALFsyncs, dev, util, st.EtcdCPU, st.ClientCPU, broke)
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "%s  => %s\n", indent, c.Answer)
-}
-
-// bounded is a p99 from etcd's histogram: "<= 1ms" when it fell in the
-// lowest bucket.
-func bounded(v float64, bound bool) string {
-	if bound {
-		return "<= 1ms"
-	}
-	return units.Seconds(v)
 }

@@ -59,8 +59,8 @@ func SoakRows(s *result.Soak) [][]string {
 		if s.Drop != nil && x.T == s.Drop.After {
 			mark = "dropped after this"
 		}
-		rows = append(rows, []string{fmt.Sprintf("%.0fs", x.T), fmt.Sprintf("%.0f", x.Achieved), bounded(x.WALFsyncP99, x.WALFsyncBound),
-			bounded(x.BackendCommitP99, x.BackendCommitBound), fmt.Sprintf("%.0f", x.WALFsyncs), dev, mbs, util, await, fmt.Sprint(x.Errors), mark})
+		rows = append(rows, []string{fmt.Sprintf("%.0fs", x.T), fmt.Sprintf("%.0f", x.Achieved), units.P99(x.WALFsyncP99, x.WALFsyncBound),
+			units.P99(x.BackendCommitP99, x.BackendCommitBound), fmt.Sprintf("%.0f", x.WALFsyncs), dev, mbs, util, await, fmt.Sprint(x.Errors), mark})
 	}
 	return rows
 }

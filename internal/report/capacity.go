@@ -332,7 +332,7 @@ func addKnee(p *plot.Plot, knee, held, lo, hi float64, named bool) {
 		label  string
 		yAlign text.YAlignment
 		off    vg.Length
-	}{{held, heldColor, "held " + thousands(held) + "/s", draw.YBottom, -2}, {knee, brokeColor, "broke at " + thousands(knee) + "/s", draw.YTop, 2}} {
+	}{{held, heldColor, "held " + units.Thousands(held) + "/s", draw.YBottom, -2}, {knee, brokeColor, "broke at " + units.Thousands(knee) + "/s", draw.YTop, 2}} {
 		if v.x <= 0 {
 			continue
 		}
@@ -418,21 +418,6 @@ func shortRate(v float64) string {
 	return strconv.FormatFloat(v, 'g', 3, 64)
 }
 
-// thousands prints a rate with thousands separators, as the answers do:
-// 4,000.
-func thousands(v float64) string {
-	s := strconv.FormatFloat(math.Round(v), 'f', 0, 64)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	if neg {
-		s = "-" + s
-	}
-	return s
-}
-
 // capacityTable lists a location's steps in the order they ran, as the
 // text view does, in fewer columns: the device's writes with its
 // utilisation, the cgroup's with its cap, etcd's CPU with the client's.
@@ -455,15 +440,15 @@ func capacityTable(s sweep) Table {
 	for i, st := range c.Steps {
 		dev := "-"
 		if st.DeviceIOPS > 0 || st.DeviceUtil > 0 {
-			dev = fmt.Sprintf("%s (%.0f%%)", thousands(st.DeviceIOPS), st.DeviceUtil*100)
+			dev = fmt.Sprintf("%s (%.0f%%)", units.Thousands(st.DeviceIOPS), st.DeviceUtil*100)
 		}
-		row := []string{strconv.Itoa(i + 1), thousands(st.Offered), thousands(st.Achieved), strconv.Itoa(st.Clients),
+		row := []string{strconv.Itoa(i + 1), units.Thousands(st.Offered), units.Thousands(st.Achieved), strconv.Itoa(st.Clients),
 			p99(st.WALFsyncP99, st.WALFsyncBound), p99(st.BackendCommitP99, st.BackendCommitBound), units.Seconds(st.RequestP99),
-			thousands(st.WALFsyncs), dev}
+			units.Thousands(st.WALFsyncs), dev}
 		if capped {
 			cell := "-"
 			if st.IOPSCap > 0 {
-				cell = fmt.Sprintf("%s (%s", thousands(st.CappedWriteIOPS), thousands(st.IOPSCap))
+				cell = fmt.Sprintf("%s (%s", units.Thousands(st.CappedWriteIOPS), units.Thousands(st.IOPSCap))
 				if st.CapDevice != "" {
 					cell += " on " + st.CapDevice
 				}

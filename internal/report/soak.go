@@ -188,9 +188,9 @@ func soakEtcdChart(r Run, s *result.Soak) Chart {
 		{Label: "backend commit limit " + units.Seconds(capLimit(r, check.BackendCommitP99)), Y: capLimit(r, check.BackendCommitP99), Color: faintLimit},
 	}, true, true, units.Seconds)
 
-	refs := []limitLine{{Label: "held " + thousands(s.Rate) + "/s offered", Y: s.Rate, Color: idealColor}}
+	refs := []limitLine{{Label: "held " + units.Thousands(s.Rate) + "/s offered", Y: s.Rate, Color: idealColor}}
 	if s.SustainedPutsPerS > 0 {
-		refs = append(refs, limitLine{Label: "sustained ~" + thousands(s.SustainedPutsPerS) + "/s", Y: s.SustainedPutsPerS, Color: heldColor})
+		refs = append(refs, limitLine{Label: "sustained ~" + units.Thousands(s.SustainedPutsPerS) + "/s", Y: s.SustainedPutsPerS, Color: heldColor})
 	}
 	low := soakPanel(r, s, "seconds into the soak", "achieved puts/s", []soakLine{
 		{label: "achieved", pts: soakPoints(s, func(x result.SoakSample) (float64, bool) { return x.Achieved, true })},
@@ -221,7 +221,7 @@ func soakDeviceCharts(r Run, s *result.Soak) []Chart {
 		"with its wait rising, is the storage giving less (burst credits or a write cache that ran out)."
 	if d := s.Drop; d != nil && d.IOPSBefore > 0 {
 		caption = fmt.Sprintf("After %s the device's writes fell from %s to %s/s (%s to %s MB/s).", units.Seconds(d.After),
-			thousands(d.IOPSBefore), thousands(d.IOPSAfter), strconv.FormatFloat(d.WriteBytesBefore/1e6, 'f', 1, 64), strconv.FormatFloat(d.WriteBytesAfter/1e6, 'f', 1, 64))
+			units.Thousands(d.IOPSBefore), units.Thousands(d.IOPSAfter), strconv.FormatFloat(d.WriteBytesBefore/1e6, 'f', 1, 64), strconv.FormatFloat(d.WriteBytesAfter/1e6, 'f', 1, 64))
 	}
 	return []Chart{
 		{Name: fmt.Sprintf("soak-%d-writes", r.Index+1), Title: r.Label + ": the device's writes over the soak", Caption: caption,
@@ -234,7 +234,7 @@ func soakDeviceCharts(r Run, s *result.Soak) []Chart {
 
 // soakTable lists the intervals as the text view does.
 func soakTable(r Run, s *result.Soak) Table {
-	return Table{Title: fmt.Sprintf("%s: %s puts/s of %s values held for %s, a sample every %s", r.Label, thousands(s.Rate),
+	return Table{Title: fmt.Sprintf("%s: %s puts/s of %s values held for %s, a sample every %s", r.Label, units.Thousands(s.Rate),
 		units.Bytes(float64(s.ValueSize)), units.Seconds(s.Seconds), units.Seconds(s.IntervalSeconds)),
 		Header: []string{"t", "achieved/s", "WAL fsync p99", "commit p99", "WAL fsyncs/s", "device writes/s", "MB/s", "util", "await", "errors", ""},
 		Rows:   render.SoakRows(s)}

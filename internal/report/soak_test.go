@@ -9,6 +9,7 @@ import (
 	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/judge"
 	"github.com/etcdperf/etcdperf/internal/result"
+	"github.com/etcdperf/etcdperf/internal/units"
 )
 
 // soakDoctor is a doctor of two locations with a soak of 2 minutes each,
@@ -72,7 +73,7 @@ func TestSoakSection(t *testing.T) {
 			t.Errorf("location %d: the answer is not the caption of etcd's figure", i+1)
 		}
 		for _, want := range []string{"WAL fsync p99", "backend commit p99", "WAL fsync limit 10ms", "achieved puts/s",
-			"held 1,000/s offered", "sustained ~" + thousands(s.SustainedPutsPerS) + "/s", "last part from " + "80s", "seconds into the soak"} {
+			"held 1,000/s offered", "sustained ~" + units.Thousands(s.SustainedPutsPerS) + "/s", "last part from " + "80s", "seconds into the soak"} {
 			if !strings.Contains(etcd, html.EscapeString(want)) {
 				t.Errorf("location %d: etcd's figure lacks %q", i+1, want)
 			}

@@ -113,3 +113,10 @@ type CapacityStep struct {
 func (s *CapacityStep) Failed() bool {
 	return len(s.Broke) > 0 || s.Confirm && len(s.Tight) > 0
 }
+
+// FsyncsBehind says whether etcd's WAL fsyncs fell behind the step's
+// offered rate by more than growth (fsyncs_flat_growth): its writes did
+// not follow the rate, as at a ceiling.
+func (s *CapacityStep) FsyncsBehind(growth float64) bool {
+	return s.WALFsyncs*growth <= s.Offered
+}

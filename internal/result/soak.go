@@ -1,5 +1,9 @@
 package result
 
+// SoakRateCapacity is Soak.RateFrom of a soak that holds the capacity
+// sweep's answer.
+const SoakRateCapacity = "capacity"
+
 // Soak is a rate held for a while (--soak): its series every interval and
 // its steady state, the figure that held over the last part, with the drop
 // when the storage gave less after a while (burst credits or a write cache

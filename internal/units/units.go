@@ -182,3 +182,32 @@ func Quantile(v, resolution float64, bucketed bool) string {
 	}
 	return Seconds(v)
 }
+
+// EtcdFloor is the upper bound of the lowest bucket of etcd's disk
+// histograms (etcd_disk_wal_fsync_duration_seconds and
+// etcd_disk_backend_commit_duration_seconds start at 1ms): a quantile that
+// falls in it is known only to be at most that.
+const EtcdFloor = 0.001
+
+// P99 prints a p99 read from etcd's histogram: "<= 1ms" when it fell in
+// the lowest bucket (atFloor), else the value.
+func P99(v float64, atFloor bool) string {
+	if atFloor {
+		return "<= " + Seconds(EtcdFloor)
+	}
+	return Seconds(v)
+}
+
+// Thousands prints v rounded to a whole number with thousands
+// separators, as rates are written in answers: 4,000.
+func Thousands(v float64) string {
+	s := fmt.Sprintf("%.0f", v)
+	sign := ""
+	if strings.HasPrefix(s, "-") {
+		sign, s = "-", s[1:]
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return sign + s
+}

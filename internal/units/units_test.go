@@ -65,3 +65,20 @@ func FuzzParseSize(f *testing.F) {
 		}
 	})
 }
+
+func TestThousands(t *testing.T) {
+	for v, want := range map[float64]string{0: "0", 999: "999", 1000: "1,000", 1234567.4: "1,234,567", -4000: "-4,000", -999: "-999", 150: "150"} {
+		if got := Thousands(v); got != want {
+			t.Errorf("Thousands(%v) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+func TestP99(t *testing.T) {
+	if got := P99(0.0004, true); got != "<= 1ms" {
+		t.Errorf("P99 at etcd's floor = %q, want <= 1ms", got)
+	}
+	if got := P99(0.0123, false); got != "12.3ms" {
+		t.Errorf("P99(12.3ms) = %q", got)
+	}
+}
