@@ -17,9 +17,43 @@ import (
 	"github.com/etcdperf/etcdperf/internal/sysinfo"
 )
 
-// VolumeSize is the size of a capped volume (a sparse file: only what the
-// member writes takes room on the disk under it).
-const VolumeSize = 1 << 30
+// VolumeSize is the size of a capped volume, at most: three quarters of
+// the room on the disk under it where that is less, and no less than
+// minVolumeSize (the member's WAL segments are 64 MiB each).
+const (
+	VolumeSize    = 1 << 30
+	minVolumeSize = 256 << 20
+)
+
+// volumeSize is the size of a volume over a file in dir.
+func volumeSize(dir string) (int64, error) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return 0, err
+	}
+	free := int64(st.Bavail) * int64(st.Bsize)
+	size := min(VolumeSize, free/4*3) &^ (1<<20 - 1)
+	if size < minVolumeSize {
+		return 0, fmt.Errorf("a volume needs %d MiB free under %s, which has %d MiB", minVolumeSize*4/3>>20, dir, free>>20)
+	}
+	return size, nil
+}
+
+// allocate writes size bytes of zeros to f, synced, so that the volume's
+// writes land on blocks the file system under it has allocated already,
+// as a cloud volume's do: in a sparse (or fallocated) file, each first
+// write to a block also commits the file system's metadata for it, and a
+// volume over one answered etcd's fdatasyncs at 150 puts/s with a p99 of
+// 10ms on a disk whose own took 0.4ms.
+func allocate(f *os.File, size int64) error {
+	buf := make([]byte, 4<<20)
+	for off := int64(0); off < size; off += int64(len(buf)) {
+		if _, err := f.Write(buf[:min(int64(len(buf)), size-off)]); err != nil {
+			return err
+		}
+	}
+	return f.Sync()
+}
 
 // volumeSuffix marks a volume's backing file: .NAME.etcdperf-volume-RANDOM
 // beside the data dir NAME.
@@ -122,9 +156,13 @@ func MountVolume(ctx context.Context, dir string) (v *Volume, err error) {
 		return v, fmt.Errorf("the volume's file beside %s: %w", abs, err)
 	}
 	v.File = f.Name()
-	if err := f.Truncate(VolumeSize); err != nil {
+	size, err := volumeSize(parent)
+	if err == nil {
+		err = allocate(f, size)
+	}
+	if err != nil {
 		f.Close()
-		return v, fmt.Errorf("size the volume's file %s: %w", v.File, err)
+		return v, fmt.Errorf("write the volume's file %s: %w", v.File, err)
 	}
 	loop, err := attachLoop(f)
 	f.Close()
