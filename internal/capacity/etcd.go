@@ -13,14 +13,18 @@ import (
 	"github.com/etcdperf/etcdperf/internal/units"
 )
 
-// compactEvery is how often the sweep compacts its own etcd's history
-// during a step at least that long, keeping none: at 2s into it, then
-// every 4s (loadrun.Options.CompactEvery), so that a step of any length
-// pays its share of compactions of its own history, an 8s confirm step
-// two, as every 8s of a 60s step does. A 2s step pays none. (etcd's
-// periodic compactor, which keeps a period of history, compacts nothing of
-// a step's own before twice its period into it.)
-const compactEvery = 4 * time.Second
+// compactEvery is how often the loads on an etcd of their own compact its
+// history, keeping none: at ½s into a load, then every second
+// (loadrun.Options.CompactEvery), so that a load of any length, a 2s step
+// or a 60s soak, pays its share of the compactions of its own history
+// from its first second. etcd deletes a compaction's revisions in
+// batches of 1,000, each a backend commit of its own: at R puts/s that is
+// R/1,000 batch commits a second whatever the schedule, and these spread
+// them over the load as evenly as they come. (A compaction every 4s made
+// a 2s step pay none and an 8s hold two, each of 4s of revisions back to
+// back: a hold broke the backend commit p99 where the short steps held
+// twice its rate.)
+const compactEvery = time.Second
 
 // keySpace is the keys each step on the sweep's own etcd writes over and
 // over, as a cluster updates its objects; keySpaceBytes bounds their
@@ -49,76 +53,103 @@ const (
 // database in few requests (the B-tree's size is what slows the commits).
 const fillValue = 32 << 10
 
-// open starts (or reaches) the etcd all steps share; the steps reach an
-// embedded one as a cluster on this host, and a member on a capped volume
-// through the volume's device.
-func (s *sweep) open(ctx context.Context) (*cluster.Target, error) {
-	to := s.o.Target
-	s.own = len(to.Conn.Endpoints) == 0
-	to.Separate = s.own
-	if s.own {
-		// A put load of 1 KiB values at thousands a second adds megabytes
-		// of history a second: uncompacted, a long step measures a
-		// database growing by hundreds of megabytes (and, in minutes,
-		// etcd's 2 GiB quota: "database space exceeded"), not the
-		// storage. The sweep compacts its own etcd during each step as a
-		// cluster under such a load must be (kube-apiserver compacts
-		// every 5 minutes), and each step's history is compacted away
-		// after it.
-		s.c.CompactionSeconds = compactEvery.Seconds()
-	}
+// space is the etcd a sweep's steps, or a soak's load, share, and how
+// they write to it: on an etcd of their own (own), the key space under
+// prefix, written once before the first load and overwritten by every
+// load, with the history compacted during each (compactEvery); on a
+// cluster's endpoints, a new key each, deleted after each load.
+type space struct {
+	base   check.Profile
+	device string
+	conn   cluster.ConnOptions
+	runID  string
+	own    bool
+	prefix string
+	// loads counts the loads run, for their run IDs.
+	loads int
+}
+
+// openSpace starts (or reaches) the etcd the loads of what (the capacity
+// sweep, the soak) share, and writes its key space on an etcd of their
+// own. Its loads reach an embedded etcd as a cluster on this host, and a
+// member on a capped volume through the volume's device.
+func openSpace(ctx context.Context, what string, to cluster.TargetOptions, base check.Profile, device string) (*space, *cluster.Target, error) {
+	sp := &space{base: base, device: device, own: len(to.Conn.Endpoints) == 0}
+	to.Separate = sp.own
 	t, err := cluster.Open(ctx, to)
 	if err != nil {
-		return nil, fmt.Errorf("capacity sweep: %w", err)
+		return nil, nil, fmt.Errorf("%s: %w", what, err)
 	}
-	if d := t.VolumeDevice(); d != "" && s.o.Device != "" {
+	if d := t.VolumeDevice(); d != "" && sp.device != "" {
 		// A member on a capped volume writes to the volume's device.
-		s.o.Device = d
+		sp.device = d
 	}
-	s.conn, s.runID = to.Conn, to.RunID
-	if s.own {
-		s.prefix = "/etcdperf/" + s.runID + "-keys/"
-	}
-	if len(s.conn.Endpoints) == 0 {
+	sp.conn, sp.runID = to.Conn, to.RunID
+	if len(sp.conn.Endpoints) == 0 {
 		for _, m := range t.Members() {
-			s.conn.Endpoints = append(s.conn.Endpoints, m.ClientURL)
+			sp.conn.Endpoints = append(sp.conn.Endpoints, m.ClientURL)
 		}
 	}
-	return t, nil
+	if sp.own {
+		sp.prefix = "/etcdperf/" + sp.runID + "-keys/"
+		if err := sp.writeKeys(ctx); err != nil {
+			t.Close()
+			return nil, nil, fmt.Errorf("%s: %w", what, err)
+		}
+	}
+	return sp, t, nil
 }
 
-// keySpace is the keys a step's puts overwrite on the sweep's own etcd
-// (0 on a live cluster: a new key each, deleted after the step).
-func (s *sweep) keySpace() int {
-	if !s.own {
+// compactionSeconds is how often the loads compact the etcd's history
+// (0: never, a cluster's history is its own).
+func (sp *space) compactionSeconds() float64 {
+	if sp.own {
+		return compactEvery.Seconds()
+	}
+	return 0
+}
+
+// load is a load of prof for d: on its own etcd, over the key space with
+// compactions; under a run ID of its own.
+func (sp *space) load(prof check.Profile, d time.Duration) Load {
+	l := Load{Target: cluster.TargetOptions{Conn: sp.conn, RunID: fmt.Sprintf("%s-load%d", sp.runID, sp.loads)}, Profile: prof, Duration: d, Device: sp.device,
+		Compact: sp.own, KeySpace: sp.keySpace(), CompactEvery: sp.compactEvery(d), Prefix: sp.prefix, Overwrite: sp.own}
+	sp.loads++
+	return l
+}
+
+// keySpace is the keys a load's puts overwrite on an etcd of their own
+// (0 on a live cluster: a new key each, deleted after the load).
+func (sp *space) keySpace() int {
+	if !sp.own {
 		return 0
 	}
-	return max(10, min(keySpace, keySpaceBytes/max(s.o.Base.ValSize, 1)))
+	return max(10, min(keySpace, keySpaceBytes/max(sp.base.ValSize, 1)))
 }
 
-// compactEvery is how often a step of d compacts the sweep's own etcd (0
-// on a live cluster, whose history is its own, and in a step shorter than
+// compactEvery is how often a load of d compacts an etcd of its own (0
+// on a live cluster, whose history is its own, and in a load shorter than
 // the period).
-func (s *sweep) compactEvery(d time.Duration) time.Duration {
-	if s.own && d >= compactEvery {
+func (sp *space) compactEvery(d time.Duration) time.Duration {
+	if sp.own && d >= compactEvery {
 		return compactEvery
 	}
 	return 0
 }
 
-// writeKeys writes the key space the steps overwrite, once, before the
-// first step, in transactions; then compacts (a compaction commits what it
+// writeKeys writes the key space the loads overwrite, once, before the
+// first, in transactions; then compacts (a compaction commits what it
 // deleted in batches of 1,000 revisions, at once) and waits for the
-// compaction, so that the first step does not commit the last of those
+// compaction, so that the first load does not commit the last of those
 // writes.
-func (s *sweep) writeKeys(ctx context.Context) error {
-	b, n := s.o.Base, s.keySpace()
+func (sp *space) writeKeys(ctx context.Context) error {
+	b, n := sp.base, sp.keySpace()
 	ops := max(1, min(keyTxnOps, keyTxnBytes/max(b.KeySize+b.ValSize, 1)))
 	txns := int64((n + ops - 1) / ops)
 	res, _, err := loadrun.Run(ctx, loadrun.Options{
-		Target: cluster.TargetOptions{Conn: s.conn, RunID: s.runID + "-keys"},
+		Target: cluster.TargetOptions{Conn: sp.conn, RunID: sp.runID + "-keys"},
 		Load: load.Options{Workload: load.TxnPut, TxnOps: ops, Clients: 4, Total: txns,
-			KeySize: b.KeySize, ValSize: b.ValSize, KeySpaceSize: n, Prefix: s.prefix, CommandTimeout: s.conn.CommandTimeout},
+			KeySize: b.KeySize, ValSize: b.ValSize, KeySpaceSize: n, Prefix: sp.prefix, CommandTimeout: sp.conn.CommandTimeout},
 		Conns:     2,
 		Overwrite: true,
 		Compact:   true,
@@ -130,7 +161,7 @@ func (s *sweep) writeKeys(ctx context.Context) error {
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("capacity sweep: write the %d keys its steps overwrite: %w", n, err)
+		return fmt.Errorf("write the %d keys its loads overwrite: %w", n, err)
 	}
 	return nil
 }
@@ -152,7 +183,7 @@ func (s *sweep) fill(ctx context.Context) error {
 	// judged, lets them pass before the first step.
 	warm := o.Base
 	warm.Clients = check.ClientsFor(warm.Rate)
-	if _, err := o.Run(ctx, Load{Target: cluster.TargetOptions{Conn: s.conn, RunID: s.runID + "-warm"}, Profile: warm, Duration: time.Second}); err != nil {
+	if _, err := o.Run(ctx, Load{Target: cluster.TargetOptions{Conn: s.sp.conn, RunID: s.sp.runID + "-warm"}, Profile: warm, Duration: time.Second}); err != nil {
 		return fmt.Errorf("capacity sweep: a second of load after the fill: %w", err)
 	}
 	return nil
@@ -164,7 +195,7 @@ func (s *sweep) fill(ctx context.Context) error {
 func (s *sweep) fillValues(ctx context.Context) error {
 	n := max(s.o.DBSize/fillValue, 1)
 	_, _, err := loadrun.Run(ctx, loadrun.Options{
-		Target:   cluster.TargetOptions{Conn: s.conn, RunID: s.runID + "-fill"},
+		Target:   cluster.TargetOptions{Conn: s.sp.conn, RunID: s.sp.runID + "-fill"},
 		Load:     load.Options{Workload: load.Put, Clients: 8, Total: n, KeySize: max(s.o.Base.KeySize, 16), ValSize: fillValue, KeySpaceSize: int(n), SequentialKeys: true},
 		Conns:    2,
 		KeepKeys: true,

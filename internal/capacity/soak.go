@@ -11,7 +11,6 @@ import (
 	"github.com/etcdperf/etcdperf/internal/loadrun"
 	"github.com/etcdperf/etcdperf/internal/promscrape"
 	"github.com/etcdperf/etcdperf/internal/result"
-	"github.com/etcdperf/etcdperf/internal/sysinfo"
 )
 
 // DefaultSoakInterval is the span of each sample of a soak's series: at
@@ -43,10 +42,10 @@ type SoakOptions struct {
 	// Duration is how long it holds the rate; Interval the span of each
 	// sample (default DefaultSoakInterval).
 	Duration, Interval time.Duration
-	// Device is the block device under the data (for /proc/diskstats); by
-	// default the one under an embedded etcd's data dir.
+	// Device is the block device under the data (for /proc/diskstats).
 	Device string
-	// Started, when set, is called once etcd is up and the load begins;
+	// Started, when set, is called once etcd is up and its keys written,
+	// as the load begins;
 	// Sampled after each interval with its sample (its device figures from
 	// the samples taken by then).
 	Started func()
@@ -56,11 +55,16 @@ type SoakOptions struct {
 }
 
 // Soak holds o.Rate for o.Duration (open loop, check perf's key and value
-// sizes, clients as check perf's profiles grow them) in one load on an
-// etcd of its own, and records a sample every interval: the rate achieved,
-// etcd's WAL fsync and backend commit p99 over it, the device's writes.
-// It returns the series, not judged (judge.Soak judges its steady state),
-// with what it measured when ctx ends or the run fails.
+// sizes, clients as check perf's profiles grow them) in one load, and
+// records a sample every interval: the rate achieved, etcd's WAL fsync
+// and backend commit p99 over it, the device's writes. On an etcd of its
+// own it writes as the capacity sweep's steps do (the same key space,
+// written first and overwritten, the history compacted every second), so
+// that a soak at a rate confirms or refutes the sweep's answer there; on a
+// cluster's endpoints, a new key each, deleted after. It returns the
+// series, not judged (judge.Soak judges its steady state), with what it
+// measured when ctx ends or the run fails; nil when etcd could not be
+// started or reached.
 func Soak(ctx context.Context, o SoakOptions) (*result.Soak, error) {
 	if o.Interval <= 0 {
 		o.Interval = DefaultSoakInterval
@@ -68,32 +72,32 @@ func Soak(ctx context.Context, o SoakOptions) (*result.Soak, error) {
 	clients := check.ClientsFor(o.Rate)
 	s := &result.Soak{Rate: o.Rate, RateFrom: o.RateFrom, Clients: clients, ValueSize: o.Base.ValSize, KeySize: o.Base.KeySize,
 		IntervalSeconds: o.Interval.Seconds()}
-	device := o.Device
-	if len(o.Target.Conn.Endpoints) == 0 && device == "" {
-		dir := o.Target.DataDir
-		if dir == "" {
-			dir = "."
-		}
-		if m, err := sysinfo.FindMount(dir); err == nil {
-			device = m.Device
-		}
+	sp, t, err := openSpace(ctx, "soak", o.Target, o.Base, o.Device)
+	if err != nil {
+		return nil, err
 	}
+	defer t.Close()
+	s.KeySpace, s.CompactionSeconds = sp.keySpace(), sp.compactEvery(o.Duration).Seconds()
 	prof := o.Base
 	prof.Rate, prof.Clients = o.Rate, clients
+	l := sp.load(prof, o.Duration)
+	l.Interval = o.Interval
 	var mu sync.Mutex
 	var bounds [][2]time.Duration
-	host, err := o.Run(ctx, Load{Target: o.Target, Profile: prof, Duration: o.Duration, Device: device, Interval: o.Interval,
-		Tick: func(t loadrun.Tick) {
-			smp := sample(t, t.Host)
-			mu.Lock()
-			s.Series = append(s.Series, smp)
-			bounds = append(bounds, [2]time.Duration{t.Start, t.End})
-			mu.Unlock()
-			if o.Sampled != nil {
-				o.Sampled(smp)
-			}
-		},
-	})
+	l.Tick = func(t loadrun.Tick) {
+		smp := sample(t, t.Host)
+		mu.Lock()
+		s.Series = append(s.Series, smp)
+		bounds = append(bounds, [2]time.Duration{t.Start, t.End})
+		mu.Unlock()
+		if o.Sampled != nil {
+			o.Sampled(smp)
+		}
+	}
+	if o.Started != nil {
+		o.Started()
+	}
+	host, err := o.Run(ctx, l)
 	mu.Lock()
 	defer mu.Unlock()
 	if host != nil && host.Device != "" {

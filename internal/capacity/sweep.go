@@ -19,15 +19,14 @@ import (
 const DefaultStep = 2 * time.Second
 
 // DefaultConfirm is how long doctor's sweep holds its answer: four default
-// steps, which doctor's minute on one location has room for twice. A
-// queue that a 2s step ends before shows in it: 8s at 4,000 puts/s rests
-// its p99s on 32,000 requests; and it holds two of the sweep's compactions
-// (compactEvery), as every 8s of a longer step does.
+// steps. A queue that a 2s step ends before shows in it: 8s at 4,000
+// puts/s rests its p99s on 32,000 requests.
 const DefaultConfirm = 8 * time.Second
 
-// maxConfirms bounds the confirm steps: the answer, then at most one step
-// down (a factor of √2) when it breaks.
-const maxConfirms = 2
+// maxConfirms bounds the confirm steps: the answer, then, while they
+// break, at most two placed under it (between), the first Resolution
+// under it.
+const maxConfirms = 3
 
 // rates are the offered rates of a sweep after the verdict's own load
 // (check perf's s, 150 puts/s): check perf's m, l and xl, with finer steps
@@ -142,16 +141,13 @@ func Sweep(ctx context.Context, o Options) (*result.Capacity, error) {
 			return s.c, nil
 		}
 	}
-	t, err := s.open(ctx)
+	sp, t, err := openSpace(ctx, "capacity sweep", o.Target, o.Base, o.Device)
 	if err != nil {
 		return nil, err
 	}
 	defer t.Close()
-	if s.own {
-		if err := s.writeKeys(ctx); err != nil {
-			return nil, err
-		}
-	}
+	s.sp = sp
+	s.c.CompactionSeconds = sp.compactionSeconds()
 	if o.DBSize > 0 {
 		if err := s.fill(ctx); err != nil {
 			return nil, err
@@ -172,18 +168,11 @@ func Sweep(ctx context.Context, o Options) (*result.Capacity, error) {
 }
 
 // sweep is a capacity sweep under way: its options, its steps so far, and
-// the etcd its steps reach (conn, under runID).
+// the etcd its steps share.
 type sweep struct {
-	o     Options
-	c     *result.Capacity
-	conn  cluster.ConnOptions
-	runID string
-	// own: the etcd is the sweep's own, which it compacts; its steps
-	// overwrite the keys under prefix.
-	own    bool
-	prefix string
-	// loads counts the loads run, for their run IDs.
-	loads int
+	o  Options
+	c  *result.Capacity
+	sp *space
 }
 
 // step runs one step at rate r for d, and says whether it held every
@@ -196,21 +185,13 @@ func (s *sweep) step(ctx context.Context, r float64, d time.Duration, confirm bo
 	}
 	prof := o.Base
 	prof.Name, prof.Rate, prof.Clients = fmt.Sprintf("%.0f/s", r), r, clients
-	st, err := o.Run(ctx, s.load(fmt.Sprintf("-cap%d", s.loads), prof, d))
-	s.loads++
+	st, err := o.Run(ctx, s.sp.load(prof, d))
 	if st == nil {
 		return false, err
 	}
 	st.Confirm = confirm
 	s.c.Steps = append(s.c.Steps, *st)
 	return !st.Failed(), err
-}
-
-// load is a load of prof for d on the sweep's etcd, under its run ID with
-// suffix: on its own etcd, over the key space with compactions.
-func (s *sweep) load(suffix string, prof check.Profile, d time.Duration) Load {
-	return Load{Target: cluster.TargetOptions{Conn: s.conn, RunID: s.runID + suffix}, Profile: prof, Duration: d, Device: s.o.Device,
-		Compact: s.own, KeySpace: s.keySpace(), CompactEvery: s.compactEvery(d), Prefix: s.prefix, Overwrite: s.own}
 }
 
 // climb steps through rates above the first step's until one breaks: the
@@ -235,27 +216,32 @@ func (s *sweep) climb(ctx context.Context) (held, bad float64, err error) {
 	return held, 0, nil
 }
 
-// knee runs one step at the geometric middle of the knee between held and
-// bad, on two significant digits, and one √2 past bad when the step that
-// broke is alone past the knee with its fsyncs behind the offered rate
+// Resolution is the most by which the rate that broke may exceed the
+// answer: the sweep places steps between the highest rate that held and
+// the lowest that broke until they are that close, or its steps run out.
+const Resolution = 1.3
+
+// maxKneeSteps bounds the short steps that narrow the knee: from a factor
+// of 2 between two rungs of the ladder, two bring it within Resolution;
+// from the verdict's 150 puts/s to the first rung's 1,000, three.
+const maxKneeSteps = 3
+
+// knee narrows the knee between held and bad with short steps
+// (between), then runs one √2 past bad when the step that broke there is
+// alone past the knee with its fsyncs behind the offered rate
 // (CapacityStep.FsyncsBehind: a ceiling its steps past the knee would
 // show).
 func (s *sweep) knee(ctx context.Context, held, bad float64) error {
 	if bad <= 0 || held <= 0 {
 		return nil
 	}
-	mid := twoDigits(math.Sqrt(held * bad))
-	midHeld := false
-	if mid > held && mid < bad {
-		ok, err := s.step(ctx, mid, s.o.Step, false)
-		if err != nil {
-			return err
-		}
-		midHeld = ok
+	held, low, err := s.between(ctx, held, bad, s.o.Step, maxKneeSteps, false)
+	if err != nil {
+		return err
 	}
 	// The steps past the knee show a ceiling of etcd's writes (a cap) only
 	// when two of them reach it.
-	if !midHeld && mid > held && mid < bad {
+	if low != bad {
 		return nil
 	}
 	brokeAt := stepAt(s.c.Steps, bad)
@@ -268,10 +254,63 @@ func (s *sweep) knee(ctx context.Context, held, bad float64) error {
 	return nil
 }
 
-// confirm holds the answer for o.Confirm, and steps down by √2 while it
-// breaks (at most maxConfirms steps), never to a rate a step (the
-// verdict's own load, or a sweep's of --capacity-step at least as long)
-// already held at least as long.
+// between places at most n steps of d between held and bad until bad is
+// within Resolution of held: each at the next rate (next; Resolution
+// under bad first for confirm steps, which break under a rate the short
+// steps held); it returns the highest rate that held and the lowest that
+// broke.
+func (s *sweep) between(ctx context.Context, held, bad float64, d time.Duration, n int, confirm bool) (float64, float64, error) {
+	for ; n > 0 && bad > held*Resolution; n-- {
+		r := s.next(held, bad, confirm)
+		if r <= held || r >= bad {
+			break
+		}
+		ok, err := s.step(ctx, r, d, confirm)
+		if err != nil {
+			return held, bad, err
+		}
+		if ok {
+			held = r
+		} else {
+			bad = r
+		}
+	}
+	return held, bad, nil
+}
+
+// next is the rate to try between held and bad, on two significant
+// digits: their geometric middle, or with top Resolution under bad when
+// that is higher (a hold that broke under a rate the short steps held is
+// most often just under it); or, when the step that broke at bad served
+// fewer puts than that (etcd could not take more), what it served: a rate
+// placed by what the step measured, not by a rate it could not reach.
+func (s *sweep) next(held, bad float64, top bool) float64 {
+	r := math.Sqrt(held * bad)
+	if top {
+		r = max(r, bad/Resolution)
+	}
+	r = twoDigits(r)
+	if st := s.lowestBroken(bad); st != nil && st.Achieved > held*Resolution && twoDigits(st.Achieved) < r {
+		r = twoDigits(st.Achieved)
+	}
+	return r
+}
+
+// lowestBroken is the latest step that broke at rate r.
+func (s *sweep) lowestBroken(r float64) *result.CapacityStep {
+	for i := len(s.c.Steps) - 1; i >= 0; i-- {
+		if st := &s.c.Steps[i]; st.Offered == r && st.Failed() {
+			return st
+		}
+	}
+	return nil
+}
+
+// confirm holds the answer for o.Confirm: the highest rate a short step
+// held; while a hold breaks, it places the next between the highest rate
+// held at least that long (the verdict's own load, or an earlier hold)
+// and the lowest hold that broke, as the knee's steps are placed (at most
+// maxConfirms holds), until the two are within Resolution.
 func (s *sweep) confirm(ctx context.Context) error {
 	o, c := s.o, s.c
 	if o.Confirm <= 0 {
@@ -287,18 +326,16 @@ func (s *sweep) confirm(ctx context.Context) error {
 			floor = max(floor, st.Offered)
 		}
 	}
-	for n := 0; n < maxConfirms && r > floor; n++ {
-		ok, err := s.step(ctx, r, o.Confirm, true)
-		if err != nil {
-			return err
-		}
-		if ok {
-			break
-		}
-		r = twoDigits(r / math.Sqrt2)
-	}
 	c.ConfirmSeconds = o.Confirm.Seconds()
-	return nil
+	if r <= floor {
+		return nil
+	}
+	ok, err := s.step(ctx, r, o.Confirm, true)
+	if err != nil || ok {
+		return err
+	}
+	_, _, err = s.between(ctx, floor, r, o.Confirm, maxConfirms-1, true)
+	return err
 }
 
 // stepAt is the sweep's step at offered rate r, if one ran.

@@ -12,16 +12,19 @@ import (
 
 // storage is a storage that carries up to limit puts/s in a step, and
 // hold of them for a confirm step's time; its WAL fsyncs follow the rate
-// up to fsyncs/s.
+// up to fsyncs/s, and it serves at most serves puts/s (0: every put).
 type storage struct {
-	limit, hold, fsyncs float64
-	ran                 []Load
+	limit, hold, fsyncs, serves float64
+	ran                         []Load
 }
 
 func (s *storage) run(_ context.Context, l Load) (*result.CapacityStep, error) {
 	s.ran = append(s.ran, l)
 	r := l.Profile.Rate
 	st := &result.CapacityStep{Offered: r, Clients: l.Profile.Clients, Seconds: l.Duration.Seconds(), Achieved: r, WALFsyncs: min(r, s.fsyncs)}
+	if s.serves > 0 {
+		st.Achieved = min(r, s.serves)
+	}
 	limit := s.limit
 	if l.Duration >= DefaultConfirm {
 		limit = s.hold
@@ -33,10 +36,11 @@ func (s *storage) run(_ context.Context, l Load) (*result.CapacityStep, error) {
 }
 
 // The steps the sweep takes on storages with their knees in different
-// places: up the ladder to the first that breaks, one step in the knee's
-// geometric middle, one past a lone broken step whose fsyncs fell behind,
-// then the answer held for the confirm's time and, when it breaks, √2
-// lower.
+// places: up the ladder to the first that breaks, steps in the knee until
+// the rate that broke is within Resolution of the one that held (placed
+// by what a broken step served), one past a lone broken step whose fsyncs
+// fell behind, then the answer held for the confirm's time and, when it
+// breaks, holds placed under it the same way, within maxConfirms.
 func TestSweepSteps(t *testing.T) {
 	first := &result.CapacityStep{Offered: 150, Achieved: 150, Seconds: 60, WALFsyncs: 150}
 	for _, tc := range []struct {
@@ -44,15 +48,18 @@ func TestSweepSteps(t *testing.T) {
 		st   storage
 		want []float64 // the offered rates, in order; a confirm step last
 	}{
-		{"the knee between 2,000 and 4,000", storage{limit: 3000, hold: 3000, fsyncs: 1e9}, []float64{150, 1000, 2000, 4000, 2800, 2800}},
-		{"the middle breaks, the confirm holds", storage{limit: 2500, hold: 2500, fsyncs: 1e9}, []float64{150, 1000, 2000, 4000, 2800, 2000}},
-		{"the confirm breaks, √2 lower holds", storage{limit: 3000, hold: 2000, fsyncs: 1e9}, []float64{150, 1000, 2000, 4000, 2800, 2800, 2000}},
-		{"writes at a ceiling: one step past the knee", storage{limit: 1500, hold: 1500, fsyncs: 1200}, []float64{150, 1000, 2000, 1400, 2800, 1400}},
+		{"the knee between 2,000 and 4,000", storage{limit: 3000, hold: 3000, fsyncs: 1e9}, []float64{150, 1000, 2000, 4000, 2800, 3300, 2800}},
+		{"a knee near the rung below", storage{limit: 2200, hold: 2200, fsyncs: 1e9}, []float64{150, 1000, 2000, 4000, 2800, 2400, 2000}},
+		{"the hold breaks: the next placed under it", storage{limit: 3000, hold: 2000, fsyncs: 1e9}, []float64{150, 1000, 2000, 4000, 2800, 3300, 2800, 2200, 1700}},
+		{"the hold breaks far under the short steps", storage{limit: 3000, hold: 700, fsyncs: 1e9}, []float64{150, 1000, 2000, 4000, 2800, 3300, 2800, 2200, 1700}},
+		{"a step that served less places the next", storage{limit: 2700, hold: 2700, fsyncs: 1e9, serves: 2700}, []float64{150, 1000, 2000, 4000, 2700, 3300, 2700}},
+		{"writes at a ceiling: one step past the knee", storage{limit: 1900, hold: 1900, fsyncs: 1200}, []float64{150, 1000, 2000, 1400, 1700, 2800, 1700}},
+		{"writes at a ceiling, two steps past the knee", storage{limit: 1500, hold: 1500, fsyncs: 1200}, []float64{150, 1000, 2000, 1400, 1700, 1400}},
 		{"nothing breaks", storage{limit: 1e9, hold: 1e9, fsyncs: 1e9}, []float64{150, 1000, 2000, 4000, 8000, 15000, 15000}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := tc.st
-			s := &sweep{o: Options{Step: DefaultStep, Confirm: DefaultConfirm, Criteria: check.Table, Run: st.run}, c: &result.Capacity{Steps: []result.CapacityStep{*first}}}
+			s := &sweep{o: Options{Step: DefaultStep, Confirm: DefaultConfirm, Criteria: check.Table, Run: st.run}, c: &result.Capacity{Steps: []result.CapacityStep{*first}}, sp: &space{}}
 			held, bad, err := s.climb(context.Background())
 			if err == nil {
 				err = s.knee(context.Background(), held, bad)
@@ -86,18 +93,24 @@ func TestSweepSteps(t *testing.T) {
 	}
 }
 
-// A step shorter than the sweep's compaction period does not compact; on
-// a live cluster no step compacts or overwrites.
-func TestSweepCompactsItsOwnEtcd(t *testing.T) {
-	own := &sweep{own: true, o: Options{Base: check.Profile{ValSize: 1024}}}
-	if own.compactEvery(2*time.Second) != 0 || own.compactEvery(8*time.Second) != compactEvery {
-		t.Errorf("own etcd: 2s step compacts every %s, 8s step every %s", own.compactEvery(2*time.Second), own.compactEvery(8*time.Second))
+// A load shorter than the compaction period does not compact, a 2s step
+// does; on a live
+// cluster no load compacts or overwrites, and each has a run ID of its
+// own.
+func TestSpaceLoads(t *testing.T) {
+	own := &space{own: true, base: check.Profile{ValSize: 1024}, prefix: "/etcdperf/x-keys/"}
+	short, long := own.load(check.Profile{Rate: 1000}, compactEvery/2), own.load(check.Profile{Rate: 1000}, 2*time.Second)
+	if short.CompactEvery != 0 || long.CompactEvery != compactEvery || !long.Overwrite || long.KeySpace != keySpace || long.Prefix != own.prefix {
+		t.Errorf("own etcd, 1 KiB values: a ½s load %+v, a 2s load %+v", short, long)
 	}
-	if n := own.keySpace(); n != keySpace {
-		t.Errorf("own etcd, 1 KiB values: %d keys, want %d", n, keySpace)
+	if short.Target.RunID == long.Target.RunID {
+		t.Errorf("two loads share the run ID %s", long.Target.RunID)
 	}
-	live := &sweep{o: Options{Base: check.Profile{ValSize: 1024}}}
-	if l := live.load("-cap0", check.Profile{Rate: 1000}, 8*time.Second); l.CompactEvery != 0 || l.Overwrite || l.KeySpace != 0 || l.Compact {
-		t.Errorf("a live cluster's step: %+v", l)
+	if n := (&space{own: true, base: check.Profile{ValSize: 4 << 20}}).keySpace(); n != 10 {
+		t.Errorf("own etcd, 4 MiB values: %d keys, want at least 10", n)
+	}
+	live := &space{base: check.Profile{ValSize: 1024}}
+	if l := live.load(check.Profile{Rate: 1000}, 8*time.Second); l.CompactEvery != 0 || l.Overwrite || l.KeySpace != 0 || l.Compact || live.compactionSeconds() != 0 {
+		t.Errorf("a live cluster's load: %+v", l)
 	}
 }

@@ -162,15 +162,15 @@ func (w sweepSettings) hold(ctx context.Context, c *result.Capacity) (*result.So
 	})
 }
 
-// soakLoad runs a soak's load as check perf's puts, a new key each, marked
-// every interval.
+// soakLoad runs a soak's load as check perf's puts (over the key space
+// and with the compactions of l), marked every interval.
 func soakLoad(ctx context.Context, l capacity.Load) (*result.Host, error) {
 	p := l.Profile
 	_, obs, err := observedPuts(ctx, puts{
-		target: l.Target, device: l.Device,
+		target: l.Target, device: l.Device, compact: l.Compact, compactEvery: l.CompactEvery, overwrite: l.Overwrite,
 		load: load.Options{
 			Clients: p.Clients, Duration: l.Duration, Rate: p.Rate,
-			KeySize: p.KeySize, ValSize: p.ValSize, KeySpaceSize: cmp.Or(l.KeySpace, checkKeySpace),
+			KeySize: p.KeySize, ValSize: p.ValSize, KeySpaceSize: cmp.Or(l.KeySpace, checkKeySpace), Prefix: l.Prefix,
 		},
 		interval: l.Interval, tick: l.Tick,
 	})

@@ -97,7 +97,7 @@ func Check(ctx context.Context, o CheckOptions) (*result.Result, error) {
 			where = dataDirOrDot(o.Target.DataDir)
 		}
 		w := sweepSettings{capacity: o.Capacity, step: o.CapacityStep, confirm: o.CapacityConfirm, dbSize: o.DBSize, soak: o.Soak,
-			base: o.Profile, device: o.Device, criteria: o.Criteria, where: where, phase: o.Soak.Phase,
+			base: o.Profile, device: loadDevice(o.Target, o.Device), criteria: o.Criteria, where: where, phase: o.Soak.Phase,
 			target: func(suffix string) cluster.TargetOptions {
 				t := o.Target
 				t.RunID = cluster.NewRunID() + suffix
@@ -124,15 +124,8 @@ func runCheck(ctx context.Context, o CheckOptions) (*result.Result, error) {
 	if dur <= 0 {
 		dur = p.Duration
 	}
-	embedded := len(o.Target.Conn.Endpoints) == 0
-	device := o.Device
-	if embedded && device == "" {
-		if m, err := sysinfo.FindMount(dataDirOrDot(o.Target.DataDir)); err == nil {
-			device = m.Device
-		}
-	}
 	res, obs, err := observedPuts(ctx, puts{
-		target: o.Target, compact: o.AutoCompact, compactEvery: o.CompactEvery, overwrite: o.Overwrite, started: o.Started, device: device,
+		target: o.Target, compact: o.AutoCompact, compactEvery: o.CompactEvery, overwrite: o.Overwrite, started: o.Started, device: loadDevice(o.Target, o.Device),
 		load: load.Options{
 			Clients: p.Clients, Duration: dur, Rate: p.Rate,
 			KeySize: p.KeySize, ValSize: p.ValSize, KeySpaceSize: cmp.Or(o.KeySpace, checkKeySpace),
@@ -169,7 +162,18 @@ func runCheck(ctx context.Context, o CheckOptions) (*result.Result, error) {
 	return res, err
 }
 
-// errorTotal is the number of failed requests, counted by reason in byReason.
+// loadDevice is the device a load watches: device when given, else the
+// one under an embedded etcd's data dir ("" for a cluster's endpoints).
+func loadDevice(target cluster.TargetOptions, device string) string {
+	if device != "" || len(target.Conn.Endpoints) > 0 {
+		return device
+	}
+	if m, err := sysinfo.FindMount(dataDirOrDot(target.DataDir)); err == nil {
+		return m.Device
+	}
+	return ""
+}
+
 func dataDirOrDot(d string) string {
 	if d == "" {
 		return "."

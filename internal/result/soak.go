@@ -1,5 +1,7 @@
 package result
 
+import "github.com/etcdperf/etcdperf/internal/units"
+
 // SoakRateCapacity is Soak.RateFrom of a soak that holds the capacity
 // sweep's answer.
 const SoakRateCapacity = "capacity"
@@ -17,6 +19,12 @@ type Soak struct {
 	// ValueSize and KeySize are the bytes of each put (check perf's).
 	ValueSize int `json:"value_size"`
 	KeySize   int `json:"key_size"`
+	// KeySpace is the keys its puts overwrote, written before it, and
+	// CompactionSeconds how often it compacted etcd's history (the
+	// capacity sweep's workload, on an etcd of its own); 0: a new key each
+	// and no compaction (a cluster's endpoints).
+	KeySpace          int     `json:"key_space,omitempty"`
+	CompactionSeconds float64 `json:"compaction_seconds,omitempty"`
 	// Seconds is how long the rate was held; IntervalSeconds the span of
 	// each sample of the series.
 	Seconds         float64      `json:"seconds"`
@@ -31,6 +39,14 @@ type Soak struct {
 	// "wal_fsyncs" when only etcd's own fsyncs fell).
 	SustainedPutsPerS float64 `json:"sustained_puts_per_s"`
 	SustainedFrom     string  `json:"sustained_from,omitempty"`
+	// LastAchieved, LastWALFsyncP99 and LastBackendCommitP99 are the last
+	// part's figures as judged: its puts/s, and the medians of its
+	// intervals' p99s (seconds; LastWALFsyncBound: in etcd's lowest
+	// bucket, <= 1ms).
+	LastAchieved         float64 `json:"last_achieved,omitempty"`
+	LastWALFsyncP99      float64 `json:"last_wal_fsync_p99,omitempty"`
+	LastWALFsyncBound    bool    `json:"last_wal_fsync_bound,omitempty"`
+	LastBackendCommitP99 float64 `json:"last_backend_commit_p99,omitempty"`
 	// Broke are the criteria the last part broke (empty: it held).
 	Broke []string `json:"broke,omitempty"`
 	// Drop is the storage giving less after a while; nil when it did not.
@@ -90,4 +106,14 @@ type SoakDrop struct {
 	// second (its own writes, which no neighbour of the device shares).
 	WALFsyncsBefore float64 `json:"wal_fsyncs_before,omitempty"`
 	WALFsyncsAfter  float64 `json:"wal_fsyncs_after,omitempty"`
+}
+
+// SustainedWords says the sustained figure: "~N puts/s", or "under N
+// puts/s" (the rate held) when the last part broke a limit with no drop
+// of the writes to scale it by.
+func (s *Soak) SustainedWords() string {
+	if len(s.Broke) > 0 && s.SustainedFrom == "achieved" {
+		return "under " + units.Thousands(s.Rate) + " puts/s"
+	}
+	return "~" + units.Thousands(s.SustainedPutsPerS) + " puts/s"
 }
