@@ -86,8 +86,8 @@ var levels = []Criterion{
 	{ID: PeerRTT, Title: "mean round trip between members", Unit: Seconds, Op: Below, Limit: 0.050, Findings: "member_network_slow",
 		Source: tuningGuide + ": the heartbeat interval (default 100ms) is set to about the peers' round trip; half of it"},
 	{ID: DeviceFastFactor, Title: "fsync p99 over the device's mean flush time, beyond which the device is not what etcd waits for", Unit: Times, Op: Below, Limit: 10,
-		Findings: "member_disk_slow, member_cpu_starved, disk_too_slow, host_cpu_saturated",
-		Source:   "an order of magnitude: a device that flushes ten times faster than the fsync p99 leaves the rest to the CPU (etcd FAQ, https://etcd.io/docs/v3.5/faq/)"},
+		Findings: "member_disk_slow, member_cpu_starved, disk_too_slow, host_cpu_saturated, the capacity sweep's cause iops_cap (a cap above the device, which this host does not show)",
+		Source:   "an order of magnitude: a device that flushes ten times faster than the fsync p99 leaves the rest to the CPU (etcd FAQ, https://etcd.io/docs/v3.5/faq/), or to a cap above it"},
 	{ID: ClientCPU, Title: "etcdperf's own CPU, of the machine's CPUs", Unit: Fraction, Op: Below, Limit: 0.80, Findings: "client_saturated",
 		Source: useMethod + ": a load generator using 80% of its machine's CPUs cannot send on time"},
 	{ID: ClientsBusy, Title: "share of the clients waiting for etcd on average", Unit: Fraction, Op: Below, Limit: 0.90, Findings: "client_saturated",
@@ -127,8 +127,8 @@ var levels = []Criterion{
 	// device_fast_await, device_idle_await and wal_fsync_fast are shares
 	// of wal_fsync_p99's limit (derivedLevels): their Limit is derived.
 	{ID: DeviceFastAwait, Title: "device's mean write time (iostat w_await) under which it explains no etcd limit", Unit: Seconds, Op: AtMost,
-		Findings: "the capacity sweep's causes disk_or_cpu and iops_cap (a cap neither the device nor this host shows)",
-		Source:   "etcdperf's: a fifth of the WAL fsync p99 limit (wal_fsync_p99, 10ms by default, etcd metrics guide; it follows --limit wal_fsync_p99); etcd waiting for its commits while the device answers each write that fast waited above the device, its CPU as much as its disk"},
+		Findings: "the capacity sweep's causes disk_or_cpu and iops_cap (a cap neither the device nor this host shows; a flat ceiling whose writes were that fast below it and slower at it)",
+		Source:   "etcdperf's: a fifth of the WAL fsync p99 limit (wal_fsync_p99, 10ms by default, etcd metrics guide; it follows --limit wal_fsync_p99); etcd waiting for its commits while the device answers each write that fast waited above the device, its CPU as much as its disk; writes that fast at a ceiling as below it did not queue there (the disk's latency, not a cap)"},
 	{ID: DeviceIdle, Title: "device busy (iostat %util) under which it explains none of etcd's waits", Unit: Fraction, Op: Below, Limit: 0.5,
 		Findings: "the capacity sweep's causes iops_cap and disk_or_cpu",
 		Source:   useMethod + "; etcdperf's: a device busy under half the time, answering fast, has no queue for etcd to wait in"},

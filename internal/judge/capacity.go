@@ -61,13 +61,9 @@ func CapacityStep(r *result.Result, offered float64, clients int) result.Capacit
 		}
 	}
 	if len(st.Broke) > 0 {
+		// What the verdict's rules name at the step; the sweep's rules
+		// (kneeCause) read it with the other steps.
 		st.Cause = diagnose.DoctorLimitedBy(r)
-		if st.Cause == result.CauseDiskOrIOPSCap {
-			// One step cannot tell a volume's cap from the storage
-			// behind it; the sweep's steps together can (iopsCap), and
-			// its rules read the step as its storage's.
-			st.Cause = result.CauseDisk
-		}
 	}
 	return st
 }

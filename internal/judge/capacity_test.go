@@ -302,6 +302,70 @@ func TestCapacityFlatCeiling(t *testing.T) {
 	for i := range both {
 		both[i].DeviceIOPS, both[i].DeviceUtil, both[i].DeviceAwait = 0, 0, 0
 	}
+	// A directory of a virtio disk, no cap anywhere, as measured: the
+	// short steps held to 4,000 puts/s, the holds at 4,000 and 2,800 broke
+	// the backend commit p99, etcd batching its puts into 637 fsyncs/s at
+	// 2,800 (behind the rate) while the device answered each write in
+	// 891µs, 34% busy, etcd's fsync p99 (7.98ms) 9x that: the disk's
+	// latency bounds etcd's serial fsyncs, not a cap.
+	virtio := []result.CapacityStep{step(150, 0.00268, 149, 543, 0.05), step(1000, 0.00288, 940, 2294, 0.45), step(2000, 0.00255, 1366, 3285, 0.34),
+		step(4000, 0.00319, 1174, 3152, 0.27), step(8000, 0.013, 190, 1282, 0.09, check.RequestP99, check.WALFsyncP99, check.BackendCommitP99),
+		step(5700, 0.0103, 300, 1769, 0.12, check.RequestP99, check.WALFsyncP99, check.BackendCommitP99),
+		step(4000, 0.00523, 763, 3776, 0.26, check.RequestP99, check.BackendCommitP99), step(2800, 0.00798, 637, 3248, 0.34, check.BackendCommitP99)}
+	virtio[0].Seconds = 30
+	for i, await := range []float64{0.000638, 0.000123, 0.000147, 0.000218, 0.00102, 0.00111, 0.000742, 0.000891} {
+		virtio[i].DeviceAwait, virtio[i].HostCPUBusy = await, 0.8
+		if i >= 6 {
+			virtio[i].Confirm, virtio[i].Seconds = true, 8
+		}
+	}
+	// measured is a sweep as measured over a real disk: offered, WAL fsync
+	// p99, fsyncs/s, the device's IOPS, busy share and mean write time,
+	// whether a confirm step, the limits it broke (each named the disk,
+	// or cause); the host's CPUs at host.
+	type m struct {
+		offered, wal, fsyncs, iops, util, await float64
+		confirm                                 bool
+		broke                                   []string
+	}
+	measured := func(host float64, cause result.Cause, ms ...m) []result.CapacityStep {
+		var out []result.CapacityStep
+		for i, x := range ms {
+			st := step(x.offered, x.wal, x.fsyncs, x.iops, x.util, x.broke...)
+			st.DeviceAwait, st.HostCPUBusy, st.Confirm, st.Seconds = x.await, host, x.confirm, 2
+			if x.confirm {
+				st.Seconds = 8
+			}
+			if i == 0 {
+				st.Seconds = 30
+			}
+			if len(x.broke) > 0 {
+				st.Cause = cause
+			}
+			out = append(out, st)
+		}
+		return out
+	}
+	cp, wp, rp := check.BackendCommitP99, check.WALFsyncP99, check.RequestP99
+	// A direct-I/O loop device over a file on a virtio disk, no cap: its
+	// writes ~4,350 IOPS at most, 50% busy, each in under 1ms at the top
+	// as at 150 puts/s (0.28ms): the disk's latency, not a cap.
+	loop := measured(0.75, result.CauseDisk, m{150, 0.00515, 150, 509, 0.13, 0.000284, false, nil}, m{1000, 0.00198, 953, 2994, 0.17, 0.000360, false, nil},
+		m{2000, 0.00386, 993, 3737, 0.47, 0.000671, false, []string{cp}}, m{1500, 0.00393, 1087, 3983, 0.47, 0.000652, false, nil},
+		m{1700, 0.00398, 1118, 4352, 0.50, 0.000696, false, nil}, m{2800, 0.00736, 835, 3984, 0.45, 0.000954, false, []string{cp}},
+		m{1700, 0.00614, 903, 4359, 0.55, 0.000982, true, []string{cp}}, m{1300, 0.00390, 1048, 4333, 0.50, 0.000765, true, nil},
+		m{1500, 0.00554, 985, 4350, 0.57, 0.000837, true, []string{cp}})
+	// The same loop capped at 1,500 IOPS below it (the member cannot see
+	// the cap): its writes flat at ~2,000 IOPS from 590 to 1,000 puts/s,
+	// each waiting 3.7-5.6ms there against 0.39ms at 150 puts/s, while
+	// etcd's WAL fsync p99 was already 7.7ms at 150: the cap, not a slow
+	// disk.
+	loopCap := measured(0.5, result.CauseDisk, m{150, 0.00772, 149, 506, 0.15, 0.000391, false, nil}, m{1000, 0.00752, 616, 2134, 0.62, 0.005213, false, []string{cp}},
+		m{770, 0.02112, 470, 2023, 0.58, 0.005631, false, []string{wp, cp}}, m{590, 0.00660, 434, 1908, 0.46, 0.003679, false, []string{cp}})
+	// The same capped at 600: the verdict's load broke, and the verdict's
+	// rules named the storage below the device (its cap or the storage
+	// behind it): one step, no ceiling to tell which, both said.
+	loopCapFirst := measured(0.54, result.CauseDiskOrIOPSCap, m{150, 0.00923, 143, 487, 0.25, 0.000495, false, []string{rp, cp}})
 	for _, c := range []struct {
 		name   string
 		steps  []result.CapacityStep
@@ -309,6 +373,10 @@ func TestCapacityFlatCeiling(t *testing.T) {
 		cause  result.Cause
 		answer string
 	}{
+		{"a virtio disk's latency, no cap", virtio, 2000, result.CauseDiskOrCPU, "its disk or its CPU limits it there"},
+		{"a loop over a virtio disk, no cap", loop, 1300, result.CauseDisk, "the disk's latency limits etcd there"},
+		{"a loop over a virtio disk, capped below", loopCap, 150, result.CauseIOPSCap, "the volume delivered at most ~2,134 write IOPS"},
+		{"a loop over a virtio disk, capped below, the first step broke", loopCapFirst, 0, result.CauseDiskOrIOPSCap, "the storage below the device its host sees limits it there"},
 		{"cap at a high knee", high, 1400, result.CauseIOPSCap, "the volume delivered at most ~2,401 write IOPS (etcd's WAL fsyncs ~992/s) from 1,000 to 2,000 puts/s offered"},
 		{"cap at a high knee, 10s steps", high10, 1400, result.CauseIOPSCap, "the volume delivered at most ~2,595 write IOPS (etcd's WAL fsyncs ~1,089/s) from 1,000 to 2,000 puts/s offered"},
 		{"cap from the knee's middle step to the break", between, 1400, result.CauseIOPSCap, "from 1,400 to 2,000 puts/s offered"},
@@ -478,6 +546,10 @@ var ruleOf = map[string]string{
 	"cap at a low knee on a busy machine":                                               "flat_ceiling",
 	"cap at a low knee on a busy machine: the lowest rate's step is not on the ceiling": "flat_ceiling",
 	"writes that collapsed past the knee":                                               "host",
+	"a loop over a virtio disk, no cap":                                                 "host",
+	"a loop over a virtio disk, capped below":                                           "flat_ceiling",
+	"a loop over a virtio disk, capped below, the first step broke":                     "host",
+	"a virtio disk's latency, no cap":                                                   "host",
 	"cap seen in one step":                                                              "off_device",
 	"one step, the host's CPUs busy":                                                    "host",
 	"one step, the host's CPUs busy, the member's disk named":                           "off_device",

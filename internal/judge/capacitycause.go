@@ -136,7 +136,13 @@ func flatCeiling(k knee) (result.Cause, string, bool) {
 	sorted := slices.Clone(k.steps)
 	slices.SortStableFunc(sorted, func(a, b result.CapacityStep) int { return cmp.Compare(a.Offered, b.Offered) })
 	first := sorted[0]
-	if len(sorted) < 2 || first.Offered >= broke.Offered || first.WALFsyncP99 > lv.WALFast {
+	// Below the ceiling the writes were fast: etcd's WAL fsync p99 at the
+	// lowest rate, or, where the device was measured, each of its writes
+	// (over a real disk etcd's fsync tail may pass wal_fsync_fast while
+	// the device answers in a fraction of a millisecond).
+	measured := !slices.ContainsFunc(sorted, func(s result.CapacityStep) bool { return s.DeviceIOPS <= 0 })
+	fastBelow := measured && first.DeviceAwait > 0 && first.DeviceAwait <= lv.FastAwait
+	if len(sorted) < 2 || first.Offered >= broke.Offered || first.WALFsyncP99 > lv.WALFast && !fastBelow {
 		return "", "", true
 	}
 	// The writes that hit the ceiling: the device's, when every step
@@ -144,7 +150,7 @@ func flatCeiling(k knee) (result.Cause, string, bool) {
 	// cap, and the commits take more of it on a larger database, so the
 	// fsyncs alone may fall past the knee), else etcd's WAL fsyncs.
 	writes := func(s result.CapacityStep) float64 { return s.WALFsyncs }
-	if !slices.ContainsFunc(sorted, func(s result.CapacityStep) bool { return s.DeviceIOPS <= 0 }) {
+	if measured {
 		writes = func(s result.CapacityStep) float64 { return s.DeviceIOPS }
 	}
 	top, topAt, fsyncs := 0.0, 0.0, 0.0
@@ -191,6 +197,12 @@ func flatCeiling(k knee) (result.Cause, string, bool) {
 	if peakP99 < lv.WALFast {
 		return "", "", true // the fsyncs' latency did not climb: no queue at a cap
 	}
+	if fastBelow && await <= lv.FastAwait {
+		// Each write as fast at the ceiling as below it (within
+		// device_fast_await): etcd's serial writes bound by the disk's
+		// latency, not writes queued at a cap.
+		return "", "", true
+	}
 	what := fmt.Sprintf("etcd's WAL fsyncs held at ~%s/s", units.Thousands(fsyncs))
 	if device {
 		what = fmt.Sprintf("the volume delivered at most ~%s write IOPS (etcd's WAL fsyncs ~%s/s)", units.Thousands(devMax), units.Thousands(fsyncs))
@@ -236,16 +248,21 @@ func flatCeiling(k knee) (result.Cause, string, bool) {
 // p99 climbed past wal_fsync_fast (half its limit) from a fast one at the
 // lowest rate and its fsyncs fell behind the offered rate
 // (CapacityStep.FsyncsBehind), while the device answered each write fast
-// (device_fast_await) and was not busy (device_idle) and the CPU does not
-// explain the waits (cpuExplains): the writes waited at a cap that neither
-// the device nor a cgroup this host shows, as a cgroup's cap or a volume's
-// throttle does.
+// (device_fast_await) and was not busy (device_idle), etcd's fsync p99
+// device_fast_factor times its mean write time or more, and the CPU does
+// not explain the waits (cpuExplains): the writes waited at a cap that
+// neither the device nor a cgroup this host shows, as a cgroup's cap or a
+// volume's throttle does. A disk whose writes take a millisecond, with
+// etcd's fsync p99 a few times that, is etcd's serial fsyncs bound by the
+// disk's latency, fsyncs falling behind the rate as etcd batches more puts
+// into each: not a cap.
 func offDevice(k knee) (result.Cause, string, bool) {
 	broke, lv := k.broke, k.lv
 	first := slices.MinFunc(k.steps, func(a, b result.CapacityStep) int { return cmp.Compare(a.Offered, b.Offered) })
 	memberCPU, hostBusy := cpuExplains(broke, lv)
 	if broke.DeviceIOPS <= 0 || broke.WALFsyncP99 < lv.WALFast || !broke.FsyncsBehind(lv.FlatGrowth) ||
-		broke.DeviceAwait > lv.FastAwait || broke.DeviceUtil >= lv.DeviceIdle || memberCPU || hostBusy {
+		broke.DeviceAwait > lv.FastAwait || broke.DeviceUtil >= lv.DeviceIdle || memberCPU || hostBusy ||
+		broke.WALFsyncP99 < lv.FastFactor*broke.DeviceAwait {
 		return "", "", true
 	}
 	return result.CauseIOPSCap, fmt.Sprintf("etcd's WAL fsync p99 rose from %s at %s puts/s to %s at %s, its fsyncs (%s/s) behind the rate offered, "+
@@ -258,9 +275,11 @@ func offDevice(k knee) (result.Cause, string, bool) {
 // verdict's rules named the member's CPU from its own process (memberCPU),
 // or this host's CPUs were busy while those rules, unable to see the
 // member's CPU wait, named neither it nor the disk (hostBusy). A member
-// whose rules named its disk was measured waiting for no CPU.
+// whose rules named its disk (or the storage below its device) was
+// measured waiting for no CPU.
 func cpuExplains(st *result.CapacityStep, lv diagnose.Levels) (memberCPU, hostBusy bool) {
-	return st.Cause == result.CauseCPU, st.Cause != result.CauseCPU && st.Cause != result.CauseDisk && st.HostCPUBusy >= lv.HostCPUBusy
+	disk := st.Cause == result.CauseDisk || st.Cause == result.CauseDiskOrIOPSCap
+	return st.Cause == result.CauseCPU, st.Cause != result.CauseCPU && !disk && st.HostCPUBusy >= lv.HostCPUBusy
 }
 
 // hostCause refines what the verdict's rules named at the knee with what
