@@ -88,6 +88,7 @@ func target(r *result.Result, criteria []check.Criterion) {
 	}
 	t := &r.Doctor.Targets[0]
 	t.LimitedBy, t.LimitedOn = diagnose.DoctorLimit(r)
+	t.LimitedBy = sweepCause(r.Capacity, t.LimitedBy)
 	r.Summary = targetSummary(r)
 	if row.Member != "" {
 		r.Summary = "member " + row.Member + ": " + r.Summary
@@ -190,6 +191,43 @@ func fsyncHeadroom(r *result.Result, row result.DoctorTarget) float64 {
 	return limit / v
 }
 
+// sweepCause is the cause the head names, one with the capacity sweep's:
+// where one load's figures name the disk, or the storage below the device
+// (the cap or the disk behind it), and the sweep's steps show a cap (the
+// writes fast below a ceiling, queued at it), the cap.
+func sweepCause(c *result.Capacity, head result.Cause) result.Cause {
+	if c == nil || c.Cause != result.CauseIOPSCap && c.Cause != result.CauseIOPSCapOrCPU {
+		return head
+	}
+	if head == result.CauseDisk || head == result.CauseDiskOrIOPSCap {
+		return c.Cause
+	}
+	return head
+}
+
+// sweepWords says, when the capacity sweep or the soak judged something
+// other than what the head follows, which the head follows and why.
+func sweepWords(r *result.Result, t result.DoctorTarget) string {
+	var out []string
+	named := func(c result.Cause) bool { return c != result.CauseNone && c != "" }
+	if c := r.Capacity; c != nil && len(c.Steps) > 0 && named(c.Cause) && named(t.LimitedBy) {
+		if load := diagnose.DoctorLimitedBy(r); load != t.LimitedBy {
+			out = append(out, fmt.Sprintf("the load's figures name %s; the capacity sweep's steps, fast below a ceiling and queued at it, show %s",
+				load.Info().Noun, c.Cause.Info().Noun))
+		} else if c.Cause != t.LimitedBy {
+			out = append(out, fmt.Sprintf("the verdict follows the load at %s puts/s; at the capacity sweep's knee %s limits it",
+				units.Thousands(c.Steps[0].Offered), c.Cause.Info().Noun))
+		}
+	}
+	if s := r.Soak; s != nil && s.SustainedPutsPerS > 0 {
+		out = append(out, fmt.Sprintf("held at %s puts/s for %s, it sustains %s", units.Thousands(s.Rate), units.Seconds(s.Seconds), s.SustainedWords()))
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(out, "; ")
+}
+
 // targetSummary says in one sentence what a doctor target's run means.
 func targetSummary(r *result.Result) string {
 	t := r.Doctor.Targets[0]
@@ -199,9 +237,9 @@ func targetSummary(r *result.Result) string {
 	}
 	figs := targetFigures(r, t)
 	if len(figs) == 0 {
-		return head + "."
+		return head + sweepWords(r, t) + "."
 	}
-	return head + " (" + strings.Join(figs, ", ") + ")."
+	return head + " (" + strings.Join(figs, ", ") + ")" + sweepWords(r, t) + "."
 }
 
 // verdictHead says what a target's verdict means, by what limits etcd

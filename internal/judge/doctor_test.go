@@ -59,3 +59,53 @@ func TestNodeMemberNamedByTheJudgement(t *testing.T) {
 		}
 	}
 }
+
+// One cause per run: where the probe's fdatasync p99 names the disk and
+// the capacity sweep's steps show a cap (fast below a ceiling, queued at
+// it), the head names the cap and says why; a soak's sustained figure is
+// in the summary, and a soak that broke at --soak-rate fails the verdict.
+func TestDoctorOneCause(t *testing.T) {
+	step := func(offered, wal, fsyncs, iops, util float64, broke ...string) result.CapacityStep {
+		st := result.CapacityStep{Offered: offered, Achieved: offered, Seconds: 2, WALFsyncP99: wal, WALFsyncs: fsyncs, DeviceIOPS: iops, DeviceUtil: util, DeviceAwait: 0.004, Broke: broke}
+		if len(broke) > 0 {
+			st.Cause = result.CauseDisk
+		}
+		return st
+	}
+	// A volume capped at 400 IOPS below it, as measured: the probe's
+	// fdatasync p50 0.85ms, p99 83.4ms (a throttle's two speeds).
+	target := func() *result.Result {
+		return &result.Result{Kind: result.KindDoctor, Name: "/mnt/capped",
+			Disk: &result.Disk{Sync: "fdatasync", IOPS: 258, SyncLatency: &result.Latency{Count: 600, P50: 0.00085, P99: 0.0834}},
+			Capacity: &result.Capacity{ValueSize: 1024, Steps: []result.CapacityStep{step(150, 0.0009, 150, 390, 0.6), step(390, 0.004, 380, 420, 0.97),
+				step(1000, 0.03, 410, 425, 0.98, check.WALFsyncP99), step(620, 0.02, 400, 421, 0.98, check.WALFsyncP99)}},
+			Doctor: &result.Doctor{Targets: []result.DoctorTarget{{Name: "/mnt/capped", Dir: "/mnt/capped"}}}}
+	}
+	r := target()
+	Judge(r, check.Table)
+	if r.Capacity.Cause != result.CauseIOPSCap {
+		t.Fatalf("the sweep names %q: %s", r.Capacity.Cause, r.Capacity.Answer)
+	}
+	if got := r.Doctor.Targets[0].LimitedBy; got != result.CauseIOPSCap || !strings.Contains(r.Summary, "the capacity sweep's steps, fast below a ceiling and queued at it, show") {
+		t.Errorf("head %q, summary %q; want the cap and why", got, r.Summary)
+	}
+	r = target()
+	r.Capacity = nil
+	Judge(r, check.Table)
+	if got := r.Doctor.Targets[0].LimitedBy; got != result.CauseDisk {
+		t.Errorf("without a sweep the head names %q, want the disk its probe measured", got)
+	}
+	r = target()
+	r.Soak = &result.Soak{Rate: 800, RateFrom: "--soak-rate", IntervalSeconds: 5, Seconds: 60}
+	for i := range 12 {
+		wal := 0.002
+		if i >= 8 {
+			wal = 0.03
+		}
+		r.Soak.Series = append(r.Soak.Series, result.SoakSample{T: float64(5 * (i + 1)), Seconds: 5, Achieved: 800, WALFsyncP99: wal, BackendCommitP99: 0.005, WALFsyncs: 800})
+	}
+	Judge(r, check.Table)
+	if r.Verdict != result.Fail || !strings.Contains(r.Summary, "held at 800 puts/s for 60s, it sustains under 800 puts/s") {
+		t.Errorf("a soak that broke at --soak-rate: verdict %s, summary %q", r.Verdict, r.Summary)
+	}
+}

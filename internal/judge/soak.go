@@ -22,6 +22,7 @@ import (
 // writes that remained.
 func Soak(s *result.Soak, criteria []check.Criterion) {
 	s.LastFrom, s.SustainedPutsPerS, s.SustainedFrom, s.Broke, s.Drop = 0, 0, "", nil, nil
+	s.LastAchieved, s.LastWALFsyncP99, s.LastWALFsyncBound, s.LastBackendCommitP99 = 0, 0, false, 0
 	n := len(s.Series)
 	if n == 0 {
 		s.Answer = "the soak recorded no interval"
@@ -41,6 +42,7 @@ func Soak(s *result.Soak, criteria []check.Criterion) {
 		s.LastFrom = s.Series[n-lastN-1].T
 	}
 	late := soakPart(last)
+	s.LastAchieved, s.LastWALFsyncP99, s.LastWALFsyncBound, s.LastBackendCommitP99 = late.achieved, late.wal, late.walBound, late.commit
 	walLimit, commitLimit := check.LimitOf(criteria, check.WALFsyncP99), check.LimitOf(criteria, check.BackendCommitP99)
 	if late.wal >= walLimit {
 		s.Broke = append(s.Broke, check.WALFsyncP99)
