@@ -69,8 +69,8 @@ func capacityRun(t *testing.T, dir string, extra ...string) *result.Result {
 
 // The capacity sweep in doctor: on a plain directory it climbs past the
 // verdict's load; a member on a volume capped at 600 or 1,500 write IOPS
-// below it (as a gp2 volume caps them) carries less, and the cap is named
-// as such, not as a slow disk; a RAM disk is never limited by the disk; a disk 15ms slower per
+// below it (as a gp2 volume caps them) carries less, and is named the cap
+// or the storage below the device, never a slow disk; a RAM disk is never limited by the disk; a disk 15ms slower per
 // fsync does not carry even the verdict's load, and the disk is named.
 func TestDoctorCapacity(t *testing.T) {
 	// The plain and capped locations are a disk with time to spare (ext4 on
@@ -108,8 +108,12 @@ func TestDoctorCapacity(t *testing.T) {
 	// cgroup of the member shows the cap, its device shows the writes
 	// queued. At 600 IOPS the knee is under 1,000 puts/s (at 400, the
 	// verdict's own 150 puts/s already make the loop device write ~505
-	// times a second: its first step sits near the cap), at 1,500 above
-	// it; both are named the IOPS cap from etcd's behaviour alone.
+	// times a second: its first step sits near the cap). Each is named
+	// from etcd's behaviour alone: the IOPS cap where the steps past the
+	// knee show the device's writes flat at a ceiling, else (the backend's
+	// bursts of commits delayed by the cap before the writes reach it, as
+	// at 1,500) the storage below the device, its cap or the storage
+	// behind it, which nothing on the host tells apart; never a slow disk.
 	t.Run("volume caps", func(t *testing.T) {
 		if err := cluster.VolumeSupported(); err != nil {
 			t.Skipf("skipped: %v", err)
@@ -129,8 +133,10 @@ func TestDoctorCapacity(t *testing.T) {
 				if !namesCPU(capped.Cause) || capped.PutsPerS >= iops {
 					t.Errorf("volume capped at %.0f IOPS, %s: %g puts/s, cause %s: %s; want the CPU named", iops, why, capped.PutsPerS, capped.Cause, capped.Answer)
 				}
-			} else if capped.Cause != result.CauseIOPSCap || capped.PutsPerS >= iops || !strings.Contains(capped.Answer, "at its IOPS limit") {
-				t.Errorf("volume capped at %.0f IOPS: %g puts/s, cause %s: %s; want under %.0f puts/s, limited by the IOPS cap", iops, capped.PutsPerS, capped.Cause, capped.Answer, iops)
+			} else if capped.Cause == result.CauseIOPSCap && !strings.Contains(capped.Answer, "at its IOPS limit") ||
+				capped.Cause == result.CauseDiskOrIOPSCap && !strings.Contains(capped.Answer, "a cap on the volume's IOPS or the storage behind it") ||
+				!slices.Contains([]result.Cause{result.CauseIOPSCap, result.CauseDiskOrIOPSCap}, capped.Cause) || capped.PutsPerS >= iops {
+				t.Errorf("volume capped at %.0f IOPS: %g puts/s, cause %s: %s; want under %.0f puts/s, limited by the IOPS cap or the storage below the device", iops, capped.PutsPerS, capped.Cause, capped.Answer, iops)
 			}
 			if plain.PutsPerS <= capped.PutsPerS && !slices.Contains([]result.Cause{"cpu", "client"}, plain.Cause) {
 				t.Errorf("plain %g puts/s (%s) against a volume capped at %.0f: %g; want the plain directory to carry more", plain.PutsPerS, plain.Cause, iops, capped.PutsPerS)

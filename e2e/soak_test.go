@@ -5,10 +5,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/testutil"
 )
 
@@ -63,6 +65,17 @@ func TestSoakBurstBucket(t *testing.T) {
 	}
 	if !strings.Contains(string(b), "Soak: ") || !strings.Contains(string(b), "=> "+s.Answer) {
 		t.Errorf("the text view lacks the soak")
+	}
+	// It wrote as the sweep's steps do, and its broken last part at the
+	// rate asked is a critical finding: the verdict fails, exit 1.
+	if s.KeySpace <= 0 || s.CompactionSeconds != 1 {
+		t.Errorf("soak: key space %d, compaction every %gs; want the sweep's", s.KeySpace, s.CompactionSeconds)
+	}
+	if len(s.Broke) > 0 {
+		i := slices.IndexFunc(res.Findings, func(f result.Finding) bool { return f.ID == "soak_broke" })
+		if i < 0 || res.Findings[i].Severity != result.Critical || res.Findings[i].Cause != result.CauseDiskOrIOPSCap || r.Code != 1 {
+			t.Errorf("a soak that broke %v at --soak-rate: findings %+v, exit %d; want soak_broke, critical, naming the storage below the device or its cap, exit 1", s.Broke, res.Findings, r.Code)
+		}
 	}
 	assertEmptyDir(t, dir)
 }
