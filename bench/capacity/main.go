@@ -1,15 +1,21 @@
-// Command capacity measures how often etcdperf doctor's capacity sweep
-// agrees with itself and with a slow reference sweep, and how long doctor
-// takes with it, on three locations: a directory of the disk, a tmpfs,
-// and the disk with the member's writes capped at --iops-limit IOPS
-// (cgroup blkio or io.max; root):
+// Command capacity measures whether etcdperf doctor's capacity is what the
+// storage holds: per storage, doctor at its defaults --runs times, then,
+// after each run, 60 s soaks of the same writes (the sweep's key space and
+// compactions) at 0.8x and 1.25x its answer (--soak). An answer is right
+// when 0.8x holds and 1.25x breaks. The storages (root; --only picks one):
 //
-//	go run ./bench/capacity --runs 5 --ref-step 60s --disk /var/tmp --tmpfs /dev/shm
+//   - ram: ext4 on a RAM disk of its own (zram), no latency of its own
+//   - disk: a directory of the disk under --disk
+//   - loop: ext4 on a direct-I/O loop device over a file on that disk
+//     (--fault 1:volume-iops=1000000: a cap far above what the disk does)
+//   - loop-1500, loop-600: the same, its writes capped at 1,500 and 600
+//     IOPS below the loop device, where the member cannot see the cap
 //
-// It prints each run's wall time, capacity and cause, then per location
-// how many runs agree with the most frequent capacity and cause, the
-// median time, and the reference run's capacity and cause (one run per
-// location with --capacity-step --ref-step; --ref-step 0 skips it).
+// It prints each run's time, answer, cause and steps, and the soaks'
+// outcomes, then per storage the counts and doctor's median and slowest
+// time:
+//
+//	go run ./bench/capacity --runs 5 --soak 60s --disk /var/tmp
 package main
 
 import (
@@ -17,6 +23,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,39 +33,53 @@ import (
 	"time"
 )
 
-type location struct {
+type storage struct {
 	name string
+	// dir makes the storage's directory; done removes it.
+	dir  func() (dir string, done func(), err error)
 	args []string
 }
 
-// outcome is one doctor run's capacity.
-type outcome struct {
+// doctorRun is one doctor run's capacity.
+type doctorRun struct {
 	puts    float64
 	cause   string
 	seconds float64
 	// steps is the sweep's steps in the order they ran, each its offered
 	// rate and a mark: "x" broke a limit, "~" came near one (its warning
-	// level), "/10s" held for a confirm of that long.
+	// level), "/8s" held for a confirm of that long.
 	steps string
 }
 
-func (o outcome) String() string { return fmt.Sprintf("%.0f puts/s, %s", o.puts, o.cause) }
+// soakRun is one soak's outcome.
+type soakRun struct {
+	rate      float64
+	broke     []string
+	sustained float64
+}
+
+func (s soakRun) held() bool { return len(s.broke) == 0 }
+
+func (s soakRun) String() string {
+	if s.held() {
+		return fmt.Sprintf("%.0f held", s.rate)
+	}
+	return fmt.Sprintf("%.0f broke %s (sustained ~%.0f)", s.rate, strings.Join(s.broke, "+"), s.sustained)
+}
 
 func main() {
-	runs := flag.Int("runs", 5, "doctor runs at the defaults per location")
-	refStep := flag.Duration("ref-step", time.Minute, "the reference run's --capacity-step (0: no reference run)")
-	disk := flag.String("disk", "/var/tmp", "a directory on a disk")
-	tmpfs := flag.String("tmpfs", "/dev/shm", "a directory on tmpfs")
-	iops := flag.Int("iops-limit", 1500, "the capped location's write IOPS cap (0: no capped location)")
-	only := flag.String("only", "", "run only the location of this name (disk, tmpfs, or the capped one's)")
+	runs := flag.Int("runs", 5, "doctor runs at the defaults per storage")
+	soak := flag.Duration("soak", time.Minute, "how long each soak at 0.8x and 1.25x of an answer holds (0: no soaks)")
+	disk := flag.String("disk", "/var/tmp", "a directory on the machine's disk")
+	only := flag.String("only", "", "run only the storages of these names, comma-separated (ram, disk, loop, loop-1500, loop-600)")
 	flag.Parse()
-	if err := run(*runs, *refStep, *disk, *tmpfs, *iops, *only); err != nil {
+	if err := run(*runs, *soak, *disk, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "capacity:", err)
 		os.Exit(2)
 	}
 }
 
-func run(runs int, refStep time.Duration, disk, tmpfs string, iops int, only string) error {
+func run(runs int, soak time.Duration, disk, only string) error {
 	tmp, err := os.MkdirTemp("", "capacity-")
 	if err != nil {
 		return err
@@ -68,94 +89,82 @@ func run(runs int, refStep time.Duration, disk, tmpfs string, iops int, only str
 	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/etcdperf").CombinedOutput(); err != nil {
 		return fmt.Errorf("build etcdperf (run from the repository root): %v\n%s", err, out)
 	}
-	var dirs []string
-	for _, parent := range []string{disk, tmpfs} {
-		d, err := os.MkdirTemp(parent, "capacity-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(d)
-		dirs = append(dirs, d)
+	onDisk := func() (string, func(), error) {
+		d, err := os.MkdirTemp(disk, "capacity-")
+		return d, func() { os.RemoveAll(d) }, err
 	}
-	locs := []location{{"disk", []string{"--data-dir", dirs[0]}}, {"tmpfs", []string{"--data-dir", dirs[1]}}}
-	if iops > 0 {
-		locs = append(locs, location{fmt.Sprintf("disk, %d IOPS cap", iops), []string{"--data-dir", dirs[0], "--fault", "1:iops-limit=" + strconv.Itoa(iops)}})
+	volume := func(iops int) []string { return []string{"--fault", "1:volume-iops=" + strconv.Itoa(iops)} }
+	all := []storage{
+		{"ram", ramDisk, nil},
+		{"disk", onDisk, nil},
+		{"loop", onDisk, volume(1000000)},
+		{"loop-1500", onDisk, volume(1500)},
+		{"loop-600", onDisk, volume(600)},
 	}
-	fmt.Printf("%-22s %4s %8s  %s\n", "location", "run", "seconds", "capacity, cause")
-	for _, l := range locs {
-		if only != "" && l.name != only {
+	for _, s := range all {
+		if only != "" && !contains(strings.Split(only, ","), s.name) {
 			continue
 		}
-		var got []outcome
-		text := filepath.Join(tmp, fmt.Sprintf("%d.txt", len(l.name)))
-		for r := 1; r <= runs; r++ {
-			args := l.args
-			if r == 1 {
-				// The first run's text, to show.
-				args = append(append([]string{}, l.args...), "-o", text)
-			}
-			o, err := doctor(bin, args)
-			if err != nil {
-				return fmt.Errorf("%s: %w", l.name, err)
-			}
-			fmt.Printf("%-22s %4d %8.1f  %s  (steps: %s)\n", l.name, r, o.seconds, o, o.steps)
-			got = append(got, o)
+		dir, done, err := s.dir()
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
 		}
-		ref := "-"
-		if refStep > 0 {
-			// The reference's steps are long: it holds no confirm step.
-			o, err := doctor(bin, append(l.args, "--capacity-step", refStep.String(), "--capacity-confirm", "0"))
-			if err != nil {
-				return fmt.Errorf("%s, reference: %w", l.name, err)
-			}
-			within := 0
-			for _, g := range got {
-				if g.puts >= 0.75*o.puts && g.puts <= 1.25*o.puts {
-					within++
-				}
-			}
-			ref = fmt.Sprintf("%s (%s per step, %.0fs; steps: %s); %d of %d runs within ±25%% of it", o, refStep, o.seconds, o.steps, within, len(got))
-		}
-		mode, n := mostFrequent(got)
-		secs := make([]float64, len(got))
-		for i, o := range got {
-			secs[i] = o.seconds
-		}
-		sort.Float64s(secs)
-		fmt.Printf("=> %s: %d of %d runs at %s; median %.1fs, slowest %.1fs; reference: %s\n\n", l.name, n, len(got), mode, secs[len(secs)/2], secs[len(secs)-1], ref)
-		if b, err := os.ReadFile(text); err == nil {
-			fmt.Printf("the first run's text:\n%s\n", b)
+		err = measure(bin, s, dir, runs, soak)
+		done()
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
 		}
 	}
 	return nil
 }
 
-// mostFrequent is the most frequent capacity and cause, and how many runs
-// gave it.
-func mostFrequent(os []outcome) (string, int) {
-	count := map[string]int{}
-	best, n := "", 0
-	for _, o := range os {
-		k := o.String()
-		count[k]++
-		if count[k] > n {
-			best, n = k, count[k]
+// measure runs doctor runs times on a storage, each followed by its soaks,
+// and prints them and their counts.
+func measure(bin string, s storage, dir string, runs int, soak time.Duration) error {
+	args := append([]string{"--data-dir", dir}, s.args...)
+	var secs []float64
+	holds, breaks, soaked := 0, 0, 0
+	for r := 1; r <= runs; r++ {
+		d, err := doctor(bin, args)
+		if err != nil {
+			return err
 		}
+		secs = append(secs, d.seconds)
+		line := fmt.Sprintf("%-10s %d  %5.1fs  %5.0f puts/s  %-16s steps: %s", s.name, r, d.seconds, d.puts, d.cause, d.steps)
+		if soak > 0 && d.puts > 0 {
+			lo, err := soakAt(bin, args, math.Round(0.8*d.puts), soak)
+			if err != nil {
+				return err
+			}
+			hi, err := soakAt(bin, args, math.Round(1.25*d.puts), soak)
+			if err != nil {
+				return err
+			}
+			soaked++
+			if lo.held() {
+				holds++
+			}
+			if !hi.held() {
+				breaks++
+			}
+			line += fmt.Sprintf("\n%-10s    soaks of %s: 0.8x %s; 1.25x %s", "", soak, lo, hi)
+		}
+		fmt.Println(line)
 	}
-	return best, n
+	sort.Float64s(secs)
+	fmt.Printf("=> %s: 0.8x held in %d of %d, 1.25x broke in %d of %d; doctor median %.1fs, slowest %.1fs\n\n",
+		s.name, holds, soaked, breaks, soaked, secs[len(secs)/2], secs[len(secs)-1])
+	return nil
 }
 
-// doctor runs doctor at its defaults with args and returns the location's
-// capacity, its cause and the wall time.
-func doctor(bin string, args []string) (outcome, error) {
+// doctor runs doctor at its defaults with args and returns the storage's
+// capacity, its cause, its steps and the wall time.
+func doctor(bin string, args []string) (doctorRun, error) {
 	start := time.Now()
-	cmd := exec.Command(bin, append([]string{"doctor", "--no-report", "-q", "-o", "json"}, args...)...)
-	cmd.Dir = os.TempDir()
-	out, err := cmd.Output()
+	out, err := etcdperf(bin, append([]string{"doctor", "--no-report"}, args...))
 	secs := time.Since(start).Seconds()
-	var ee *exec.ExitError
-	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {
-		return outcome{}, fmt.Errorf("doctor %v: %v", args, err)
+	if err != nil {
+		return doctorRun{}, err
 	}
 	var res struct {
 		Runs []struct {
@@ -173,10 +182,10 @@ func doctor(bin string, args []string) (outcome, error) {
 		} `json:"runs"`
 	}
 	if err := json.Unmarshal(out, &res); err != nil {
-		return outcome{}, fmt.Errorf("doctor %v: %v", args, err)
+		return doctorRun{}, fmt.Errorf("doctor %v: %v", args, err)
 	}
 	if len(res.Runs) != 1 || res.Runs[0].Capacity == nil {
-		return outcome{}, fmt.Errorf("doctor %v: no capacity sweep in the Result", args)
+		return doctorRun{}, fmt.Errorf("doctor %v: no capacity sweep in the Result", args)
 	}
 	c := res.Runs[0].Capacity
 	var steps []string
@@ -193,5 +202,86 @@ func doctor(bin string, args []string) (outcome, error) {
 		}
 		steps = append(steps, w)
 	}
-	return outcome{puts: c.PutsPerS, cause: c.Cause, seconds: secs, steps: strings.Join(steps, " ")}, nil
+	return doctorRun{puts: c.PutsPerS, cause: c.Cause, seconds: secs, steps: strings.Join(steps, " ")}, nil
+}
+
+// soakAt holds rate for d as the sweep writes (check --soak, after a
+// second of check perf's load) and says whether its last part held.
+func soakAt(bin string, args []string, rate float64, d time.Duration) (soakRun, error) {
+	out, err := etcdperf(bin, append([]string{"check", "--duration", "1s", "--soak", d.String(), "--soak-rate", strconv.FormatFloat(rate, 'f', 0, 64)}, args...))
+	if err != nil {
+		return soakRun{}, err
+	}
+	var res struct {
+		Soak *struct {
+			Broke     []string `json:"broke"`
+			Sustained float64  `json:"sustained_puts_per_s"`
+		} `json:"soak"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil || res.Soak == nil {
+		return soakRun{}, fmt.Errorf("check --soak-rate %.0f %v: no soak in the Result (%v)", rate, args, err)
+	}
+	return soakRun{rate: rate, broke: res.Soak.Broke, sustained: res.Soak.Sustained}, nil
+}
+
+// etcdperf runs the binary with args, -q -o json, and returns its
+// stdout; exit 1 (a verdict that failed) is not an error.
+func etcdperf(bin string, args []string) ([]byte, error) {
+	cmd := exec.Command(bin, append(args, "-q", "-o", "json")...)
+	cmd.Dir = os.TempDir()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	var ee *exec.ExitError
+	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {
+		return nil, fmt.Errorf("etcdperf %v: %v: %s", args, err, strings.TrimSpace(stderr.String()))
+	}
+	return out, nil
+}
+
+// ramDisk makes ext4 on a zram device of its own, mounted on a new
+// directory; done unmounts and removes it.
+func ramDisk() (string, func(), error) {
+	b, err := os.ReadFile("/sys/class/zram-control/hot_add")
+	if err != nil {
+		return "", nil, fmt.Errorf("a RAM disk needs zram (root): %w", err)
+	}
+	n := strings.TrimSpace(string(b))
+	dev := "/dev/zram" + n
+	remove := func() {
+		os.WriteFile("/sys/block/zram"+n+"/reset", []byte("1"), 0)
+		os.WriteFile("/sys/class/zram-control/hot_remove", []byte(n), 0)
+	}
+	if err := os.WriteFile("/sys/block/zram"+n+"/disksize", []byte("4G"), 0); err != nil {
+		remove()
+		return "", nil, err
+	}
+	if out, err := exec.Command("mkfs.ext4", "-q", dev).CombinedOutput(); err != nil {
+		remove()
+		return "", nil, fmt.Errorf("mkfs.ext4 %s: %v: %s", dev, err, out)
+	}
+	dir, err := os.MkdirTemp("", "capacity-ram-")
+	if err != nil {
+		remove()
+		return "", nil, err
+	}
+	if out, err := exec.Command("mount", dev, dir).CombinedOutput(); err != nil {
+		os.Remove(dir)
+		remove()
+		return "", nil, fmt.Errorf("mount %s: %v: %s", dev, err, out)
+	}
+	return dir, func() {
+		exec.Command("umount", dir).Run()
+		os.Remove(dir)
+		remove()
+	}, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, e := range list {
+		if e == s {
+			return true
+		}
+	}
+	return false
 }
