@@ -121,9 +121,10 @@ type SizesFrom struct{ DB, Value string }
 
 // Sweep sweeps the offered put rate step by step (open loop, check perf's
 // key and value sizes, clients growing with the rate as check perf's
-// profiles do) until a step breaks one of etcd's limits, then one step
-// between the highest rate that held and the one that broke, then holds
-// the answer (Confirm). The steps share one etcd. It returns the steps and
+// profiles do) until a step breaks one of etcd's limits, then steps
+// between the highest rate that held and the lowest that broke until they
+// are within Resolution (knee), then holds the answer (confirm). The steps
+// share one etcd. It returns the steps and
 // the settings they ran by, not judged (judge.Capacity concludes them),
 // with what it measured when ctx ends or a step fails; nil when the etcd
 // could not be started or reached.
