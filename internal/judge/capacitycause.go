@@ -145,37 +145,10 @@ func flatCeiling(k knee) (result.Cause, string, bool) {
 	if len(sorted) < 2 || first.Offered >= broke.Offered || first.WALFsyncP99 > lv.WALFast && !fastBelow {
 		return "", "", true
 	}
-	// The writes that hit the ceiling: the device's, when every step
-	// measured it (etcd's WAL fsyncs and its backend's commits share a
-	// cap, and the commits take more of it on a larger database, so the
-	// fsyncs alone may fall past the knee), else etcd's WAL fsyncs.
-	writes := func(s result.CapacityStep) float64 { return s.WALFsyncs }
-	if measured {
-		writes = func(s result.CapacityStep) float64 { return s.DeviceIOPS }
-	}
-	top, topAt, fsyncs := 0.0, 0.0, 0.0
+	band, inBand := ceiling(sorted, measured, lv)
+	fsyncs := 0.0
 	for _, s := range sorted {
-		if writes(s) > top {
-			top, topAt = writes(s), s.Offered
-		}
 		fsyncs = max(fsyncs, s.WALFsyncs)
-	}
-	// A step past the lowest rate is at the ceiling when its writes came
-	// within flatGrowth of the most any step made, or when it was offered
-	// more than that step yet wrote less, keeping most of the ceiling
-	// (within flatGrowth twice): the ceiling held it, its queue grew and
-	// its writes were fewer and larger. Writes that fell further collapsed
-	// rather than held; the lowest rate's step is the fast one before the
-	// ceiling, never on it.
-	inBand := func(s result.CapacityStep) bool {
-		w := writes(s)
-		return s.Offered > first.Offered && w > 0 && (lv.Flat(w, top) || s.Offered > topAt && lv.Flat(w*lv.FlatGrowth, top))
-	}
-	var band []result.CapacityStep
-	for _, s := range sorted {
-		if inBand(s) {
-			band = append(band, s)
-		}
 	}
 	if len(band) < 2 || !inBand(*broke) {
 		return "", "", broke.Cause == result.CauseCPU
@@ -241,6 +214,43 @@ func flatCeiling(k knee) (result.Cause, string, bool) {
 		ev += fmt.Sprintf("; this host's CPUs were %.0f%% busy, yet the member's own CPU did not explain its waits", broke.HostCPUBusy*100)
 	}
 	return result.CauseIOPSCap, ev, true
+}
+
+// ceiling is the steps of sorted (by the offered rate) at a ceiling of
+// the writes, and the test of a step for it. The writes that hit a
+// ceiling are the device's, when every step measured it (measured: etcd's
+// WAL fsyncs and its backend's commits share a cap, and the commits take
+// more of it on a larger database, so the fsyncs alone may fall past the
+// knee), else etcd's WAL fsyncs. A step past the lowest rate is at the
+// ceiling when its writes came within fsyncs_flat_growth of the most any
+// step made, or when it was offered more than that step yet wrote less,
+// keeping most of the ceiling (within fsyncs_flat_growth twice): the
+// ceiling held it, its queue grew and its writes were fewer and larger.
+// Writes that fell further collapsed rather than held; the lowest rate's
+// step is the fast one before the ceiling, never on it.
+func ceiling(sorted []result.CapacityStep, measured bool, lv diagnose.Levels) ([]result.CapacityStep, func(result.CapacityStep) bool) {
+	writes := func(s result.CapacityStep) float64 { return s.WALFsyncs }
+	if measured {
+		writes = func(s result.CapacityStep) float64 { return s.DeviceIOPS }
+	}
+	top, topAt := 0.0, 0.0
+	for _, s := range sorted {
+		if writes(s) > top {
+			top, topAt = writes(s), s.Offered
+		}
+	}
+	first := sorted[0]
+	inBand := func(s result.CapacityStep) bool {
+		w := writes(s)
+		return s.Offered > first.Offered && w > 0 && (lv.Flat(w, top) || s.Offered > topAt && lv.Flat(w*lv.FlatGrowth, top))
+	}
+	var band []result.CapacityStep
+	for _, s := range sorted {
+		if inBand(s) {
+			band = append(band, s)
+		}
+	}
+	return band, inBand
 }
 
 // offDevice names a write cap from the one step that broke, when the sweep
