@@ -236,7 +236,7 @@ func (s *sweep) knee(ctx context.Context, held, bad float64) error {
 	if bad <= 0 || held <= 0 {
 		return nil
 	}
-	held, low, err := s.between(ctx, held, bad, s.o.Step, maxKneeSteps, false)
+	_, low, err := s.between(ctx, held, bad, s.o.Step, maxKneeSteps, false)
 	if err != nil {
 		return err
 	}
