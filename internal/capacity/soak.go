@@ -17,11 +17,9 @@ import (
 // 1,000 puts/s its p99s rest on 5,000 requests.
 const DefaultSoakInterval = 5 * time.Second
 
-// Where a soak's rate came from (result.Soak.RateFrom).
-const (
-	SoakRateCapacity = result.SoakRateCapacity
-	SoakRateFlag     = "--soak-rate"
-)
+// SoakRateFlag is result.Soak.RateFrom of a soak at --soak-rate (one that
+// holds the sweep's answer: result.SoakRateCapacity).
+const SoakRateFlag = "--soak-rate"
 
 // SoakFunc runs a soak's load, marking it every l.Interval (l.Tick), and
 // returns the host's figures over it (its per-second series, nil when not
@@ -36,7 +34,7 @@ type SoakOptions struct {
 	// Base is check perf's profile whose key and value sizes the puts use.
 	Base check.Profile
 	// Rate is the offered rate (puts/s), RateFrom where it came from
-	// (SoakRateCapacity, SoakRateFlag).
+	// (result.SoakRateCapacity, SoakRateFlag).
 	Rate     float64
 	RateFrom string
 	// Duration is how long it holds the rate; Interval the span of each

@@ -142,9 +142,9 @@ func (w sweepSettings) hold(ctx context.Context, c *result.Capacity) (*result.So
 	rate, from := ss.Rate, capacity.SoakRateFlag
 	if rate <= 0 {
 		if c == nil || c.PutsPerS <= 0 {
-			return &result.Soak{RateFrom: capacity.SoakRateCapacity}, nil
+			return &result.Soak{RateFrom: result.SoakRateCapacity}, nil
 		}
-		rate, from = c.PutsPerS, capacity.SoakRateCapacity
+		rate, from = c.PutsPerS, result.SoakRateCapacity
 	}
 	w.say("starting etcd on %s for the soak", w.where)
 	holding := fmt.Sprintf("soak on %s: holding %s puts/s for %s", w.where, units.Thousands(rate), ss.Duration)
