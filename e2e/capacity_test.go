@@ -49,8 +49,8 @@ func capacityRun(t *testing.T, dir string, extra ...string) *result.Result {
 	c := run.Capacity
 	var steps []string
 	for _, s := range c.Steps {
-		steps = append(steps, fmt.Sprintf("%.0f/s: achieved %.0f, fsync p99 %.2gs (%.0f/s), commit p99 %.2gs, request p99 %.2gs, broke %v (%s), cap %.0f used %.0f, device %.0f IOPS %.0f%%, etcd %.2f cores",
-			s.Offered, s.Achieved, s.WALFsyncP99, s.WALFsyncs, s.BackendCommitP99, s.RequestP99, s.Broke, s.Cause, s.IOPSCap, s.CappedWriteIOPS, s.DeviceIOPS, s.DeviceUtil*100, s.EtcdCPU))
+		steps = append(steps, fmt.Sprintf("%.0f/s: achieved %.0f, fsync p99 %.2gs (%.0f/s), commit p99 %.2gs, request p99 %.2gs, broke %v (%s), cap %.0f used %.0f, device %.0f IOPS %.0f%% writes %.2gs, etcd %.2f cores",
+			s.Offered, s.Achieved, s.WALFsyncP99, s.WALFsyncs, s.BackendCommitP99, s.RequestP99, s.Broke, s.Cause, s.IOPSCap, s.CappedWriteIOPS, s.DeviceIOPS, s.DeviceUtil*100, s.DeviceAwait, s.EtcdCPU))
 	}
 	t.Logf("doctor %v in %s:\n  %s\n  => %s (cause %s)", extra, time.Since(start).Round(time.Second), strings.Join(steps, "\n  "), c.Answer, c.Cause)
 	b, err := os.ReadFile(text)

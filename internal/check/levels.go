@@ -40,6 +40,7 @@ const (
 	WALFsyncFast        = "wal_fsync_fast"
 	FsyncsFlatGrowth    = "fsyncs_flat_growth"
 	OfferedRise         = "offered_rise"
+	DeviceQueued        = "device_queued_growth"
 	ProbeDeviceBusy     = "probe_device_busy"
 	MemberFsyncsEnough  = "member_fsyncs_enough"
 	// VolumeIOPS and VolumeWriteBPS are the volume's provisioned write
@@ -144,6 +145,9 @@ var levels = []Criterion{
 	{ID: OfferedRise, Title: "rise of the offered rate across the steps whose writes are flat, from which the flat ceiling shows a write cap", Unit: Times, Op: AtLeast, Limit: 1.4,
 		Findings: "the capacity sweep's cause iops_cap",
 		Source:   "etcdperf's: the sweep's knee step sits at the geometric middle of the rates around it (1.4x from the step that broke, rounded), so a ceiling seen from it to the break spans 1.4x; fsyncs/s not held at a ceiling follow such a rise well beyond fsyncs_flat_growth"},
+	{ID: DeviceQueued, Title: "rise of the device's mean write time (iostat w_await) from a sweep's lowest rate, where it answered within device_fast_await, to the step that broke, from which its writes queued at the device or below it", Unit: Times, Op: AtLeast, Limit: 2,
+		Findings: "the capacity sweep's cause disk_or_iops_cap (a disk named at the knee whose writes were fast below it)",
+		Source:   useMethod + "; etcdperf's: a disk bound by its latency answers each write in about the same time at any rate; one whose writes take twice as long as the rate rises queued them (saturation), at a cap on the volume (a cloud volume's, a hypervisor's) or at the storage behind it, which the host cannot tell apart"},
 	// A load run's failed requests (bench_errors).
 	{ID: RequestsFailed, Title: "share of a load's requests that failed, from which the failures are critical", Unit: Fraction, Op: Below, Limit: 0.1, Findings: "bench_errors",
 		Source: "etcdperf's: a tenth of the requests failing is no longer a passing fault (a leader change, a timeout) but a cluster that cannot serve the load; any failure warns"},

@@ -51,6 +51,10 @@ type Levels struct {
 	// ceiling); OfferedRise: a ceiling shows only across steps whose
 	// offered rate rose by at least this factor.
 	FlatGrowth, OfferedRise float64
+	// Queued: a device whose mean write time rose this many times from a
+	// sweep's lowest rate (where it answered fast) to its knee queued the
+	// writes, at the device or below it (device_queued_growth).
+	Queued float64
 	// WALLimit is the WAL fsync p99's limit; WALFast, the p99 at or under
 	// which a step found the disk fast (half the limit).
 	WALLimit, WALFast float64
@@ -75,7 +79,7 @@ func levels(of func(id string) float64) Levels {
 		FastFactor: of(check.DeviceFastFactor), FastAwait: of(check.DeviceFastAwait), IdleAwait: of(check.DeviceIdleAwait),
 		DeviceIdle: of(check.DeviceIdle), DeviceBusy: of(check.DeviceBusy),
 		CapUsed: of(check.IOPSCapUsed), VolumeIOPS: of(check.VolumeIOPS), VolumeBPS: of(check.VolumeWriteBPS), OverStated: of(check.VolumeOverStated),
-		FlatGrowth: of(check.FsyncsFlatGrowth), OfferedRise: of(check.OfferedRise),
+		FlatGrowth: of(check.FsyncsFlatGrowth), OfferedRise: of(check.OfferedRise), Queued: of(check.DeviceQueued),
 		WALLimit: of(check.WALFsyncP99), WALFast: of(check.WALFsyncFast),
 	}
 }

@@ -55,7 +55,32 @@ func kneeCause(steps []result.CapacityStep, broke *result.CapacityStep, lv diagn
 			break
 		}
 	}
-	return hostCause(broke, lv), stepEvidence(broke), "host"
+	cause = hostCause(broke, lv)
+	if cause == result.CauseDisk {
+		if ev, ok := k.queuedBelow(); ok {
+			return result.CauseDiskOrIOPSCap, ev, "queued_below"
+		}
+	}
+	return cause, stepEvidence(broke), "host"
+}
+
+// queuedBelow says (with its evidence) whether the device's writes, fast
+// at the sweep's lowest rate (device_fast_await), took device_queued_growth
+// times as long at the step that broke: they queued as the rate rose, at
+// the device or below it (a cap on the volume, or the storage behind it),
+// where a disk bound by its latency answers each write in about the same
+// time at any rate.
+func (k knee) queuedBelow() (string, bool) {
+	b, lv := k.broke, k.lv
+	first := slices.MinFunc(k.steps, func(a, b result.CapacityStep) int { return cmp.Compare(a.Offered, b.Offered) })
+	if first.Offered >= b.Offered || first.DeviceIOPS <= 0 || b.DeviceIOPS <= 0 || first.DeviceAwait <= 0 ||
+		first.DeviceAwait > lv.FastAwait || b.DeviceAwait < lv.Queued*first.DeviceAwait {
+		return "", false
+	}
+	return fmt.Sprintf("the device's writes took %s on average at %s puts/s and %s at %s (%s IOPS, %.0f%% busy): they queued as the rate rose, at the device or below it, "+
+		"where a disk bound by its latency answers each write in about the same time at any rate; %s",
+		units.Seconds(first.DeviceAwait), units.Thousands(first.Offered), units.Seconds(b.DeviceAwait), units.Thousands(b.Offered),
+		units.Thousands(b.DeviceIOPS), b.DeviceUtil*100, stepEvidence(b)), true
 }
 
 // deviceIdle says whether the device under the step that broke was
