@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -27,7 +28,21 @@ type Discovery struct {
 	Unreachable []error
 	// Notes say what could not be learnt: the member list, the leader.
 	Notes []string
+	// Given are the endpoints given, as client URLs, in their order.
+	Given []string
+	// dialer opens more clients with the options' TLS and user.
+	dialer *Client
 }
+
+// Dial opens an etcd client to endpoints with the options the cluster was
+// discovered with (TLS, user, timeouts). Requests that name an endpoint
+// (Status, HashKV) reach that endpoint whatever the client's list.
+func (d *Discovery) Dial(ctx context.Context, endpoints ...string) (*clientv3.Client, error) {
+	return d.dialer.newClient(ctx, endpoints)
+}
+
+// CommandTimeout is the per-request bound of the options.
+func (d *Discovery) CommandTimeout() time.Duration { return d.dialer.opts.commandTimeout() }
 
 // Discover finds the members of the cluster at o.Endpoints to watch their
 // /metrics. Unlike Connect it needs one endpoint to answer, not all (a
@@ -42,6 +57,9 @@ func Discover(ctx context.Context, o ConnOptions) (*Discovery, error) {
 		return nil, err
 	}
 	d := &Discovery{}
+	for _, ep := range eps {
+		d.Given = append(d.Given, ep.url(o.TLSConfigured()))
+	}
 	var up []endpoint
 	for i, err := range probeAll(ctx, eps, o, tc) {
 		var ne *NotEtcdError
@@ -66,6 +84,7 @@ func Discover(ctx context.Context, o ConnOptions) (*Discovery, error) {
 		reachable.Endpoints = append(reachable.Endpoints, ep.raw)
 	}
 	c := &Client{opts: reachable, tls: tc, endpoints: up}
+	d.dialer = c
 	d.HTTP = c.HTTPClient()
 	cli, err := c.newClient(ctx, reachable.Endpoints)
 	if err != nil {

@@ -42,6 +42,9 @@ type MemberConfig struct {
 	// periodically, keeping this much of it (etcd's periodic
 	// auto-compaction).
 	AutoCompaction time.Duration
+	// QuotaBackendBytes is etcd's --quota-backend-bytes (0: etcd's
+	// default, 2 GiB).
+	QuotaBackendBytes int64
 	// Fault is what a member process (ServeMember) suffers on purpose: a
 	// slow view of its data dir (see StartSlowDisk), a CPU quota, a slow
 	// link in front of its peer port.
@@ -191,6 +194,7 @@ func embedConfig(c MemberConfig) (*embed.Config, error) {
 		ec.AutoCompactionMode = "periodic"
 		ec.AutoCompactionRetention = c.AutoCompaction.String()
 	}
+	ec.QuotaBackendBytes = c.QuotaBackendBytes
 	if c.TLS != nil {
 		ec.ClientTLSInfo.CertFile = c.TLS.CertFile
 		ec.ClientTLSInfo.KeyFile = c.TLS.KeyFile

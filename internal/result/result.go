@@ -68,20 +68,23 @@ type Result struct {
 	Summary string `json:"summary,omitempty"`
 	Env     *Env   `json:"env,omitempty"`
 	// Params are the run's options, of the type of its kind (see Params).
-	Params   Params    `json:"params,omitempty"`
-	Disk     *Disk     `json:"disk,omitempty"`
-	Bench    *Bench    `json:"bench,omitempty"`
-	Target   *Target   `json:"target,omitempty"`
-	Server   *Server   `json:"server,omitempty"`
-	Host     *Host     `json:"host,omitempty"`
-	Prom     *Prom     `json:"prom,omitempty"`
-	Logs     *Logs     `json:"logs,omitempty"`
-	Scale    *Scale    `json:"scale,omitempty"`
-	Kube     *Kube     `json:"kube,omitempty"`
-	Metrics  *Metrics  `json:"metrics,omitempty"`
-	Checks   []Check   `json:"checks,omitempty"`
-	Findings []Finding `json:"findings,omitempty"`
-	Verdict  Verdict   `json:"verdict,omitempty"`
+	Params  Params   `json:"params,omitempty"`
+	Disk    *Disk    `json:"disk,omitempty"`
+	Bench   *Bench   `json:"bench,omitempty"`
+	Target  *Target  `json:"target,omitempty"`
+	Server  *Server  `json:"server,omitempty"`
+	Host    *Host    `json:"host,omitempty"`
+	Prom    *Prom    `json:"prom,omitempty"`
+	Logs    *Logs    `json:"logs,omitempty"`
+	Scale   *Scale   `json:"scale,omitempty"`
+	Kube    *Kube    `json:"kube,omitempty"`
+	Metrics *Metrics `json:"metrics,omitempty"`
+	// Cluster is the cluster's own state as its members tell it (live
+	// commands).
+	Cluster  *ClusterState `json:"cluster,omitempty"`
+	Checks   []Check       `json:"checks,omitempty"`
+	Findings []Finding     `json:"findings,omitempty"`
+	Verdict  Verdict       `json:"verdict,omitempty"`
 	// Error is set when the run ended early; the sections hold what was
 	// measured until then.
 	Error string   `json:"error,omitempty"`
