@@ -41,6 +41,9 @@ const (
 	FsyncsFlatGrowth    = "fsyncs_flat_growth"
 	OfferedRise         = "offered_rise"
 	DeviceQueued        = "device_queued_growth"
+	MemberBehind        = "member_behind"
+	MemberApplyGap      = "member_apply_gap"
+	ReadIndexWait       = "read_index_wait"
 	ProbeDeviceBusy     = "probe_device_busy"
 	MemberFsyncsEnough  = "member_fsyncs_enough"
 	// VolumeIOPS and VolumeWriteBPS are the volume's provisioned write
@@ -148,6 +151,17 @@ var levels = []Criterion{
 	{ID: DeviceQueued, Title: "rise of the device's mean write time (iostat w_await) from a sweep's lowest rate, where it answered within device_fast_await, to the step that broke, from which its writes queued at the device or below it", Unit: Times, Op: AtLeast, Limit: 2,
 		Findings: "the capacity sweep's cause disk_or_iops_cap (a disk named at the knee whose writes were fast below it)",
 		Source:   useMethod + "; etcdperf's: a disk bound by its latency answers each write in about the same time at any rate; one whose writes take twice as long as the rate rises queued them (saturation), at a cap on the volume (a cloud volume's, a hypervisor's) or at the storage behind it, which the host cannot tell apart"},
+	// The cluster's own state (Status, reads of one key): a member behind
+	// the others, or whose linearizable reads wait at the leader.
+	{ID: MemberBehind, Title: "time of the cluster's writes by which a member's committed index trailed the leader's, in every status round", Unit: Seconds, Op: Below, Limit: 1,
+		Findings: "cluster_member_behind",
+		Source:   "etcdperf's: a follower learns the commit index with the leader's next message (heartbeats every 100ms by default, etcd tuning guide) and trails by what the cluster commits meanwhile; a second's worth of the cluster's writes, in three rounds a second apart, is a member that does not keep up (measured in time, it holds at any write rate; an idle cluster's followers trail by none)"},
+	{ID: MemberApplyGap, Title: "raft entries a member committed but had not applied, in every status round", Unit: Count, Op: Below, Limit: 5000,
+		Findings: "cluster_member_apply_behind",
+		Source:   "etcd's server rejects new proposals with \"etcdserver: too many requests\" when its committed index is more than 5,000 entries ahead of its applied index (maxGapBetweenApplyAndCommitIndex, server/etcdserver/server.go)"},
+	{ID: ReadIndexWait, Title: "a member's linearizable read median beyond its serializable read median", Unit: Seconds, Op: Below, Limit: 0.01,
+		Findings: "cluster_read_index_slow",
+		Source:   "etcd's API guarantees (https://etcd.io/docs/v3.5/learning/api_guarantees/): a linearizable read waits for the leader to confirm it still leads (ReadIndex: a heartbeat round to a quorum); a serializable one is served from the member's own store. Between members of a LAN that round is well under 10ms (etcd tuning guide: round trips under 1ms in a data center)"},
 	// A load run's failed requests (bench_errors).
 	{ID: RequestsFailed, Title: "share of a load's requests that failed, from which the failures are critical", Unit: Fraction, Op: Below, Limit: 0.1, Findings: "bench_errors",
 		Source: "etcdperf's: a tenth of the requests failing is no longer a passing fault (a leader change, a timeout) but a cluster that cannot serve the load; any failure warns"},

@@ -1,0 +1,451 @@
+package diagnose
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/result"
+	"github.com/etcdperf/etcdperf/internal/units"
+)
+
+// clusterFinding is one entry of the table of what the cluster's own state
+// (r.Cluster) can show: its finding's ID, what to do and the source.
+type clusterFinding struct {
+	id, remedy, source string
+}
+
+// The cluster-state findings, one entry each.
+var (
+	foreignEndpoint = clusterFinding{"cluster_foreign_endpoint",
+		"This endpoint is a member of another cluster: requests sent to it read and write another cluster's data. Remove it from the endpoints " +
+			"(--endpoints, ETCDCTL_ENDPOINTS, the API server's --etcd-servers), or check that the member was not started with a fresh data dir " +
+			"and --initial-cluster-state new (it then forms a cluster of its own).",
+		"etcd's Status (header.cluster_id) from each endpoint"}
+	memberDown = clusterFinding{"cluster_member_unreachable",
+		"A member that does not answer is down, cut off from here, or too busy to serve: check its process, its log (etcdperf logs) and " +
+			"`etcdctl endpoint health`. A 3-member cluster without one member has no fault tolerance left.",
+		"etcd's Status from each member"}
+	leaderSplit = clusterFinding{"cluster_leader_split",
+		"Members that disagree on the leader or the term are in an election, or cut off from each other (a member that sees no leader cannot serve " +
+			"linearizable requests). Check the peer network between them (etcdperf metrics: peer round trips) and each member's log for " +
+			"\"lost leader\" and \"elected leader\".",
+		"etcd's Status (leader, raft_term) from each member"}
+	memberBehind = clusterFinding{"cluster_member_behind",
+		"A follower whose committed index stays behind the leader's does not receive or persist the log as fast as the cluster writes it: " +
+			"its disk (WAL fsync), its CPU or its link to the leader; a member far enough behind is sent a snapshot instead. " +
+			"Its WAL fsync and the peer round trips to it say which.",
+		"etcd's Status (raft_index) from each member"}
+	applyBehind = clusterFinding{"cluster_member_apply_behind",
+		"The member applies committed entries slower than they arrive (its backend's commits: disk or CPU; its log says \"apply request took too long\"); " +
+			"more than 5,000 behind, etcd rejects new proposals with \"etcdserver: too many requests\".",
+		"etcd's Status (raft_index, raft_applied_index)"}
+	versions = clusterFinding{"cluster_versions",
+		"Run every member on the same, recommended release: etcd's minimum recommended versions for production are 3.4.22+ and 3.5.6+ " +
+			"(etcd's CHANGELOG; Kubernetes' \"Operating etcd clusters\"). Mixed versions belong only to a rolling upgrade, one minor version apart.",
+		"etcd's Status (version) from each member; etcd's announcements of data inconsistencies (etcd-io/etcd#13766, v3.5 data inconsistency postmortem; " +
+			"https://groups.google.com/g/etcd-dev/c/8S7u6NqW6C4)"}
+	alarmRaised = clusterFinding{"cluster_alarm",
+		"NOSPACE: the database reached its quota (--quota-backend-bytes); the cluster serves only reads and deletes until you compact, defragment " +
+			"and `etcdctl alarm disarm` (etcd maintenance guide, https://etcd.io/docs/v3.5/op-guide/maintenance/#space-quota). " +
+			"CORRUPT: a member's data differs from the others'; follow etcd's data corruption guide (https://etcd.io/docs/v3.5/op-guide/data_corruption/).",
+		"etcd's AlarmList"}
+	hashDiffers = clusterFinding{"cluster_hash_differs",
+		"The member's key-value store differs from the others' at the same revision: it has diverged (etcd-io/etcd#12535, #13766). Do not let clients " +
+			"read from it; follow etcd's data corruption guide (https://etcd.io/docs/v3.5/op-guide/data_corruption/): remove the member, " +
+			"wipe its data dir and add it back so that it receives the leader's snapshot. Keep a copy of its data dir for the bug report.",
+		"etcd's HashKV of every member at one revision"}
+	readIndexSlow = clusterFinding{"cluster_read_index_slow",
+		"A linearizable read waits for the leader to confirm it leads (ReadIndex: a heartbeat round to a quorum); a serializable one is served " +
+			"from the member's own store. Slow only for the linearizable reads, the time is not the member's own storage.",
+		"reads of one key (\"health\") from each member, serializable and linearizable"}
+)
+
+func init() {
+	Register(Rule{ID: "cluster_state", Apply: clusterState})
+}
+
+// find makes the finding of f.
+func (f clusterFinding) find(sev result.Severity, title string, ev []result.Evidence) result.Finding {
+	for i := range ev {
+		if ev[i].Source == "" {
+			ev[i].Source = f.source
+		}
+	}
+	return result.Finding{ID: f.id, Severity: sev, Title: title, Evidence: ev, Recommendation: f.remedy}
+}
+
+// clusterState judges the cluster's own state.
+func clusterState(r *result.Result) []result.Finding {
+	st := r.Cluster
+	if st == nil {
+		return nil
+	}
+	lv := clusterLevels(r)
+	var out []result.Finding
+	for _, rule := range []func(*result.ClusterState, clusterLv, []Member) []result.Finding{
+		foreignEndpoints, unreachableMembers, leaderSplits, membersBehind, serverVersions, alarms, hashes, slowReadIndexes,
+	} {
+		out = append(out, rule(st, lv, Members(r))...)
+	}
+	return out
+}
+
+// clusterLv are the levels the cluster-state rules judge by.
+type clusterLv struct {
+	behind, applyGap, readIndex float64
+}
+
+func clusterLevels(r *result.Result) clusterLv {
+	return clusterLv{behind: LimitOf(r, check.MemberBehind), applyGap: LimitOf(r, check.MemberApplyGap), readIndex: LimitOf(r, check.ReadIndexWait)}
+}
+
+// label names a member of the state: its name and endpoint.
+func label(m result.ClusterMember) string {
+	switch {
+	case m.Name != "" && m.Endpoint != "":
+		return fmt.Sprintf("%s (%s)", m.Name, m.Endpoint)
+	case m.Name != "":
+		return m.Name
+	}
+	return m.Endpoint
+}
+
+func foreignEndpoints(st *result.ClusterState, _ clusterLv, _ []Member) []result.Finding {
+	var out []result.Finding
+	for _, m := range st.Members {
+		if m.ClusterID == "" || m.ClusterID == st.ClusterID {
+			continue
+		}
+		var listed []string
+		for _, o := range st.Members {
+			if o.Listed && o.ClusterID == st.ClusterID {
+				listed = append(listed, o.Name)
+			}
+		}
+		out = append(out, foreignEndpoint.find(result.Critical,
+			fmt.Sprintf("%s is not a member of this cluster: it answers for cluster %s, the others for cluster %s", m.Endpoint, m.ClusterID, st.ClusterID),
+			[]result.Evidence{{What: fmt.Sprintf("%s answered as member %s of cluster %s (etcd %s, revision %d); cluster %s lists %s",
+				m.Endpoint, m.ID, m.ClusterID, m.Version, m.Revision, st.ClusterID, strings.Join(listed, ", "))}}))
+	}
+	return out
+}
+
+func unreachableMembers(st *result.ClusterState, _ clusterLv, _ []Member) []result.Finding {
+	var names []string
+	var ev []result.Evidence
+	for _, m := range st.Members {
+		if m.Unreachable == "" || m.Endpoint == "" {
+			continue
+		}
+		names = append(names, label(m))
+		ev = append(ev, result.Evidence{What: fmt.Sprintf("%s answered none of %d status requests: %s", label(m), len(m.StatusRounds), m.Unreachable)})
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	return []result.Finding{memberDown.find(result.Critical, fmt.Sprintf("%s did not answer etcd's status requests", strings.Join(names, ", ")), ev)}
+}
+
+// leaderSplits: in a round where two or more members of the cluster
+// answered, they saw different leaders or terms, or one saw none. Every
+// such round: critical (not an election passing); some: a warning.
+func leaderSplits(st *result.ClusterState, _ clusterLv, _ []Member) []result.Finding {
+	split, asked := 0, 0
+	var ev []result.Evidence
+	for round := 0; round < st.Rounds; round++ {
+		var seen []string
+		leaders, terms := map[string]bool{}, map[uint64]bool{}
+		for _, m := range st.Members {
+			if !m.Listed || m.ClusterID != st.ClusterID || m.Learner || round >= len(m.StatusRounds) || m.StatusRounds[round].Error != "" {
+				continue
+			}
+			sr := m.StatusRounds[round]
+			leader := sr.Leader
+			if leader == "" {
+				leader = "none"
+			}
+			leaders[leader], terms[sr.Term] = true, true
+			seen = append(seen, fmt.Sprintf("%s: leader %s, term %d", m.Name, leader, sr.Term))
+		}
+		if len(seen) < 2 {
+			continue
+		}
+		asked++
+		if len(leaders) > 1 || len(terms) > 1 || leaders["none"] {
+			split++
+			ev = append(ev, result.Evidence{What: fmt.Sprintf("round %d (at %s): %s", round+1, units.Seconds(st.Members[0].StatusRounds[min(round, len(st.Members[0].StatusRounds)-1)].T), strings.Join(seen, "; "))})
+		}
+	}
+	if split == 0 {
+		return nil
+	}
+	sev, title := result.Warning, fmt.Sprintf("The members disagreed on the leader or the term in %d of %d status rounds (an election, or members cut off from each other)", split, asked)
+	if split == asked {
+		sev, title = result.Critical, fmt.Sprintf("The members disagree on the leader or the term in all %d status rounds", asked)
+	}
+	return []result.Finding{leaderSplit.find(sev, title, ev)}
+}
+
+// membersBehind: a follower whose committed index trailed the leader's in
+// every round both answered (two or more), by member_behind of the
+// cluster's writes or more (the leader's commits per second over the
+// rounds; at least one entry, so that an idle cluster's member still
+// behind counts), or whose applied index stayed member_apply_gap or more
+// behind its own committed index; said beside its WAL fsync and backend
+// commit where they were measured.
+func membersBehind(st *result.ClusterState, lv clusterLv, views []Member) []result.Finding {
+	leaderAt := func(round int) (result.StatusRound, bool) {
+		for _, m := range st.Members {
+			if m.Listed && m.ClusterID == st.ClusterID && round < len(m.StatusRounds) && m.StatusRounds[round].Error == "" && m.StatusRounds[round].Leader == m.ID {
+				return m.StatusRounds[round], true
+			}
+		}
+		return result.StatusRound{}, false
+	}
+	var leaderRounds []result.StatusRound
+	for round := range st.Rounds {
+		if l, ok := leaderAt(round); ok {
+			leaderRounds = append(leaderRounds, l)
+		}
+	}
+	rate := 0.0
+	if n := len(leaderRounds); n >= 2 && leaderRounds[n-1].T > leaderRounds[0].T {
+		first, last := leaderRounds[0], leaderRounds[n-1]
+		rate = (float64(last.RaftIndex) - float64(first.RaftIndex)) / (last.T - first.T)
+	}
+	floor := max(1, rate*lv.behind)
+	var out []result.Finding
+	for _, m := range st.Members {
+		if !m.Listed || m.ClusterID != st.ClusterID {
+			continue
+		}
+		var gaps, applyGaps []float64
+		for round, sr := range m.StatusRounds {
+			if sr.Error != "" {
+				continue
+			}
+			applyGaps = append(applyGaps, float64(sr.RaftIndex)-float64(sr.AppliedIndex))
+			if l, ok := leaderAt(round); ok && sr.Leader != m.ID {
+				gaps = append(gaps, float64(l.RaftIndex)-float64(sr.RaftIndex))
+			}
+		}
+		side := memberSide(m.Name, views)
+		if len(gaps) >= 2 && slices.Min(gaps) >= floor {
+			sev, how := result.Warning, "stayed behind"
+			if slices.IsSorted(gaps) && gaps[len(gaps)-1] > gaps[0] {
+				sev, how = result.Critical, "fell further behind"
+			}
+			trail := ""
+			if rate > 0 {
+				trail = fmt.Sprintf(" (%s of the cluster's writes, at %s entries/s)", units.Seconds(slices.Min(gaps)/rate), units.Thousands(rate))
+			}
+			out = append(out, memberBehind.find(sev,
+				fmt.Sprintf("%s %s the leader: its committed index trailed by %s entries%s%s", m.Name, how, rangeOf(gaps), trail, side),
+				[]result.Evidence{{What: fmt.Sprintf("entries between the leader's committed index and %s's, in %d status rounds %s apart; the leader committed %s entries/s",
+					m.Name, len(gaps), units.Seconds(st.Interval), units.Thousands(rate)), Observed: slices.Min(gaps), Limit: floor, Unit: "count"}}))
+		}
+		if len(applyGaps) >= 2 && slices.Min(applyGaps) >= lv.applyGap {
+			out = append(out, applyBehind.find(result.Critical,
+				fmt.Sprintf("%s applies behind what it committed: %s entries committed and not applied%s", m.Name, rangeOf(applyGaps), side),
+				[]result.Evidence{{What: fmt.Sprintf("entries between %s's committed and applied index, in %d status rounds", m.Name, len(applyGaps)),
+					Observed: applyGaps[len(applyGaps)-1], Limit: lv.applyGap, Unit: "count"}}))
+		}
+	}
+	return out
+}
+
+// memberSide says what the member's own latencies were where the run
+// measured them (", while its WAL fsync p99 was 80ms"), so that a member
+// behind reads as one story with its disk.
+func memberSide(name string, views []Member) string {
+	for _, v := range views {
+		if v.Name != name || v.WALFsync == nil || v.WALFsync.Count == 0 {
+			continue
+		}
+		s := fmt.Sprintf(", while its WAL fsync p99 was %s", units.P99(v.WALFsync.P99, v.WALFsync.AtFloor()))
+		if v.BackendCommit != nil && v.BackendCommit.Count > 0 {
+			s += fmt.Sprintf(" and its backend commit p99 %s", units.P99(v.BackendCommit.P99, v.BackendCommit.AtFloor()))
+		}
+		return s
+	}
+	return ""
+}
+
+// rangeOf says a few counts as "1,200" or "1,200 to 3,400".
+func rangeOf(xs []float64) string {
+	lo, hi := slices.Min(xs), slices.Max(xs)
+	if lo == hi {
+		return units.Thousands(lo)
+	}
+	return units.Thousands(lo) + " to " + units.Thousands(hi)
+}
+
+// knownBad names the releases with a known data inconsistency, by etcd's
+// announcements: critical where etcd says not to run them in production.
+func knownBad(v string) (result.Severity, string) {
+	parts := strings.SplitN(strings.TrimPrefix(v, "v"), ".", 3)
+	if len(parts) < 3 {
+		return "", ""
+	}
+	major, err1 := strconv.Atoi(parts[0])
+	minor, err2 := strconv.Atoi(parts[1])
+	patch, err3 := strconv.Atoi(strings.FieldsFunc(parts[2], func(r rune) bool { return r == '-' || r == '+' })[0])
+	if err1 != nil || err2 != nil || err3 != nil || major != 3 {
+		return "", ""
+	}
+	switch {
+	case minor == 5 && patch <= 2:
+		return result.Critical, "etcd 3.5.0-3.5.2 can lose writes on a member killed under load and then serve data that differs from the other members' (etcd-io/etcd#13766); etcd says not to run them in production"
+	case minor == 5 && patch <= 5:
+		return result.Warning, "etcd 3.5.0-3.5.5 can diverge when it crashes during a defragmentation, and 3.5.5 when auth is on and a member is added; etcd's minimum for production is 3.5.6"
+	case minor == 4 && (patch == 20 || patch == 21):
+		return result.Warning, "etcd 3.4.20-3.4.21 can diverge when auth is on and a member is added; etcd's minimum for production is 3.4.22"
+	}
+	return "", ""
+}
+
+func serverVersions(st *result.ClusterState, _ clusterLv, _ []Member) []result.Finding {
+	byVersion := map[string][]string{}
+	var order []string
+	for _, m := range st.Members {
+		if !m.Listed || m.ClusterID != st.ClusterID || m.Version == "" {
+			continue
+		}
+		if _, ok := byVersion[m.Version]; !ok {
+			order = append(order, m.Version)
+		}
+		byVersion[m.Version] = append(byVersion[m.Version], m.Name)
+	}
+	var out []result.Finding
+	if len(order) > 1 {
+		var parts []string
+		for _, v := range order {
+			parts = append(parts, fmt.Sprintf("%s on %s", v, strings.Join(byVersion[v], ", ")))
+		}
+		out = append(out, versions.find(result.Warning, "The members run different etcd versions: "+strings.Join(parts, "; "),
+			[]result.Evidence{{What: "server version of each member: " + strings.Join(parts, "; ")}}))
+	}
+	for _, v := range order {
+		if sev, why := knownBad(v); sev != "" {
+			out = append(out, versions.find(sev, fmt.Sprintf("%s run%s etcd %s, a release with a known data inconsistency", strings.Join(byVersion[v], ", "), verbS(len(byVersion[v])), v),
+				[]result.Evidence{{What: why}}))
+		}
+	}
+	return out
+}
+
+// verbS is the verb's "s" for a subject of n names.
+func verbS(n int) string {
+	if n == 1 {
+		return "s"
+	}
+	return ""
+}
+
+func alarms(st *result.ClusterState, _ clusterLv, _ []Member) []result.Finding {
+	var out []result.Finding
+	for _, a := range st.Alarms {
+		who := a.Member
+		if who == "" {
+			who = "member " + a.MemberID
+		}
+		what := "its database reached its quota: the cluster accepts only reads and deletes"
+		if a.Alarm == "CORRUPT" {
+			what = "its data was found to differ from the other members'"
+		}
+		out = append(out, alarmRaised.find(result.Critical, fmt.Sprintf("Alarm %s raised on %s: %s", a.Alarm, who, what),
+			[]result.Evidence{{What: fmt.Sprintf("etcdctl alarm list: memberID:%s alarm:%s", a.MemberID, a.Alarm)}}))
+	}
+	return out
+}
+
+// hashes names the members whose HashKV differs from the majority's at
+// the shared revision; with no majority, every member is named.
+func hashes(st *result.ClusterState, _ clusterLv, _ []Member) []result.Finding {
+	count := map[uint32][]string{}
+	hashed := 0
+	for _, m := range st.Members {
+		if m.Hashed {
+			count[m.Hash] = append(count[m.Hash], m.Name)
+			hashed++
+		}
+	}
+	if len(count) < 2 {
+		return nil
+	}
+	var majority uint32
+	best := 0
+	for h, names := range count {
+		if len(names) > best {
+			majority, best = h, len(names)
+		}
+	}
+	var ev []result.Evidence
+	var odd []string
+	for _, m := range st.Members {
+		if !m.Hashed {
+			continue
+		}
+		ev = append(ev, result.Evidence{What: fmt.Sprintf("HashKV of %s at revision %d (from compaction %d): %d", m.Name, st.HashRevision, st.CompactRevision, m.Hash)})
+		if m.Hash != majority || 2*best <= hashed {
+			odd = append(odd, m.Name)
+		}
+	}
+	title := fmt.Sprintf("The key-value store of %s differs from the other members' at revision %d", strings.Join(odd, ", "), st.HashRevision)
+	if 2*best <= hashed {
+		title = fmt.Sprintf("The members' key-value stores differ at revision %d and no majority agrees: %s", st.HashRevision, strings.Join(odd, ", "))
+	}
+	return []result.Finding{hashDiffers.find(result.Critical, title, ev)}
+}
+
+// slowReadIndexes: a member whose linearizable reads took read_index_wait
+// longer than its serializable ones (the fastest of each: a wait every
+// read pays, not a busy moment's) waited at the leader's
+// ReadIndex: on the leader itself, its heartbeat round to a quorum; on a
+// follower whose leader read fast, the link between them; on a follower
+// whose leader was slow too, the leader.
+func slowReadIndexes(st *result.ClusterState, lv clusterLv, _ []Member) []result.Finding {
+	wait := func(m result.ClusterMember) (float64, bool) {
+		if m.Serializable == nil || m.Linearizable == nil || m.Serializable.Min <= 0 || m.Linearizable.Min <= 0 {
+			return 0, false
+		}
+		return m.Linearizable.Min - m.Serializable.Min, true
+	}
+	var leader *result.ClusterMember
+	for i, m := range st.Members {
+		if m.Listed && m.ID != "" && m.Leader == m.ID {
+			leader = &st.Members[i]
+		}
+	}
+	var out []result.Finding
+	for _, m := range st.Members {
+		w, ok := wait(m)
+		if !ok || w < lv.readIndex || !m.Listed {
+			continue
+		}
+		var where string
+		lw, lok := 0.0, false
+		if leader != nil {
+			lw, lok = wait(*leader)
+		}
+		switch {
+		case leader != nil && leader.ID == m.ID:
+			where = "it is the leader: the time went to its heartbeat round to a quorum of followers (the network to them, or its own CPU)"
+		case lok && lw < lv.readIndex:
+			where = fmt.Sprintf("the leader %s read linearizably in %s: the time went between %s and the leader (the network to it)", leader.Name, units.Seconds(leader.Linearizable.Min), m.Name)
+		case lok:
+			where = fmt.Sprintf("the leader %s waited as well (%s): the time went to the leader or its links to its followers", leader.Name, units.Seconds(leader.Linearizable.Min))
+		default:
+			where = "the leader's own reads were not measured: the time went to the leader or the network to it"
+		}
+		out = append(out, readIndexSlow.find(result.Warning,
+			fmt.Sprintf("Linearizable reads at %s took at least %s against %s serializable: they waited at the leader's ReadIndex, not on %s's storage", m.Name,
+				units.Seconds(m.Linearizable.Min), units.Seconds(m.Serializable.Min), m.Name),
+			[]result.Evidence{{What: fmt.Sprintf("fastest of %d linearizable reads at %s, beyond the fastest of %d serializable ones; %s", m.Linearizable.Count, m.Name, m.Serializable.Count, where),
+				Observed: w, Limit: lv.readIndex, Unit: "s"}}))
+	}
+	return out
+}
