@@ -82,6 +82,11 @@ func TestMetricsAgainstLoadedEtcd(t *testing.T) {
 	if fsyncs == 0 || m.Members[0].Overall.WALFsync.Count != fsyncs {
 		t.Errorf("%d fsyncs over the intervals, overall %+v", fsyncs, m.Members[0].Overall.WALFsync)
 	}
+	// The cluster as its member tells it, read beside the intervals.
+	if c := res.Cluster; c == nil || len(c.Members) != 1 || c.Rounds != 3 || !c.Members[0].Hashed || c.Members[0].Leader != c.Members[0].ID ||
+		c.Members[0].Linearizable == nil || c.Members[0].Linearizable.Count != 5 || c.Members[0].Requests > 20 || c.AlarmsError != "" {
+		t.Errorf("cluster section %+v", c)
+	}
 	header, rows := readCSV(t, readFile(t, csvPath))
 	if len(rows) != 8 || rows[7][column(t, header, "t")] != "2.4" || rows[0][column(t, header, "member")] != "etcdperf-1" || rows[0][column(t, header, "is_leader")] != "1" {
 		t.Errorf("CSV %v %v", header, rows)
@@ -92,7 +97,8 @@ func TestMetricsAgainstLoadedEtcd(t *testing.T) {
 	loaded(t, ep, func() {
 		r = testutil.RunBinary(t, time.Minute, "metrics", "--endpoints", ep, "--interval", "300ms", "--duration", "2400ms", "--limit", "wal_fsync_p99=1ns")
 	})
-	if r.Code != 1 || !strings.Contains(r.Stdout, "FAIL wal_fsync_p99") || !strings.Contains(r.Stdout, "Verdict: FAIL") {
+	if r.Code != 1 || !strings.Contains(r.Stdout, "FAIL wal_fsync_p99") || !strings.Contains(r.Stdout, "Verdict: FAIL") ||
+		!strings.Contains(r.Stdout, "as its members tell it (3 status rounds 1s apart)") || !strings.Contains(r.Stdout, "alarms: none") {
 		t.Errorf("exit %d, stdout:\n%s\nstderr %q", r.Code, r.Stdout, r.Stderr)
 	}
 	n := 0

@@ -28,6 +28,7 @@ var debianPackage = map[string]string{
 	"journalctl":             "systemd",
 	"systemd-journal-remote": "systemd-journal-remote",
 	"mkfs.ext4":              "e2fsprogs",
+	"etcd":                   "etcd-server",
 }
 
 var alwaysThere = []string{"go", "sh", "dd", "nice", "sleep"}
@@ -43,7 +44,7 @@ func TestTestToolsNamedInREADME(t *testing.T) {
 		t.Fatal(err)
 	}
 	tools := execNames(t, root)
-	for _, want := range []string{"fio", "journalctl", "mkfs.ext4", "prometheus", "chromium", "systemd-journal-remote"} {
+	for _, want := range []string{"fio", "journalctl", "mkfs.ext4", "prometheus", "chromium", "systemd-journal-remote", "etcd"} {
 		if !slices.Contains(tools, want) {
 			t.Errorf("the scan of the sources missed %s (found %q)", want, tools)
 		}

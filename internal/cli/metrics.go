@@ -32,6 +32,18 @@ is down is what one watches for). /metrics is fetched with the same TLS as the
 gRPC connection (--cacert, --cert, --key), and needs no user. A member that
 does not answer a scrape is reported for that interval, and the run goes on.
 
+Beside the first intervals it reads the cluster's own state, as etcdctl
+endpoint status, alarm list and endpoint hashkv do: each member's ID, cluster
+ID, version, the leader it sees, its raft term, committed and applied index
+and revision (three status rounds a second apart), the alarms raised, five
+serializable and five linearizable reads of the key "health" per member, and
+every member's HashKV at one revision they all have. It names an endpoint of
+another cluster, members that disagree on the leader, a member behind the
+leader or behind in its applies, a member whose key-value store differs from
+the others', linearizable reads that wait at the leader, mixed or known-bad
+etcd versions and a raised alarm. It only reads (at most 20 requests per
+member, each bounded by --command-timeout).
+
 The p99s come from etcd's histograms, whose lowest bucket is 1ms: below it
 etcd cannot tell, and the value reads "<= 1ms". Each interval, and the whole
 run per member, is judged against the limits of 'etcdperf prom check'

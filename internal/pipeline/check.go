@@ -90,7 +90,22 @@ const checkKeySpace = math.MaxInt64
 // as in Bench. An interrupted run returns its partial Result with the
 // error.
 func Check(ctx context.Context, o CheckOptions) (*result.Result, error) {
-	res, err := runCheck(ctx, o)
+	var res *result.Result
+	var err error
+	measure := func(ctx context.Context) error {
+		res, err = runCheck(ctx, o)
+		return err
+	}
+	if len(o.Target.Conn.Endpoints) > 0 {
+		// The cluster's own state is read beside the load.
+		var state result.Result
+		_ = withClusterState(ctx, &state, o.Target.Conn, measure)
+		if res != nil {
+			res.Cluster = state.Cluster
+		}
+	} else {
+		_ = measure(ctx)
+	}
 	if res != nil && err == nil {
 		where := "etcd at " + strings.Join(o.Target.Conn.Endpoints, ",")
 		if len(o.Target.Conn.Endpoints) == 0 {

@@ -86,6 +86,14 @@ func (d *doctorRun) measure(ctx context.Context) error {
 // (o.Observe), or load it, then sweep its capacity and soak it, and load it
 // under a neighbour's writes, as asked.
 func (d *doctorRun) window(ctx context.Context) error {
+	if d.external {
+		// The cluster's own state is read beside the window.
+		return withClusterState(ctx, d.r, d.o.Conn, d.loadOrObserve)
+	}
+	return d.loadOrObserve(ctx)
+}
+
+func (d *doctorRun) loadOrObserve(ctx context.Context) error {
 	if d.o.Observe {
 		d.o.Progress.set("watching %s for %s, without load", d.r.Name, d.o.Duration)
 		return observeMembers(ctx, d.r, d.o.Conn, d.device, d.o.Duration, d.row.Member)

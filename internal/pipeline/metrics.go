@@ -10,6 +10,7 @@ import (
 
 	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/clusterstate"
 	"github.com/etcdperf/etcdperf/internal/judge"
 	"github.com/etcdperf/etcdperf/internal/memberwatch"
 	"github.com/etcdperf/etcdperf/internal/result"
@@ -28,6 +29,9 @@ type MetricsOptions struct {
 	Duration time.Duration
 	// Criteria are the limits to judge by (check.Table, maybe overridden).
 	Criteria []check.Criterion
+	// ClusterState bounds the reading of the cluster's own state (each
+	// member's status, the alarms, a few reads, the hashes).
+	ClusterState clusterstate.Options
 	// Started, when set, is called once the members are known and have
 	// been scraped the first time; Sampled after each interval, when each
 	// member's series ends with the interval's sample. Both get the Result
@@ -97,7 +101,12 @@ func Metrics(ctx context.Context, o MetricsOptions) (*result.Result, error) {
 			o.Sampled(res)
 		}
 	}
+	// The cluster's own state is read beside the first intervals: it
+	// adds no time to the run.
+	stateDone := make(chan *result.ClusterState, 1)
+	go func() { stateDone <- readClusterState(ctx, d, o.ClusterState) }()
 	watched, runErr := memberwatch.Series(ctx, d.HTTP, d.Members, so)
+	res.Cluster = <-stateDone
 	applyLearned(res, watched.Learned)
 	putWatched(sec, notes, watched)
 	if runErr != nil {
@@ -158,4 +167,32 @@ func scrapeBound(o MetricsOptions) time.Duration {
 
 func metricsParams(o MetricsOptions) *result.MetricsParams {
 	return &result.MetricsParams{Interval: o.Interval.Seconds(), Duration: o.Duration.Seconds(), ConnParams: connParams(o.Conn)}
+}
+
+// readClusterState reads the cluster's own state; a state that could not
+// be read at all is a note of its own.
+func readClusterState(ctx context.Context, d *cluster.Discovery, o clusterstate.Options) *result.ClusterState {
+	st, err := clusterstate.Read(ctx, d, o)
+	if st == nil {
+		st = &result.ClusterState{Notes: []string{fmt.Sprintf("the cluster's state could not be read: %v", err)}}
+	}
+	return st
+}
+
+// withClusterState runs run while it reads the state of the cluster at
+// conn, and puts the state in r once both are done: the read adds no time
+// to a run longer than it.
+func withClusterState(ctx context.Context, r *result.Result, conn cluster.ConnOptions, run func(context.Context) error) error {
+	ch := make(chan *result.ClusterState, 1)
+	go func() {
+		d, err := cluster.Discover(ctx, conn)
+		if err != nil {
+			ch <- &result.ClusterState{Notes: []string{fmt.Sprintf("the cluster's state could not be read: %v", err)}}
+			return
+		}
+		ch <- readClusterState(ctx, d, clusterstate.Options{})
+	}()
+	err := run(ctx)
+	r.Cluster = <-ch
+	return err
 }

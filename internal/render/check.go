@@ -44,6 +44,7 @@ func checkText(w io.Writer, r *result.Result) error {
 		fmt.Fprintln(w)
 		soakText(w, r.Soak, "")
 	}
+	ClusterStateText(w, r.Cluster)
 	return nil
 }
 

@@ -122,6 +122,11 @@ func targetBlock(w io.Writer, r *result.Result, verdict, ended bool) {
 		serverText(&sb, r.Server)
 		io.WriteString(w, indent(strings.TrimPrefix(sb.String(), "\n"), "  "))
 	}
+	if r.Cluster != nil {
+		var cb bytes.Buffer
+		ClusterStateText(&cb, r.Cluster)
+		io.WriteString(w, indent(strings.TrimPrefix(cb.String(), "\n"), "  "))
+	}
 	var lp result.NodeLogParams
 	if p, ok := r.Params.(*result.CheckParams); ok {
 		lp = p.NodeLogParams

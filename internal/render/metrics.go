@@ -194,6 +194,7 @@ func MetricsTail(w io.Writer, r *result.Result) {
 	for _, n := range m.Notes {
 		fmt.Fprintf(w, "  note: %s\n", n)
 	}
+	ClusterStateText(w, r.Cluster)
 }
 
 // MetricsCSV writes one row per member and interval: the time (seconds
