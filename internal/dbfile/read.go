@@ -122,7 +122,7 @@ func Read(ctx context.Context, path string, o Options) (*result.DB, error) {
 	if hwm > fi.Size() {
 		return nil, &FileError{Path: path, Msg: fmt.Sprintf("%s is truncated: its B-tree runs to %d bytes but the file holds %d; copy it again whole, or take a snapshot (etcdctl snapshot save snap.db)", path, hwm, fi.Size())}
 	}
-	db, err := open(path, true)
+	db, err := open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -132,9 +132,7 @@ func Read(ctx context.Context, path string, o Options) (*result.DB, error) {
 	if o.Quota <= 0 {
 		out.Quota, out.QuotaSource = DefaultQuota, "etcd's default --quota-backend-bytes"
 	}
-	st := db.Stats()
 	out.PageSize = db.Info().PageSize
-	out.FreePages, out.PendingPages = int64(st.FreePageN), int64(st.PendingPageN)
 	if err := walk(ctx, db, o, out); err != nil {
 		return nil, err
 	}
@@ -167,9 +165,11 @@ func fileExists(p string) bool {
 }
 
 // open opens path read-only under a shared lock, refused at once when a
-// running member holds it; freelist loads bbolt's count of free pages
-// (it walks every page, so the file must hold them all).
-func open(path string, freelist bool) (db *bolt.DB, err error) {
+// running member holds it. bbolt's free list is not loaded: etcd keeps
+// none in the file (NoFreelistSync), and bbolt would find the free pages by
+// walking the tree in a goroutine of its own, where a damaged page's
+// assertion crashes the process; walk counts them instead.
+func open(path string) (db *bolt.DB, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			if db != nil {
@@ -178,8 +178,7 @@ func open(path string, freelist bool) (db *bolt.DB, err error) {
 			db, err = nil, notDB(path, fmt.Sprintf("bbolt failed on it (%v)", r))
 		}
 	}()
-	db, err = bolt.Open(path, 0o400, &bolt.Options{ReadOnly: true, Timeout: lockWait, PreLoadFreelist: freelist,
-		FreelistType: bolt.FreelistMapType})
+	db, err = bolt.Open(path, 0o400, &bolt.Options{ReadOnly: true, Timeout: lockWait})
 	switch {
 	case err == nil:
 		return db, nil
@@ -196,7 +195,7 @@ func open(path string, freelist bool) (db *bolt.DB, err error) {
 // treeSize opens path without walking it and returns the size of its
 // B-tree (the high-water mark of its pages).
 func treeSize(path string) (int64, error) {
-	db, err := open(path, false)
+	db, err := open(path)
 	if err != nil {
 		return 0, err
 	}
@@ -256,6 +255,11 @@ func walk(ctx context.Context, db *bolt.DB, o Options, out *result.DB) (err erro
 	}()
 	return db.View(func(tx *bolt.Tx) error {
 		out.Pages = tx.Size() / int64(db.Info().PageSize)
+		// Every page the tree reaches (the bucket of buckets and every
+		// bucket in it); the others, past the two meta pages, are free.
+		all := tx.Cursor().Bucket().Stats()
+		reached := int64(all.BranchPageN + all.BranchOverflowN + all.LeafPageN + all.LeafOverflowN)
+		out.FreePages = max(0, out.Pages-2-reached)
 		if err := tx.ForEach(func(name []byte, b *bolt.Bucket) error {
 			s := b.Stats()
 			out.Buckets = append(out.Buckets, result.DBBucket{Name: string(name), Keys: int64(s.KeyN),

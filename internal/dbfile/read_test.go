@@ -20,7 +20,7 @@ import (
 
 // putAll writes the puts in transactions of at most 100 operations (etcd's
 // --max-txn-ops is 128) and returns the last revision.
-func putAll(t *testing.T, c *clientv3.Client, ops []clientv3.Op) int64 {
+func putAll(t testing.TB, c *clientv3.Client, ops []clientv3.Op) int64 {
 	t.Helper()
 	var rev int64
 	for len(ops) > 0 {
@@ -36,7 +36,7 @@ func putAll(t *testing.T, c *clientv3.Client, ops []clientv3.Op) int64 {
 
 // snapshot saves the member's database with the Maintenance API, as
 // etcdctl snapshot save does (the stream ends with its SHA-256).
-func snapshot(t *testing.T, c *clientv3.Client) string {
+func snapshot(t testing.TB, c *clientv3.Client) string {
 	t.Helper()
 	rc, err := c.Snapshot(context.Background())
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 // the backend quota they are, and how much of them is free pages.
 func init() {
 	Register(
+		Rule{ID: "db_snapshot_damaged", Apply: dbSnapshotDamaged},
 		Rule{ID: "db_near_quota", Apply: dbNearQuota},
 		Rule{ID: "db_fragmented", Apply: dbFragmented},
 	)
@@ -76,4 +77,23 @@ func dbFragmented(r *result.Result) []result.Finding {
 	f.Recommendation = "Defragment the members one at a time (etcdctl defrag --endpoints ONE) after a compaction, outside peak hours: " +
 		"the file shrinks to what is in use, and a defragmentation blocks the member while it runs."
 	return []result.Finding{f}
+}
+
+// dbSnapshotDamaged: a snapshot whose content no longer matches the
+// SHA-256 etcd appended to it was changed or cut after etcd wrote it:
+// etcdutl snapshot restore refuses it, and what was read from it may not
+// be what the member held.
+func dbSnapshotDamaged(r *result.Result) []result.Finding {
+	d := r.DB
+	if d == nil || d.SnapshotHash != "mismatch" {
+		return nil
+	}
+	return []result.Finding{{
+		ID:       "db_snapshot_damaged",
+		Severity: result.Critical,
+		Title:    fmt.Sprintf("The snapshot %s is damaged: its content does not match the SHA-256 etcd wrote at its end", d.Path),
+		Evidence: []result.Evidence{{What: "SHA-256 of the file's content against the hash etcd's snapshot stream appended (the last 32 bytes)", Source: d.Path}},
+		Recommendation: "Do not restore from it (etcdutl snapshot restore refuses it; --skip-hash-check restores whatever it now holds): take a new snapshot " +
+			"(etcdctl snapshot save), or copy this one again from where it was kept, and check the storage it sat on.",
+	}}
 }
