@@ -61,6 +61,34 @@ func TestDBFiles(t *testing.T) {
 		}
 	})
 
+	t.Run("several members", func(t *testing.T) {
+		// A later snapshot of the same member: newer, agreeing over the
+		// revisions both hold.
+		if _, err := em.Client.Put(ctx, "/registry/pods/default/web-3", "y"); err != nil {
+			t.Fatal(err)
+		}
+		rc, err := em.Client.Snapshot(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		later, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "later.db"), later, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r := run("db", "snap.db", "later.db")
+		if r.Code != 0 || !strings.Contains(r.Stdout, "2 members' databases compared") || !strings.Contains(r.Stdout, "[info] Restore from later.db") ||
+			strings.Contains(r.Stdout, "diverged") {
+			t.Errorf("exit %d, stdout:\n%s\nstderr %q", r.Code, r.Stdout, r.Stderr)
+		}
+		if r := run("db", "snap.db", "snap.db", "-o", "out.json"); r.Code != 2 || !strings.Contains(r.Stderr, "snap.db is given twice") || func() bool { _, err := os.Stat(filepath.Join(dir, "out.json")); return err == nil }() {
+			t.Errorf("the same file twice: exit %d, stderr %q", r.Code, r.Stderr)
+		}
+	})
+
 	t.Run("locked", func(t *testing.T) {
 		// The member is idle: nothing it does changes the file while
 		// etcdperf tries it (its backend commits only what is written).

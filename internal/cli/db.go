@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -18,7 +19,7 @@ func newDBCmd() *cobra.Command {
 		limits   []string
 	)
 	cmd := &cobra.Command{
-		Use:   "db FILE",
+		Use:   "db FILE [FILE...]",
 		Short: "Read a snapshot or a copy of etcd's database: what fills it, its history, its free pages and its quota",
 		Long: `Read an etcd database file - a snapshot (etcdctl snapshot save) or a copy of
 a member's member/snap/db - read-only with bbolt, etcd's own storage, and say
@@ -43,7 +44,16 @@ but the copy. The file is never written, nor waited on. A snapshot's
 SHA-256 (which etcdctl snapshot save appends) is checked.
 
 The verdict is FAIL (exit 1) when the database is past db_quota_used's limit
-(80% of the quota), WARN past half of it.`,
+(80% of the quota), WARN past half of it, or when a snapshot's SHA-256 does
+not match its content.
+
+Given the databases of several members of one cluster (copies of their
+member/snap/db taken while they were stopped, or snapshots), db compares
+them instead: the raft position each was written at (consistent index,
+term), its newest and compacted revision, and a hash (CRC-32C) of the
+revisions they all hold. It names the file to restore from (the newest
+raft position among those that agree, as before --force-new-cluster or
+etcdutl snapshot restore) and the files whose history diverged (exit 1).`,
 		Example: `  # What fills a cluster's etcd
   etcdctl snapshot save snap.db
   etcdperf db snap.db
@@ -58,10 +68,13 @@ The verdict is FAIL (exit 1) when the database is past db_quota_used's limit
 
   # OpenShift keeps its objects under /kubernetes.io/ and /openshift.io/ (read by
   # default); an API server with its own --etcd-prefix
-  etcdperf db snap.db --etcd-prefix /my-cluster/registry`,
+  etcdperf db snap.db --etcd-prefix /my-cluster/registry
+
+  # A cluster that lost its quorum: which member's data to restore from
+  etcdperf db m1/member/snap/db m2/member/snap/db m3/member/snap/db`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usageError("give one database file: a snapshot (etcdctl snapshot save snap.db) or a copy of a member's member/snap/db (see '%s --help')", cmd.CommandPath())
+			if len(args) == 0 {
+				return usageError("give a database file: a snapshot (etcdctl snapshot save snap.db) or a copy of a member's member/snap/db; several members' to compare them (see '%s --help')", cmd.CommandPath())
 			}
 			return nil
 		},
@@ -95,6 +108,14 @@ The verdict is FAIL (exit 1) when the database is past db_quota_used's limit
 			return usageError("%v", err)
 		}
 		o.Path = args[0]
+		if len(args) > 1 {
+			for i, a := range args {
+				if slices.Contains(args[:i], a) {
+					return usageError("%s is given twice: give each member's database once", a)
+				}
+			}
+			o.Compare = args
+		}
 		res, runErr := pipeline.DB(cmd.Context(), o)
 		var fe *dbfile.FileError
 		if errors.As(runErr, &fe) {

@@ -21,9 +21,12 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/clusterstate"
+	"github.com/etcdperf/etcdperf/internal/dbfile"
 	"github.com/etcdperf/etcdperf/internal/diagnose"
+	"github.com/etcdperf/etcdperf/internal/judge"
 	"github.com/etcdperf/etcdperf/internal/netfault"
 	"github.com/etcdperf/etcdperf/internal/render"
 	"github.com/etcdperf/etcdperf/internal/result"
@@ -383,6 +386,34 @@ func TestReadFaults(t *testing.T) {
 				f := finding(fs, "cluster_alarm")
 				if f == nil || f.Severity != result.Critical || !strings.Contains(f.Title, "Alarm NOSPACE raised on") {
 					t.Errorf("findings %v; want the NOSPACE alarm", ids(fs))
+				}
+			})
+
+			t.Run("offline, which member is newest", func(t *testing.T) {
+				// The cluster lost: each member's database, read where it
+				// stopped. The altered member is behind too (it stopped
+				// before the quota was filled).
+				var paths []string
+				for i, m := range c.members {
+					c.stop(i)
+					paths = append(paths, filepath.Join(m.dir, "member", "snap", "db"))
+				}
+				cmp, err := dbfile.Compare(context.Background(), paths)
+				if err != nil {
+					t.Fatal(err)
+				}
+				r := &result.Result{Kind: result.KindDB, DBMembers: cmp}
+				judge.Judge(r, check.Table)
+				var titles []string
+				for _, f := range r.Findings {
+					titles = append(titles, f.ID+": "+f.Title)
+				}
+				t.Logf("%s\n  %s", r.Summary, strings.Join(titles, "\n  "))
+				diverged, newest := finding(r.Findings, "db_members_diverged"), finding(r.Findings, "db_members_newest")
+				if diverged == nil || !strings.HasPrefix(diverged.Title, paths[2]+" diverged") || newest == nil ||
+					(!strings.HasPrefix(newest.Title, "Restore from "+paths[0]) && !strings.HasPrefix(newest.Title, "Restore from "+paths[1])) ||
+					r.Verdict != result.Fail {
+					t.Errorf("verdict %s, findings %v; want %s diverged and the newest of the others to restore from", r.Verdict, titles, paths[2])
 				}
 			})
 		})

@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/etcdperf/etcdperf/internal/check"
@@ -15,6 +16,7 @@ import (
 func init() {
 	Register(
 		Rule{ID: "db_snapshot_damaged", Apply: dbSnapshotDamaged},
+		Rule{ID: "db_members", Apply: dbMembers},
 		Rule{ID: "db_near_quota", Apply: dbNearQuota},
 		Rule{ID: "db_fragmented", Apply: dbFragmented},
 	)
@@ -96,4 +98,92 @@ func dbSnapshotDamaged(r *result.Result) []result.Finding {
 		Recommendation: "Do not restore from it (etcdutl snapshot restore refuses it; --skip-hash-check restores whatever it now holds): take a new snapshot " +
 			"(etcdctl snapshot save), or copy this one again from where it was kept, and check the storage it sat on.",
 	}}
+}
+
+// dbMembers judges a comparison of members' databases: a file that cannot
+// be read (critical), files whose key-value history differs from the
+// majority's over the revisions they all hold (critical: diverged), and
+// the one to restore from: the newest raft position (consistent index,
+// then term) among those that agree.
+func dbMembers(r *result.Result) []result.Finding {
+	c := r.DBMembers
+	if c == nil {
+		return nil
+	}
+	var out []result.Finding
+	for _, f := range c.Files {
+		if f.Error != "" {
+			out = append(out, result.Finding{ID: "db_members_unreadable", Severity: result.Critical,
+				Title:          fmt.Sprintf("%s could not be read: %s", f.Path, f.Error),
+				Evidence:       []result.Evidence{{What: f.Error, Source: f.Path}},
+				Recommendation: "Copy the member's member/snap/db again while the member is stopped, or take a snapshot of a running member (etcdctl snapshot save)."})
+		}
+	}
+	count := map[uint32]int{}
+	hashed := 0
+	for _, f := range c.Files {
+		if f.Hashed {
+			count[f.Hash]++
+			hashed++
+		}
+	}
+	var majority uint32
+	best := 0
+	for h, n := range count {
+		if n > best || n == best && h < majority {
+			majority, best = h, n
+		}
+	}
+	agreed := 2*best > hashed
+	var diverged []string
+	var ev []result.Evidence
+	for _, f := range c.Files {
+		if !f.Hashed {
+			continue
+		}
+		ev = append(ev, result.Evidence{What: fmt.Sprintf("%s: consistent index %d, term %d, revisions %d to %d, hash of revisions %d-%d: %d",
+			f.Path, f.ConsistentIndex, f.Term, f.CompactRevision, f.Revision, c.HashFrom+1, c.HashTo, f.Hash), Source: f.Path})
+		if len(count) > 1 && (f.Hash != majority || !agreed) {
+			diverged = append(diverged, f.Path)
+		}
+	}
+	if len(diverged) > 0 {
+		title := fmt.Sprintf("%s diverged: its key-value history over revisions %d-%d differs from the other members'", strings.Join(diverged, ", "), c.HashFrom+1, c.HashTo)
+		if !agreed {
+			title = fmt.Sprintf("The members' key-value histories over revisions %d-%d differ and no majority agrees: %s", c.HashFrom+1, c.HashTo, strings.Join(diverged, ", "))
+		}
+		out = append(out, result.Finding{ID: "db_members_diverged", Severity: result.Critical, Title: title, Evidence: ev,
+			Recommendation: "Do not restore from a diverged member's data (etcd-io/etcd#12535, #13766): restore the cluster from a member that agrees with the " +
+				"majority, and follow etcd's data corruption guide (https://etcd.io/docs/v3.5/op-guide/data_corruption/)."})
+	}
+	var newest *result.DBMember
+	for i, f := range c.Files {
+		if f.Error != "" || slices.Contains(diverged, f.Path) {
+			continue
+		}
+		if newest == nil || f.ConsistentIndex > newest.ConsistentIndex || f.ConsistentIndex == newest.ConsistentIndex && f.Term > newest.Term {
+			newest = &c.Files[i]
+		}
+	}
+	if newest != nil && len(c.Files) > 1 {
+		var behind []string
+		for _, f := range c.Files {
+			if f.Error == "" && f.Path != newest.Path && f.ConsistentIndex < newest.ConsistentIndex {
+				behind = append(behind, fmt.Sprintf("%s is %d entries behind", f.Path, newest.ConsistentIndex-f.ConsistentIndex))
+			}
+		}
+		term := fmt.Sprintf(", term %d", newest.Term)
+		if newest.Term == 0 {
+			term = "" // etcd 3.4 does not record it in the file
+		}
+		title := fmt.Sprintf("Restore from %s: the newest raft position of the files (consistent index %d%s, revision %d)", newest.Path, newest.ConsistentIndex, term, newest.Revision)
+		if len(behind) > 0 {
+			title += "; " + strings.Join(behind, ", ")
+		}
+		out = append(out, result.Finding{ID: "db_members_newest", Severity: result.Info, Title: title, Evidence: ev,
+			Recommendation: "When a cluster has lost its quorum, restore it from the newest member's data: etcdutl snapshot restore on that file " +
+				"(--skip-hash-check for a copy of member/snap/db), or restart that member with --force-new-cluster, then add the others back " +
+				"with fresh data dirs (etcd disaster recovery guide, https://etcd.io/docs/v3.5/op-guide/recovery/)."})
+	}
+	return out
 }

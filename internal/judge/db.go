@@ -13,6 +13,11 @@ import (
 // quota, fragmented).
 func DB(r *result.Result, criteria []check.Criterion) {
 	r.Checks = nil
+	if r.DBMembers != nil {
+		conclude(r)
+		r.Summary = dbMembersSummary(r)
+		return
+	}
 	if d := r.DB; d != nil && d.Quota > 0 {
 		check.Apply(&r.Checks, criteria, check.DBQuotaUsed, d.Size/d.Quota, false)
 	}
@@ -35,6 +40,20 @@ func dbSummary(r *result.Result) string {
 	for _, f := range r.Findings {
 		if f.Severity == result.Critical || f.Severity == result.Warning {
 			return s + ": " + f.Title
+		}
+	}
+	return s
+}
+
+// dbMembersSummary says how many files were compared and the most severe
+// finding.
+func dbMembersSummary(r *result.Result) string {
+	s := fmt.Sprintf("%d members' databases compared", len(r.DBMembers.Files))
+	for _, sev := range []result.Severity{result.Critical, result.Info} {
+		for _, f := range r.Findings {
+			if f.Severity == sev {
+				return s + ": " + f.Title
+			}
 		}
 	}
 	return s

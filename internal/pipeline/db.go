@@ -13,7 +13,10 @@ import (
 type DBOptions struct {
 	// Path is the database file: a snapshot or a copy of member/snap/db.
 	Path string
-	Read dbfile.Options
+	// Compare, when it holds two files or more, compares the members'
+	// databases instead (Path is not read).
+	Compare []string
+	Read    dbfile.Options
 	// Criteria hold the limits it is judged by (--limit); check.Table
 	// when nil.
 	Criteria []check.Criterion
@@ -26,6 +29,17 @@ type DBOptions struct {
 func DB(ctx context.Context, o DBOptions) (*result.Result, error) {
 	res := result.New(result.KindDB)
 	res.Params = &result.DBParams{Path: o.Path, Quota: float64(o.Read.Quota), KubePrefixes: o.Read.KubePrefixes, Top: o.Read.Top}
+	if len(o.Compare) > 1 {
+		res.Params = &result.DBParams{Paths: o.Compare}
+		c, err := dbfile.Compare(ctx, o.Compare)
+		if err != nil {
+			return nil, err
+		}
+		res.DBMembers = c
+		judge.Judge(res, o.Criteria)
+		res.Finish()
+		return res, nil
+	}
 	db, err := dbfile.Read(ctx, o.Path, o.Read)
 	if err != nil {
 		return nil, err

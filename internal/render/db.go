@@ -20,6 +20,10 @@ func init() {
 // dbText is the file against its B-tree and its quota, then what fills it:
 // per resource, per namespace, the keys with most revisions, the leases.
 func dbText(w io.Writer, r *result.Result) error {
+	if r.DBMembers != nil {
+		dbMembersText(w, r.DBMembers)
+		return nil
+	}
 	d := r.DB
 	if d == nil {
 		return nil
@@ -148,4 +152,32 @@ func DBCSV(w io.Writer, r *result.Result) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// dbMembersText is a comparison of members' databases: one row per file.
+func dbMembersText(w io.Writer, c *result.DBMembers) {
+	fmt.Fprintf(w, "etcdperf db: %d members' databases compared\n", len(c.Files))
+	width := len("file")
+	for _, f := range c.Files {
+		width = max(width, len(f.Path))
+	}
+	hash := "hash"
+	if c.HashTo > 0 {
+		hash = fmt.Sprintf("hash of revisions %d-%d", c.HashFrom+1, c.HashTo)
+	}
+	fmt.Fprintf(w, "  %-*s  %16s  %6s  %12s  %12s  %s\n", width, "file", "consistent index", "term", "compacted at", "revision", hash)
+	for _, f := range c.Files {
+		if f.Error != "" && !f.Hashed && f.Revision == 0 {
+			fmt.Fprintf(w, "  %-*s  could not be read: %s\n", width, f.Path, f.Error)
+			continue
+		}
+		h := "-"
+		if f.Hashed {
+			h = fmt.Sprint(f.Hash)
+		}
+		fmt.Fprintf(w, "  %-*s  %16d  %6d  %12d  %12d  %s\n", width, f.Path, f.ConsistentIndex, f.Term, f.CompactRevision, f.Revision, h)
+	}
+	for _, n := range c.Notes {
+		fmt.Fprintf(w, "  note: %s\n", n)
+	}
 }

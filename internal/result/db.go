@@ -16,8 +16,10 @@ type DB struct {
 	Size      float64 `json:"size"`
 	SizeInUse float64 `json:"size_in_use"`
 	// PageSize is bbolt's page size; Pages the high-water mark in pages;
-	// FreePages and PendingPages what bbolt's freelist counts
-	// (Stats().FreePageN, PendingPageN).
+	// FreePages the pages past the two meta pages that its tree does not
+	// reach (what bbolt's Stats().FreePageN counts for a file without a
+	// free list, as etcd writes them); PendingPages 0 (kept for Results
+	// of earlier versions, which read bbolt's PendingPageN).
 	PageSize     int   `json:"page_size"`
 	Pages        int64 `json:"pages"`
 	FreePages    int64 `json:"free_pages"`
@@ -171,4 +173,35 @@ type DBBucket struct {
 	// InUse is the bytes its pages use; Pages the pages it spans.
 	InUse float64 `json:"in_use"`
 	Pages int64   `json:"pages"`
+}
+
+// DBMembers compares the databases of several members of one cluster
+// (`etcdperf db FILE FILE...`): where each stands in raft and in its
+// revisions, and a hash of the revisions they all hold.
+type DBMembers struct {
+	Files []DBMember `json:"files"`
+	// HashFrom and HashTo bound the revisions hashed: after HashFrom (the
+	// latest compaction of any file), up to HashTo (the oldest newest
+	// revision); 0 when nothing was compared.
+	HashFrom int64    `json:"hash_from,omitempty"`
+	HashTo   int64    `json:"hash_to,omitempty"`
+	Notes    []string `json:"notes,omitempty"`
+}
+
+// DBMember is one file of a comparison.
+type DBMember struct {
+	Path string `json:"path"`
+	// ConsistentIndex and Term are the raft position the file was written
+	// at; Revision its newest revision, CompactRevision its last finished
+	// compaction.
+	ConsistentIndex uint64 `json:"consistent_index"`
+	Term            uint64 `json:"term,omitempty"`
+	Revision        int64  `json:"revision"`
+	CompactRevision int64  `json:"compact_revision"`
+	// Hash is the CRC-32C of the revisions (HashFrom, HashTo]; Hashed says
+	// it was computed.
+	Hash   uint32 `json:"hash,omitempty"`
+	Hashed bool   `json:"hashed,omitempty"`
+	// Error says why the file could not be read.
+	Error string `json:"error,omitempty"`
 }

@@ -257,6 +257,8 @@ type DiscoverParams struct {
 // DBParams are `etcdperf db`'s.
 type DBParams struct {
 	Path string `json:"path"`
+	// Paths are the members' databases compared (db FILE FILE...).
+	Paths []string `json:"paths,omitempty"`
 	// Quota is --quota-backend-bytes, 0 when not given (etcd's default).
 	Quota        float64  `json:"quota,omitempty"`
 	KubePrefixes []string `json:"kube_prefixes"`

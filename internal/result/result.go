@@ -101,6 +101,8 @@ type Result struct {
 	Discover *Discover `json:"discover,omitempty"`
 	// The section of db: what a database file holds.
 	DB *DB `json:"db,omitempty"`
+	// DBMembers compares several members' databases (db FILE FILE...).
+	DBMembers *DBMembers `json:"db_members,omitempty"`
 	// ExpectedDefrag is the stall a defragmentation would cause (doctor).
 	ExpectedDefrag *ExpectedDefrag `json:"expected_defrag,omitempty"`
 	// Limits are the levels the run was judged by that differ from the
