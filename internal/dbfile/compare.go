@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"os"
-	"runtime/debug"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -68,12 +67,12 @@ func Compare(ctx context.Context, paths []string) (*result.DBMembers, error) {
 	out.HashFrom, out.HashTo = from, to
 	for _, o := range dbs {
 		m := &out.Files[o.i]
-		h, err := hashRange(ctx, o.db, from, to)
+		h, err := hashRange(ctx, o.db, m.Path, from, to)
 		if err != nil {
 			if ctx.Err() != nil {
 				return out, ctx.Err()
 			}
-			m.Error = fmt.Sprintf("%s: %v", m.Path, err)
+			m.Error = err.Error()
 			continue
 		}
 		m.Hash, m.Hashed = h, true
@@ -104,15 +103,8 @@ func openChecked(path string) (*bolt.DB, error) {
 }
 
 // position reads the raft position and the revisions of db into m.
-func position(db *bolt.DB, m *result.DBMember) (err error) {
-	old := debug.SetPanicOnFault(true)
-	defer debug.SetPanicOnFault(old)
-	defer func() {
-		if r := recover(); r != nil {
-			err = notDB(m.Path, fmt.Sprintf("a page could not be read (%v): the file is damaged", r))
-		}
-	}()
-	return db.View(func(tx *bolt.Tx) error {
+func position(db *bolt.DB, m *result.DBMember) error {
+	return view(db, m.Path, func(tx *bolt.Tx) error {
 		meta, keys := tx.Bucket([]byte("meta")), tx.Bucket([]byte("key"))
 		if meta == nil || keys == nil {
 			return notDB(m.Path, "it is a bbolt file without etcd's key and meta buckets")
@@ -131,18 +123,11 @@ func position(db *bolt.DB, m *result.DBMember) (err error) {
 // revision key and value of the key bucket whose main revision is in
 // (from, to], in the bucket's order: equal for two stores that hold the
 // same history over that range.
-func hashRange(ctx context.Context, db *bolt.DB, from, to int64) (sum uint32, err error) {
-	old := debug.SetPanicOnFault(true)
-	defer debug.SetPanicOnFault(old)
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("a page could not be read (%v): the file is damaged", r)
-		}
-	}()
+func hashRange(ctx context.Context, db *bolt.DB, path string, from, to int64) (uint32, error) {
 	h := crc32.New(crc32.MakeTable(crc32.Castagnoli))
 	start := make([]byte, 8)
 	binary.BigEndian.PutUint64(start, uint64(from+1))
-	err = db.View(func(tx *bolt.Tx) error {
+	err := view(db, path, func(tx *bolt.Tx) error {
 		c := tx.Bucket([]byte("key")).Cursor()
 		n := 0
 		for k, v := c.Seek(start); k != nil; k, v = c.Next() {

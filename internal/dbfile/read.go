@@ -243,17 +243,24 @@ type keyStat struct {
 	lease        int64
 }
 
-// walk reads the buckets in one read transaction. A page that cannot be
-// read (a file damaged inside) is an error, not a crash.
-func walk(ctx context.Context, db *bolt.DB, o Options, out *result.DB) (err error) {
+// view runs f in a read transaction of db (the file at path), in this
+// goroutine: a page that cannot be read (a page damaged inside, a fault
+// on the mapped file) is an error naming the damage, not a crash.
+func view(db *bolt.DB, path string, f func(tx *bolt.Tx) error) (err error) {
 	old := debug.SetPanicOnFault(true)
 	defer debug.SetPanicOnFault(old)
 	defer func() {
 		if r := recover(); r != nil {
-			err = notDB(out.Path, fmt.Sprintf("a page could not be read (%v): the file is damaged", r))
+			err = notDB(path, fmt.Sprintf("a page could not be read (%v): the file is damaged", r))
 		}
 	}()
-	return db.View(func(tx *bolt.Tx) error {
+	return db.View(f)
+}
+
+// walk reads the buckets in one read transaction. A page that cannot be
+// read (a file damaged inside) is an error, not a crash.
+func walk(ctx context.Context, db *bolt.DB, o Options, out *result.DB) error {
+	return view(db, out.Path, func(tx *bolt.Tx) error {
 		out.Pages = tx.Size() / int64(db.Info().PageSize)
 		// Every page the tree reaches (the bucket of buckets and every
 		// bucket in it); the others, past the two meta pages, are free.

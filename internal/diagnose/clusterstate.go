@@ -365,23 +365,15 @@ func alarms(st *result.ClusterState, _ clusterLv, _ []Member) []result.Finding {
 // hashes names the members whose HashKV differs from the majority's at
 // the shared revision; with no majority, every member is named.
 func hashes(st *result.ClusterState, _ clusterLv, _ []Member) []result.Finding {
-	count := map[uint32][]string{}
-	hashed := 0
+	var hs []uint32
 	for _, m := range st.Members {
 		if m.Hashed {
-			count[m.Hash] = append(count[m.Hash], m.Name)
-			hashed++
+			hs = append(hs, m.Hash)
 		}
 	}
-	if len(count) < 2 {
+	majority, agreed, differ := majorityHash(hs)
+	if !differ {
 		return nil
-	}
-	var majority uint32
-	best := 0
-	for h, names := range count {
-		if len(names) > best {
-			majority, best = h, len(names)
-		}
 	}
 	var ev []result.Evidence
 	var odd []string
@@ -390,12 +382,12 @@ func hashes(st *result.ClusterState, _ clusterLv, _ []Member) []result.Finding {
 			continue
 		}
 		ev = append(ev, result.Evidence{What: fmt.Sprintf("HashKV of %s at revision %d (from compaction %d): %d", m.Name, st.HashRevision, st.CompactRevision, m.Hash)})
-		if m.Hash != majority || 2*best <= hashed {
+		if m.Hash != majority || !agreed {
 			odd = append(odd, m.Name)
 		}
 	}
 	title := fmt.Sprintf("The key-value store of %s differs from the other members' at revision %d", strings.Join(odd, ", "), st.HashRevision)
-	if 2*best <= hashed {
+	if !agreed {
 		title = fmt.Sprintf("The members' key-value stores differ at revision %d and no majority agrees: %s", st.HashRevision, strings.Join(odd, ", "))
 	}
 	return []result.Finding{hashDiffers.find(result.Critical, title, ev)}
@@ -448,4 +440,20 @@ func slowReadIndexes(st *result.ClusterState, lv clusterLv, _ []Member) []result
 				Observed: w, Limit: lv.readIndex, Unit: "s"}}))
 	}
 	return out
+}
+
+// majorityHash is the hash most of hs hold (the lowest among equals),
+// whether more than half hold it (agreed), and whether hs differ at all.
+func majorityHash(hs []uint32) (majority uint32, agreed, differ bool) {
+	count := map[uint32]int{}
+	for _, h := range hs {
+		count[h]++
+	}
+	best := 0
+	for h, n := range count {
+		if n > best || n == best && h < majority {
+			majority, best = h, n
+		}
+	}
+	return majority, 2*best > len(hs), len(count) > 1
 }

@@ -119,22 +119,13 @@ func dbMembers(r *result.Result) []result.Finding {
 				Recommendation: "Copy the member's member/snap/db again while the member is stopped, or take a snapshot of a running member (etcdctl snapshot save)."})
 		}
 	}
-	count := map[uint32]int{}
-	hashed := 0
+	var hs []uint32
 	for _, f := range c.Files {
 		if f.Hashed {
-			count[f.Hash]++
-			hashed++
+			hs = append(hs, f.Hash)
 		}
 	}
-	var majority uint32
-	best := 0
-	for h, n := range count {
-		if n > best || n == best && h < majority {
-			majority, best = h, n
-		}
-	}
-	agreed := 2*best > hashed
+	majority, agreed, differ := majorityHash(hs)
 	var diverged []string
 	var ev []result.Evidence
 	for _, f := range c.Files {
@@ -143,7 +134,7 @@ func dbMembers(r *result.Result) []result.Finding {
 		}
 		ev = append(ev, result.Evidence{What: fmt.Sprintf("%s: consistent index %d, term %d, revisions %d to %d, hash of revisions %d-%d: %d",
 			f.Path, f.ConsistentIndex, f.Term, f.CompactRevision, f.Revision, c.HashFrom+1, c.HashTo, f.Hash), Source: f.Path})
-		if len(count) > 1 && (f.Hash != majority || !agreed) {
+		if differ && (f.Hash != majority || !agreed) {
 			diverged = append(diverged, f.Path)
 		}
 	}
