@@ -159,9 +159,9 @@ var levels = []Criterion{
 	{ID: MemberApplyGap, Title: "raft entries a member committed but had not applied, in every status round", Unit: Count, Op: Below, Limit: 5000,
 		Findings: "cluster_member_apply_behind",
 		Source:   "etcd's server rejects new proposals with \"etcdserver: too many requests\" when its committed index is more than 5,000 entries ahead of its applied index (maxGapBetweenApplyAndCommitIndex, server/etcdserver/server.go)"},
-	{ID: ReadIndexWait, Title: "a member's linearizable read median beyond its serializable read median", Unit: Seconds, Op: Below, Limit: 0.01,
+	{ID: ReadIndexWait, Title: "a member's wait at the leader's ReadIndex: its fastest linearizable read beyond its fastest serializable one, less the leader's own such wait (the leader's: its own)", Unit: Seconds, Op: Below, Limit: 0.05,
 		Findings: "cluster_read_index_slow",
-		Source:   "etcd's API guarantees (https://etcd.io/docs/v3.5/learning/api_guarantees/): a linearizable read waits for the leader to confirm it still leads (ReadIndex: a heartbeat round to a quorum); a serializable one is served from the member's own store. Between members of a LAN that round is well under 10ms (etcd tuning guide: round trips under 1ms in a data center)"},
+		Source:   "etcd's API guarantees (https://etcd.io/docs/v3.5/learning/api_guarantees/): a linearizable read waits for the leader to confirm it still leads (ReadIndex: a heartbeat round to a quorum), a serializable one is served from the member's own store. Half of etcd's default heartbeat interval (100ms; etcd's tuning guide sets the heartbeat to about the round trip between members): a follower that waits that much longer than the leader itself is on a link whose round trip is of the order of the heartbeat. The leader's own wait is taken off a follower's, so that CPUs busy for every member (the same rounds, slower) do not read as a slow link"},
 	// A load run's failed requests (bench_errors).
 	{ID: RequestsFailed, Title: "share of a load's requests that failed, from which the failures are critical", Unit: Fraction, Op: Below, Limit: 0.1, Findings: "bench_errors",
 		Source: "etcdperf's: a tenth of the requests failing is no longer a passing fault (a leader change, a timeout) but a cluster that cannot serve the load; any failure warns"},

@@ -360,7 +360,7 @@ func TestReadFaults(t *testing.T) {
 			})
 
 			t.Run("a member whose peer link is delayed", func(t *testing.T) {
-				slow := newCluster(t, v34, "slowlink", 3, 0, fault{}, fault{}, fault{delay: netfault.Delay{Latency: 100 * time.Millisecond}})
+				slow := newCluster(t, v34, "slowlink", 3, 0, fault{}, fault{}, fault{delay: netfault.Delay{Latency: 200 * time.Millisecond}})
 				victim := slow.members[2]
 				// The member behind the slow link must not lead: as leader,
 				// every member's linearizable reads would wait for it.

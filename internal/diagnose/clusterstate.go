@@ -393,18 +393,20 @@ func hashes(st *result.ClusterState, _ clusterLv, _ []Member) []result.Finding {
 	return []result.Finding{hashDiffers.find(result.Critical, title, ev)}
 }
 
-// slowReadIndexes: a member whose linearizable reads took read_index_wait
-// longer than its serializable ones (the fastest of each: a wait every
-// read pays, not a busy moment's) waited at the leader's
-// ReadIndex: on the leader itself, its heartbeat round to a quorum; on a
-// follower whose leader read fast, the link between them; on a follower
-// whose leader was slow too, the leader.
+// slowReadIndexes: a member that waited read_index_wait or more at the
+// leader's ReadIndex, measured on the fastest read of each kind (a wait
+// every read pays, not a busy moment's): its linearizable read beyond its
+// serializable one; for a follower, less the leader's own such wait, which
+// CPUs busy for every member inflate alike. On the leader, the time went
+// to its heartbeat round to a quorum; on a follower, to the link between
+// it and the leader (or, with the leader's own reads not measured, the
+// leader or that link).
 func slowReadIndexes(st *result.ClusterState, lv clusterLv, _ []Member) []result.Finding {
 	wait := func(m result.ClusterMember) (float64, bool) {
 		if m.Serializable == nil || m.Linearizable == nil || m.Serializable.Min <= 0 || m.Linearizable.Min <= 0 {
 			return 0, false
 		}
-		return m.Linearizable.Min - m.Serializable.Min, true
+		return max(0, m.Linearizable.Min-m.Serializable.Min), true
 	}
 	var leader *result.ClusterMember
 	for i, m := range st.Members {
@@ -412,32 +414,36 @@ func slowReadIndexes(st *result.ClusterState, lv clusterLv, _ []Member) []result
 			leader = &st.Members[i]
 		}
 	}
+	lw, lok := 0.0, false
+	if leader != nil {
+		lw, lok = wait(*leader)
+	}
 	var out []result.Finding
 	for _, m := range st.Members {
 		w, ok := wait(m)
-		if !ok || w < lv.readIndex || !m.Listed {
+		if !ok || !m.Listed {
 			continue
 		}
 		var where string
-		lw, lok := 0.0, false
-		if leader != nil {
-			lw, lok = wait(*leader)
-		}
+		beyond := w
 		switch {
 		case leader != nil && leader.ID == m.ID:
 			where = "it is the leader: the time went to its heartbeat round to a quorum of followers (the network to them, or its own CPU)"
-		case lok && lw < lv.readIndex:
-			where = fmt.Sprintf("the leader %s read linearizably in %s: the time went between %s and the leader (the network to it)", leader.Name, units.Seconds(leader.Linearizable.Min), m.Name)
 		case lok:
-			where = fmt.Sprintf("the leader %s waited as well (%s): the time went to the leader or its links to its followers", leader.Name, units.Seconds(leader.Linearizable.Min))
+			beyond = w - lw
+			where = fmt.Sprintf("the leader %s waited %s itself: the time went between %s and the leader (the network to it)", leader.Name, units.Seconds(lw), m.Name)
 		default:
 			where = "the leader's own reads were not measured: the time went to the leader or the network to it"
+		}
+		if beyond < lv.readIndex {
+			continue
 		}
 		out = append(out, readIndexSlow.find(result.Warning,
 			fmt.Sprintf("Linearizable reads at %s took at least %s against %s serializable: they waited at the leader's ReadIndex, not on %s's storage", m.Name,
 				units.Seconds(m.Linearizable.Min), units.Seconds(m.Serializable.Min), m.Name),
-			[]result.Evidence{{What: fmt.Sprintf("fastest of %d linearizable reads at %s, beyond the fastest of %d serializable ones; %s", m.Linearizable.Count, m.Name, m.Serializable.Count, where),
-				Observed: w, Limit: lv.readIndex, Unit: "s"}}))
+			[]result.Evidence{{What: fmt.Sprintf("fastest of %d linearizable reads at %s, beyond the fastest of %d serializable ones, less the leader's own wait; %s",
+				m.Linearizable.Count, m.Name, m.Serializable.Count, where),
+				Observed: beyond, Limit: lv.readIndex, Unit: "s"}}))
 	}
 	return out
 }

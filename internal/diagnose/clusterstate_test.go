@@ -86,6 +86,24 @@ func TestClusterStateRules(t *testing.T) {
 		{sr("", 3, 51, 51), sr("m2", 3, 51, 51), sr("m1", 2, 50, 50)},
 		{sr("m2", 3, 52, 52), sr("m2", 3, 52, 52), sr("m2", 3, 52, 52)},
 	})
+	// Reads: the fastest serializable and linearizable read of each
+	// member (m1 leads).
+	reads := func(ser, lin [3]float64) *result.ClusterState {
+		st := stateOf([][3]result.StatusRound{{sr("m1", 2, 50, 50), sr("m1", 2, 50, 50), sr("m1", 2, 50, 50)}})
+		for i := range st.Members {
+			st.Members[i].Serializable = &result.ReadTimes{Count: 5, Min: ser[i]}
+			st.Members[i].Linearizable = &result.ReadTimes{Count: 5, Min: lin[i]}
+		}
+		return st
+	}
+	// CPUs busy for every member, as measured on a loaded CI machine:
+	// every linearizable read slower, the follower's by 11.6ms, the
+	// leader's own by 4.3ms.
+	busy := reads([3]float64{0.0026, 0.0041, 0.0042}, [3]float64{0.0069, 0.0157, 0.0135})
+	// m3 behind a link 200ms slower per round trip.
+	slowLink := reads([3]float64{0.0004, 0.0005, 0.0004}, [3]float64{0.0012, 0.0011, 0.1012})
+	// The leader itself slow to confirm it leads: every member waits.
+	slowLeader := reads([3]float64{0.0004, 0.0005, 0.0004}, [3]float64{0.0812, 0.0831, 0.0829})
 	mixed := stateOf([][3]result.StatusRound{{sr("m1", 2, 50, 50), sr("m1", 2, 50, 50), sr("m1", 2, 50, 50)}})
 	mixed.Members[2].Version = "3.5.1"
 	// A member behind on a run that measured its WAL fsyncs: said beside
@@ -109,6 +127,9 @@ func TestClusterStateRules(t *testing.T) {
 		{"apply gap", applyGap, nil, []string{"cluster_member_apply_behind critical m2 applies behind what it committed: 6,000 to 6,100 entries committed and not applied"}},
 		{"split", split, nil, []string{"cluster_leader_split critical The members disagree on the leader or the term in all 2 status rounds"}},
 		{"election", election, nil, []string{"cluster_leader_split warn The members disagreed on the leader or the term in 1 of 3 status rounds"}},
+		{"reads on busy CPUs", busy, nil, nil},
+		{"reads behind a slow link", slowLink, nil, []string{"cluster_read_index_slow warn Linearizable reads at m3 took at least 101ms against 400µs serializable"}},
+		{"reads at a slow leader", slowLeader, nil, []string{"cluster_read_index_slow warn Linearizable reads at m1 took at least 81.2ms against 400µs serializable"}},
 		{"mixed versions", mixed, nil, []string{"cluster_versions warn The members run different etcd versions: 3.6.4 on m1, m2; 3.5.1 on m3",
 			"cluster_versions critical m3 runs etcd 3.5.1, a release with a known data inconsistency"}},
 	} {
