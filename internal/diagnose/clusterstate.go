@@ -157,6 +157,7 @@ func leaderSplits(st *result.ClusterState, _ clusterLv, _ []Member) []result.Fin
 	var ev []result.Evidence
 	for round := 0; round < st.Rounds; round++ {
 		var seen []string
+		at := 0.0
 		leaders, terms := map[string]bool{}, map[uint64]bool{}
 		for _, m := range st.Members {
 			if !m.Listed || m.ClusterID != st.ClusterID || m.Learner || round >= len(m.StatusRounds) || m.StatusRounds[round].Error != "" {
@@ -167,7 +168,7 @@ func leaderSplits(st *result.ClusterState, _ clusterLv, _ []Member) []result.Fin
 			if leader == "" {
 				leader = "none"
 			}
-			leaders[leader], terms[sr.Term] = true, true
+			leaders[leader], terms[sr.Term], at = true, true, sr.T
 			seen = append(seen, fmt.Sprintf("%s: leader %s, term %d", m.Name, leader, sr.Term))
 		}
 		if len(seen) < 2 {
@@ -176,7 +177,7 @@ func leaderSplits(st *result.ClusterState, _ clusterLv, _ []Member) []result.Fin
 		asked++
 		if len(leaders) > 1 || len(terms) > 1 || leaders["none"] {
 			split++
-			ev = append(ev, result.Evidence{What: fmt.Sprintf("round %d (at %s): %s", round+1, units.Seconds(st.Members[0].StatusRounds[min(round, len(st.Members[0].StatusRounds)-1)].T), strings.Join(seen, "; "))})
+			ev = append(ev, result.Evidence{What: fmt.Sprintf("round %d (at %s): %s", round+1, units.Seconds(at), strings.Join(seen, "; "))})
 		}
 	}
 	if split == 0 {

@@ -80,6 +80,13 @@ func TestClusterStateRules(t *testing.T) {
 		{sr("m1", 2, 50, 50), sr("m1", 2, 50, 50), sr("m3", 3, 50, 50)},
 		{sr("m1", 2, 50, 50), sr("m1", 2, 50, 50), sr("m3", 3, 50, 50)},
 	})
+	// The same with a member added but not started listed first: it has
+	// no client URL and answered no round.
+	splitUnstarted := stateOf([][3]result.StatusRound{
+		{sr("m1", 2, 50, 50), sr("m1", 2, 50, 50), sr("m3", 3, 50, 50)},
+		{sr("m1", 2, 50, 50), sr("m1", 2, 50, 50), sr("m3", 3, 50, 50)},
+	})
+	splitUnstarted.Members = append([]result.ClusterMember{{Name: "m0", Listed: true, Unreachable: "it advertises no client URL"}}, splitUnstarted.Members...)
 	// An election in the middle round only.
 	election := stateOf([][3]result.StatusRound{
 		{sr("m1", 2, 50, 50), sr("m1", 2, 50, 50), sr("m1", 2, 50, 50)},
@@ -126,6 +133,7 @@ func TestClusterStateRules(t *testing.T) {
 		{"idle, one entry behind", idleBehind, nil, []string{"cluster_member_behind warn m3 stayed behind the leader: its committed index trailed by 1 entries"}},
 		{"apply gap", applyGap, nil, []string{"cluster_member_apply_behind critical m2 applies behind what it committed: 6,000 to 6,100 entries committed and not applied"}},
 		{"split", split, nil, []string{"cluster_leader_split critical The members disagree on the leader or the term in all 2 status rounds"}},
+		{"split, a member not started", splitUnstarted, nil, []string{"cluster_leader_split critical The members disagree on the leader or the term in all 2 status rounds"}},
 		{"election", election, nil, []string{"cluster_leader_split warn The members disagreed on the leader or the term in 1 of 3 status rounds"}},
 		{"reads on busy CPUs", busy, nil, nil},
 		{"reads behind a slow link", slowLink, nil, []string{"cluster_read_index_slow warn Linearizable reads at m3 took at least 101ms against 400µs serializable"}},
