@@ -84,6 +84,14 @@ func TestDBFiles(t *testing.T) {
 			strings.Contains(r.Stdout, "diverged") {
 			t.Errorf("exit %d, stdout:\n%s\nstderr %q", r.Code, r.Stdout, r.Stderr)
 		}
+		// A member's file that cannot be read is said, critical: exit 1.
+		if err := os.WriteFile(filepath.Join(dir, "cut.db"), []byte("not a database"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if r := run("db", "snap.db", "later.db", "cut.db"); r.Code != 1 || !strings.Contains(r.Stdout, "[critical] cut.db could not be read") ||
+			!strings.Contains(r.Stdout, "Restore from later.db") {
+			t.Errorf("an unreadable member's file: exit %d, stdout:\n%s\nstderr %q", r.Code, r.Stdout, r.Stderr)
+		}
 		if r := run("db", "snap.db", "snap.db", "-o", "out.json"); r.Code != 2 || !strings.Contains(r.Stderr, "snap.db is given twice") || func() bool { _, err := os.Stat(filepath.Join(dir, "out.json")); return err == nil }() {
 			t.Errorf("the same file twice: exit %d, stderr %q", r.Code, r.Stderr)
 		}

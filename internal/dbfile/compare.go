@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
-	"os"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -33,7 +32,7 @@ func Compare(ctx context.Context, paths []string) (*result.DBMembers, error) {
 	}()
 	for i, p := range paths {
 		m := result.DBMember{Path: p}
-		db, err := openChecked(p)
+		db, _, err := openChecked(p)
 		if err == nil {
 			err = position(db, &m)
 		}
@@ -78,28 +77,6 @@ func Compare(ctx context.Context, paths []string) (*result.DBMembers, error) {
 		m.Hash, m.Hashed = h, true
 	}
 	return out, nil
-}
-
-// openChecked opens path read-only after the checks Read makes first (a
-// regular file, long enough, its B-tree within it).
-func openChecked(path string) (*bolt.DB, error) {
-	fi, err := os.Stat(path)
-	switch {
-	case err != nil:
-		return nil, &FileError{Path: path, Msg: fmt.Sprintf("%s cannot be read: %v", path, err)}
-	case !fi.Mode().IsRegular():
-		return nil, notDB(path, "it is not a regular file")
-	case fi.Size() < 2*minPage:
-		return nil, notDB(path, fmt.Sprintf("it holds %d bytes, less than the two meta pages that start a bbolt file", fi.Size()))
-	}
-	hwm, err := treeSize(path)
-	if err != nil {
-		return nil, err
-	}
-	if hwm > fi.Size() {
-		return nil, &FileError{Path: path, Msg: fmt.Sprintf("%s is truncated: its B-tree runs to %d bytes but the file holds %d", path, hwm, fi.Size())}
-	}
-	return open(path)
 }
 
 // position reads the raft position and the revisions of db into m.

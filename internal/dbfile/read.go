@@ -81,48 +81,13 @@ const hashLen = sha256.Size
 
 // Read reads the database file at path.
 func Read(ctx context.Context, path string, o Options) (*result.DB, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, &FileError{Path: path, Msg: fmt.Sprintf("%s does not exist: give a snapshot (etcdctl snapshot save snap.db) or a copy of a member's member/snap/db", path)}
-		}
-		return nil, &FileError{Path: path, Msg: err.Error()}
-	}
-	if fi.IsDir() {
-		msg := fmt.Sprintf("%s is a directory: give the database file, a snapshot (etcdctl snapshot save snap.db) or a copy of a member's member/snap/db", path)
-		if db := filepath.Join(path, "member", "snap", "db"); fileExists(db) {
-			msg = fmt.Sprintf("%s is a member's data directory: its database is %s, which a running member locks; take a snapshot (etcdctl snapshot save snap.db) and run etcdperf db snap.db", path, db)
-		}
-		return nil, &FileError{Path: path, Msg: msg}
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, notDB(path, "it is not a regular file")
-	}
-	if fi.Size() == 0 {
-		// bbolt would initialise an empty file: never let it try.
-		return nil, notDB(path, "it is empty")
-	}
-	if fi.Size() < 2*minPage {
-		return nil, notDB(path, fmt.Sprintf("it holds %d bytes, less than the two meta pages that start a bbolt file: it is truncated or not a database", fi.Size()))
-	}
 	if len(o.KubePrefixes) == 0 {
 		o.KubePrefixes = DefaultKubePrefixes
 	}
 	if o.Top <= 0 {
 		o.Top = DefaultTop
 	}
-
-	// A first look at the meta pages only: the B-tree's end must be in
-	// the file before anything walks its pages (a page past the end of a
-	// mapped file is a SIGBUS, not an error).
-	hwm, err := treeSize(path)
-	if err != nil {
-		return nil, err
-	}
-	if hwm > fi.Size() {
-		return nil, &FileError{Path: path, Msg: fmt.Sprintf("%s is truncated: its B-tree runs to %d bytes but the file holds %d; copy it again whole, or take a snapshot (etcdctl snapshot save snap.db)", path, hwm, fi.Size())}
-	}
-	db, err := open(path)
+	db, fi, err := openChecked(path)
 	if err != nil {
 		return nil, err
 	}
@@ -157,6 +122,46 @@ func Read(ctx context.Context, path string, o Options) (*result.DB, error) {
 		out.Notes = append(out.Notes, fmt.Sprintf("the file is %s larger than its B-tree: bbolt grew it ahead of its pages (a copy of a live member's file); a defragmentation gives that back too", units.Bytes(tail)))
 	}
 	return out, nil
+}
+
+// openChecked opens the database file at path read-only once it is known
+// to be one that can be read: a regular file, not empty, at least its two
+// meta pages, and its B-tree within it (a first look at the meta pages
+// only: a page past the end of a mapped file is a SIGBUS, not an error).
+func openChecked(path string) (*bolt.DB, os.FileInfo, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil, &FileError{Path: path, Msg: fmt.Sprintf("%s does not exist: give a snapshot (etcdctl snapshot save snap.db) or a copy of a member's member/snap/db", path)}
+		}
+		return nil, nil, &FileError{Path: path, Msg: err.Error()}
+	}
+	if fi.IsDir() {
+		msg := fmt.Sprintf("%s is a directory: give the database file, a snapshot (etcdctl snapshot save snap.db) or a copy of a member's member/snap/db", path)
+		if db := filepath.Join(path, "member", "snap", "db"); fileExists(db) {
+			msg = fmt.Sprintf("%s is a member's data directory: its database is %s, which a running member locks; take a snapshot (etcdctl snapshot save snap.db) and run etcdperf db snap.db", path, db)
+		}
+		return nil, nil, &FileError{Path: path, Msg: msg}
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, nil, notDB(path, "it is not a regular file")
+	}
+	if fi.Size() == 0 {
+		// bbolt would initialise an empty file: never let it try.
+		return nil, nil, notDB(path, "it is empty")
+	}
+	if fi.Size() < 2*minPage {
+		return nil, nil, notDB(path, fmt.Sprintf("it holds %d bytes, less than the two meta pages that start a bbolt file: it is truncated or not a database", fi.Size()))
+	}
+	hwm, err := treeSize(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if hwm > fi.Size() {
+		return nil, nil, &FileError{Path: path, Msg: fmt.Sprintf("%s is truncated: its B-tree runs to %d bytes but the file holds %d; copy it again whole, or take a snapshot (etcdctl snapshot save snap.db)", path, hwm, fi.Size())}
+	}
+	db, err := open(path)
+	return db, fi, err
 }
 
 func fileExists(p string) bool {
