@@ -58,11 +58,6 @@ type testCluster struct {
 	members []*member
 }
 
-// fault is what a member of a test cluster suffers: a slow peer link.
-type fault struct {
-	delay netfault.Delay
-}
-
 // memberEnv makes the test binary act as `etcdperf server`.
 const memberEnv = "ETCDPERF_CLUSTERSTATE_TEST_AS_MEMBER"
 
@@ -87,8 +82,8 @@ func (c *testCluster) initial() string {
 
 // newCluster starts n members (etcd 3.4's binary, or embedded) with
 // quota bytes of backend quota each, all at once (each waits for a
-// quorum); faults[i], when given, is member i's.
-func newCluster(t *testing.T, v34 bool, token string, n int, quota int64, faults ...fault) *testCluster {
+// quorum); delays[i], when given, slows the peer link to member i.
+func newCluster(t *testing.T, v34 bool, token string, n int, quota int64, delays ...netfault.Delay) *testCluster {
 	t.Helper()
 	base := t.TempDir()
 	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
@@ -101,8 +96,8 @@ func newCluster(t *testing.T, v34 bool, token string, n int, quota int64, faults
 	for i := 1; i <= n; i++ {
 		c.members = append(c.members, &member{name: fmt.Sprintf("%s-%d", token, i), dir: filepath.Join(base, fmt.Sprintf("m%d", i)),
 			client: fmt.Sprintf("http://127.0.0.1:%d", testutil.FreePort(t)), peer: fmt.Sprintf("http://127.0.0.1:%d", testutil.FreePort(t)), quota: quota})
-		if i <= len(faults) {
-			c.members[i-1].delay = faults[i-1].delay
+		if i <= len(delays) {
+			c.members[i-1].delay = delays[i-1]
 		}
 	}
 	var wg sync.WaitGroup
@@ -360,7 +355,7 @@ func TestReadFaults(t *testing.T) {
 			})
 
 			t.Run("a member whose peer link is delayed", func(t *testing.T) {
-				slow := newCluster(t, v34, "slowlink", 3, 0, fault{}, fault{}, fault{delay: netfault.Delay{Latency: 200 * time.Millisecond}})
+				slow := newCluster(t, v34, "slowlink", 3, 0, netfault.Delay{}, netfault.Delay{}, netfault.Delay{Latency: 200 * time.Millisecond})
 				victim := slow.members[2]
 				// The member behind the slow link must not lead: as leader,
 				// every member's linearizable reads would wait for it.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/clusterstate"
 	"github.com/etcdperf/etcdperf/internal/judge"
 	"github.com/etcdperf/etcdperf/internal/load"
 	"github.com/etcdperf/etcdperf/internal/loadrun"
@@ -90,21 +91,16 @@ const checkKeySpace = math.MaxInt64
 // as in Bench. An interrupted run returns its partial Result with the
 // error.
 func Check(ctx context.Context, o CheckOptions) (*result.Result, error) {
-	var res *result.Result
-	var err error
-	measure := func(ctx context.Context) error {
-		res, err = runCheck(ctx, o)
-		return err
-	}
+	var state func() *result.ClusterState
 	if len(o.Target.Conn.Endpoints) > 0 {
 		// The cluster's own state is read beside the load.
-		var state result.Result
-		_ = withClusterState(ctx, &state, o.Target.Conn, measure)
-		if res != nil {
-			res.Cluster = state.Cluster
+		state = clusterStateBeside(ctx, discoverAt(o.Target.Conn), clusterstate.Options{})
+	}
+	res, err := runCheck(ctx, o)
+	if state != nil {
+		if st := state(); res != nil {
+			res.Cluster = st
 		}
-	} else {
-		_ = measure(ctx)
 	}
 	if res != nil && err == nil {
 		where := "etcd at " + strings.Join(o.Target.Conn.Endpoints, ",")

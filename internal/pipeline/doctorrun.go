@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/clusterstate"
 	"github.com/etcdperf/etcdperf/internal/diskprobe"
 	"github.com/etcdperf/etcdperf/internal/judge"
 	"github.com/etcdperf/etcdperf/internal/liveprobe"
@@ -86,11 +87,14 @@ func (d *doctorRun) measure(ctx context.Context) error {
 // (o.Observe), or load it, then sweep its capacity and soak it, and load it
 // under a neighbour's writes, as asked.
 func (d *doctorRun) window(ctx context.Context) error {
-	if d.external {
-		// The cluster's own state is read beside the window.
-		return withClusterState(ctx, d.r, d.o.Conn, d.loadOrObserve)
+	if !d.external {
+		return d.loadOrObserve(ctx)
 	}
-	return d.loadOrObserve(ctx)
+	// The cluster's own state is read beside the window.
+	state := clusterStateBeside(ctx, discoverAt(d.o.Conn), clusterstate.Options{})
+	err := d.loadOrObserve(ctx)
+	d.r.Cluster = state()
+	return err
 }
 
 func (d *doctorRun) loadOrObserve(ctx context.Context) error {

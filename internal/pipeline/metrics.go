@@ -103,10 +103,9 @@ func Metrics(ctx context.Context, o MetricsOptions) (*result.Result, error) {
 	}
 	// The cluster's own state is read beside the first intervals: it
 	// adds no time to the run.
-	stateDone := make(chan *result.ClusterState, 1)
-	go func() { stateDone <- readClusterState(ctx, d, o.ClusterState) }()
+	state := clusterStateBeside(ctx, func(context.Context) (*cluster.Discovery, error) { return d, nil }, o.ClusterState)
 	watched, runErr := memberwatch.Series(ctx, d.HTTP, d.Members, so)
-	res.Cluster = <-stateDone
+	res.Cluster = state()
 	applyLearned(res, watched.Learned)
 	putWatched(sec, notes, watched)
 	if runErr != nil {
@@ -169,30 +168,27 @@ func metricsParams(o MetricsOptions) *result.MetricsParams {
 	return &result.MetricsParams{Interval: o.Interval.Seconds(), Duration: o.Duration.Seconds(), ConnParams: connParams(o.Conn)}
 }
 
-// readClusterState reads the cluster's own state; a state that could not
-// be read at all is a note of its own.
-func readClusterState(ctx context.Context, d *cluster.Discovery, o clusterstate.Options) *result.ClusterState {
-	st, err := clusterstate.Read(ctx, d, o)
-	if st == nil {
-		st = &result.ClusterState{Notes: []string{fmt.Sprintf("the cluster's state could not be read: %v", err)}}
-	}
-	return st
-}
-
-// withClusterState runs run while it reads the state of the cluster at
-// conn, and puts the state in r once both are done: the read adds no time
-// to a run longer than it.
-func withClusterState(ctx context.Context, r *result.Result, conn cluster.ConnOptions, run func(context.Context) error) error {
+// clusterStateBeside starts reading the state of the cluster that
+// discover finds, beside whatever the caller runs meanwhile, and returns
+// the wait for it: the read adds no time to a run longer than it. A state
+// that could not be read at all is a note of its own.
+func clusterStateBeside(ctx context.Context, discover func(context.Context) (*cluster.Discovery, error), o clusterstate.Options) (wait func() *result.ClusterState) {
 	ch := make(chan *result.ClusterState, 1)
 	go func() {
-		d, err := cluster.Discover(ctx, conn)
-		if err != nil {
-			ch <- &result.ClusterState{Notes: []string{fmt.Sprintf("the cluster's state could not be read: %v", err)}}
-			return
+		d, err := discover(ctx)
+		var st *result.ClusterState
+		if err == nil {
+			st, err = clusterstate.Read(ctx, d, o)
 		}
-		ch <- readClusterState(ctx, d, clusterstate.Options{})
+		if st == nil {
+			st = &result.ClusterState{Notes: []string{fmt.Sprintf("the cluster's state could not be read: %v", err)}}
+		}
+		ch <- st
 	}()
-	err := run(ctx)
-	r.Cluster = <-ch
-	return err
+	return func() *result.ClusterState { return <-ch }
+}
+
+// discoverAt finds the cluster at conn.
+func discoverAt(conn cluster.ConnOptions) func(context.Context) (*cluster.Discovery, error) {
+	return func(ctx context.Context) (*cluster.Discovery, error) { return cluster.Discover(ctx, conn) }
 }
