@@ -153,10 +153,10 @@ var levels = []Criterion{
 		Source:   useMethod + "; etcdperf's: a disk bound by its latency answers each write in about the same time at any rate; one whose writes take twice as long as the rate rises queued them (saturation), at a cap on the volume (a cloud volume's, a hypervisor's) or at the storage behind it, which the host cannot tell apart"},
 	// The cluster's own state (Status, reads of one key): a member behind
 	// the others, or whose linearizable reads wait at the leader.
-	{ID: MemberBehind, Title: "time of the cluster's writes by which a member's committed index trailed the leader's, in every status round", Unit: Seconds, Op: Below, Limit: 1,
-		Findings: "cluster_member_behind",
+	{ID: MemberBehind, Title: "time of the cluster's writes by which a member's committed index trailed the leader's, or its applied index its own committed one, in every status round", Unit: Seconds, Op: Below, Limit: 1,
+		Findings: "cluster_member_behind, cluster_member_apply_behind",
 		Source:   "etcdperf's: a follower learns the commit index with the leader's next message (heartbeats every 100ms by default, etcd tuning guide) and trails by what the cluster commits meanwhile; a second's worth of the cluster's writes, in three rounds a second apart, is a member that does not keep up (measured in time, it holds at any write rate; an idle cluster's followers trail by none)"},
-	{ID: MemberApplyGap, Title: "raft entries a member committed but had not applied, in every status round", Unit: Count, Op: Below, Limit: 5000,
+	{ID: MemberApplyGap, Title: "raft entries a member committed but had not applied, in every status round (critical)", Unit: Count, Op: Below, Limit: 5000,
 		Findings: "cluster_member_apply_behind",
 		Source:   "etcd's server rejects new proposals with \"etcdserver: too many requests\" when its committed index is more than 5,000 entries ahead of its applied index (maxGapBetweenApplyAndCommitIndex, server/etcdserver/server.go)"},
 	{ID: ReadIndexWait, Title: "a member's wait at the leader's ReadIndex: its fastest linearizable read beyond its fastest serializable one, less the leader's own such wait (the leader's: its own)", Unit: Seconds, Op: Below, Limit: 0.05,

@@ -62,7 +62,7 @@ func (o Options) withDefaults() Options {
 
 // Requests is the most requests Read sends one member: a status per
 // round, the reads, a status and a hash per hash attempt, and the alarm
-// list (sent once, to any member).
+// list (sent once, to the leader).
 func (o Options) Requests() int {
 	o = o.withDefaults()
 	return o.Rounds + 2*o.Reads + 2*o.HashAttempts + 1
@@ -168,10 +168,9 @@ func (r *reader) statusRounds(ctx context.Context) {
 			case <-time.After(time.Until(start.Add(time.Duration(round) * r.o.Interval))):
 			}
 		}
-		t := time.Since(start).Seconds()
 		r.each(func(_ int, m *result.ClusterMember) {
 			resp, err := r.status(ctx, m)
-			sr := result.StatusRound{T: t}
+			sr := result.StatusRound{T: time.Since(start).Seconds()}
 			if err != nil {
 				sr.Error = explain(err)
 				m.StatusRounds = append(m.StatusRounds, sr)
@@ -239,11 +238,23 @@ func (r *reader) identify() {
 	}
 }
 
-// alarms lists the alarms raised (one request, to any member).
+// alarms lists the alarms raised: one request, to the member most
+// members name as leader (etcd answers an alarm list through raft: a
+// member behind would answer late), else to any member.
 func (r *reader) alarms(ctx context.Context) {
 	actx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
-	resp, err := r.cli.AlarmList(actx)
+	cli := r.cli
+	if l := r.leader(); l != nil {
+		if lc, err := r.d.Dial(ctx, l.Endpoint); err == nil {
+			defer lc.Close()
+			cli = lc
+			r.mu.Lock()
+			l.Requests++
+			r.mu.Unlock()
+		}
+	}
+	resp, err := cli.AlarmList(actx)
 	if err != nil {
 		r.st.AlarmsError = explain(err)
 		return
@@ -255,6 +266,18 @@ func (r *reader) alarms(ctx context.Context) {
 		}
 		r.st.Alarms = append(r.st.Alarms, ca)
 	}
+}
+
+// leader is the listed member of the cluster that answered as its own
+// leader in its last status round, nil when none did.
+func (r *reader) leader() *result.ClusterMember {
+	for i := range r.st.Members {
+		m := &r.st.Members[i]
+		if m.Listed && m.ClusterID == r.st.ClusterID && m.Answered() && m.ID != "" && m.Leader == m.ID {
+			return m
+		}
+	}
+	return nil
 }
 
 // reads times Reads serializable and Reads linearizable reads of ReadKey

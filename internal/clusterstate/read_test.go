@@ -30,6 +30,7 @@ import (
 	"github.com/etcdperf/etcdperf/internal/netfault"
 	"github.com/etcdperf/etcdperf/internal/render"
 	"github.com/etcdperf/etcdperf/internal/result"
+	"github.com/etcdperf/etcdperf/internal/slowfs"
 	"github.com/etcdperf/etcdperf/internal/testutil"
 )
 
@@ -41,8 +42,9 @@ const etcd34 = "/usr/bin/etcd"
 type member struct {
 	name, dir, client, peer string
 	quota                   int64
-	// delay is added to every round trip to its peer port.
-	delay netfault.Delay
+	fault                   memberFault
+	// slow is its data dir's slow view, when fault.slowFsync is set.
+	slow  *slowfs.Mount
 	proc  *exec.Cmd
 	proxy *netfault.Proxy
 }
@@ -80,10 +82,21 @@ func (c *testCluster) initial() string {
 	return strings.Join(parts, ",")
 }
 
+// memberFault is what is wrong with a member of a test cluster.
+type memberFault struct {
+	// delay is added to every round trip to its peer port.
+	delay netfault.Delay
+	// slowFsync is added to every fsync and fdatasync of its data dir (a
+	// slow view of it, served by this test process) once the cluster is
+	// up (member.slow.SetFsyncDelay: a member started on it would take
+	// seconds to join).
+	slowFsync time.Duration
+}
+
 // newCluster starts n members (etcd 3.4's binary, or embedded) with
 // quota bytes of backend quota each, all at once (each waits for a
-// quorum); delays[i], when given, slows the peer link to member i.
-func newCluster(t *testing.T, v34 bool, token string, n int, quota int64, delays ...netfault.Delay) *testCluster {
+// quorum); faults[i], when given, is member i's fault.
+func newCluster(t *testing.T, v34 bool, token string, n int, quota int64, faults ...memberFault) *testCluster {
 	t.Helper()
 	base := t.TempDir()
 	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
@@ -96,8 +109,12 @@ func newCluster(t *testing.T, v34 bool, token string, n int, quota int64, delays
 	for i := 1; i <= n; i++ {
 		c.members = append(c.members, &member{name: fmt.Sprintf("%s-%d", token, i), dir: filepath.Join(base, fmt.Sprintf("m%d", i)),
 			client: fmt.Sprintf("http://127.0.0.1:%d", testutil.FreePort(t)), peer: fmt.Sprintf("http://127.0.0.1:%d", testutil.FreePort(t)), quota: quota})
-		if i <= len(delays) {
-			c.members[i-1].delay = delays[i-1]
+		if i <= len(faults) {
+			m := c.members[i-1]
+			m.fault = faults[i-1]
+			if m.fault.slowFsync > 0 {
+				m.slow = slowView(t, m.dir)
+			}
 		}
 	}
 	var wg sync.WaitGroup
@@ -122,6 +139,29 @@ func newCluster(t *testing.T, v34 bool, token string, n int, quota int64, delays
 	return c
 }
 
+// slowView mounts at dir a view of a directory beside it whose fsyncs and
+// fdatasyncs can be slowed, unmounted when the test ends (after its
+// members stop: cleanups run last first).
+func slowView(t *testing.T, dir string) *slowfs.Mount {
+	t.Helper()
+	real := dir + ".real"
+	for _, d := range []string{real, dir} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mnt, err := slowfs.Start(real, dir, slowfs.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if _, err := mnt.Unmount(); err != nil {
+			t.Error(err)
+		}
+	})
+	return mnt
+}
+
 // start starts member i (again: its data dir is kept) and waits until it
 // sees a leader.
 func (c *testCluster) start(i int) error {
@@ -134,14 +174,14 @@ func (c *testCluster) start(i int) error {
 	var cmd *exec.Cmd
 	if !c.v34 {
 		cfg := cluster.MemberConfig{Name: m.name, DataDir: m.dir, ClientURL: m.client, PeerURL: m.peer, InitialCluster: c.initial(), ClusterToken: c.token,
-			QuotaBackendBytes: m.quota, ExitWithParent: true, StartTimeout: 30 * time.Second, Fault: cluster.Fault{PeerDelay: m.delay}}
+			QuotaBackendBytes: m.quota, ExitWithParent: true, StartTimeout: 30 * time.Second, Fault: cluster.Fault{PeerDelay: m.fault.delay}}
 		cmd = exec.Command(os.Args[0], cfg.Args()...)
 		cmd.Env = append(os.Environ(), memberEnv+"=1")
 	} else {
 		listen := m.peer
-		if m.delay.Latency > 0 && m.proxy == nil {
+		if m.fault.delay.Latency > 0 && m.proxy == nil {
 			inner := fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(c.t))
-			if m.proxy, err = netfault.Listen(strings.TrimPrefix(m.peer, "http://"), inner, m.delay); err != nil {
+			if m.proxy, err = netfault.Listen(strings.TrimPrefix(m.peer, "http://"), inner, m.fault.delay); err != nil {
 				return err
 			}
 			listen = "http://" + inner
@@ -355,7 +395,7 @@ func TestReadFaults(t *testing.T) {
 			})
 
 			t.Run("a member whose peer link is delayed", func(t *testing.T) {
-				slow := newCluster(t, v34, "slowlink", 3, 0, netfault.Delay{}, netfault.Delay{}, netfault.Delay{Latency: 200 * time.Millisecond})
+				slow := newCluster(t, v34, "slowlink", 3, 0, memberFault{}, memberFault{}, memberFault{delay: netfault.Delay{Latency: 200 * time.Millisecond}})
 				victim := slow.members[2]
 				// The member behind the slow link must not lead: as leader,
 				// every member's linearizable reads would wait for it.
@@ -365,6 +405,41 @@ func TestReadFaults(t *testing.T) {
 				if f == nil || !strings.Contains(f.Title, "Linearizable reads at "+victim.name) || len(fs) != 1 ||
 					!strings.Contains(f.Evidence[0].What, "the time went between "+victim.name+" and the leader") {
 					t.Errorf("findings %v; want %s's linearizable reads slow at the leader's ReadIndex, the link to the leader named", ids(fs), victim.name)
+				}
+			})
+
+			t.Run("a member on a slow disk under load", func(t *testing.T) {
+				if err := cluster.SlowDiskSupported(); err != nil {
+					t.Skipf("skipped: %v", err)
+				}
+				slow := newCluster(t, v34, "slowdisk", 3, 0, memberFault{}, memberFault{}, memberFault{slowFsync: 1500 * time.Millisecond})
+				victim := slow.members[2]
+				slow.notLeader(2)
+				victim.slow.SetFsyncDelay(victim.fault.slowFsync)
+				stop := slow.load(100, slow.endpoints()[:2])
+				defer stop()
+				time.Sleep(2 * time.Second) // the gap forms
+				_, fs := read(t, slow.endpoints()...)
+				victim.slow.SetFsyncDelay(0) // a quick stop
+				// etcd 3.4's follower falls behind in its committed index;
+				// 3.6 and later apply what a quorum committed while their own
+				// write goes on, and answer Status once it ends: in bursts,
+				// its linearizable reads waiting for its apply.
+				named := false
+				for _, f := range fs {
+					switch {
+					case !strings.HasPrefix(f.Title, victim.name+" ") && !strings.HasPrefix(f.Title, "Linearizable reads at "+victim.name+" "):
+					case f.ID == "cluster_member_behind", f.ID == "cluster_member_apply_behind":
+						named = true
+					case f.ID == "cluster_read_index_slow":
+						named = true
+						if !strings.Contains(f.Evidence[0].What, victim.name+"'s own raft loop") {
+							t.Errorf("%s's slow linearizable reads are not said to be possibly its own apply: %s", victim.name, f.Evidence[0].What)
+						}
+					}
+				}
+				if !named {
+					t.Errorf("findings %v; want %s behind the leader, or its linearizable reads slow", ids(fs), victim.name)
 				}
 			})
 
@@ -443,6 +518,38 @@ func alter(t *testing.T, path string) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// load puts rate keys/s through endpoints in a goroutine, each a new key
+// (at most 20 s of them), until the returned function is called.
+func (c *testCluster) load(rate int, endpoints []string) (stop func()) {
+	cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 2 * time.Second})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		tick := time.NewTicker(time.Second / time.Duration(rate))
+		defer tick.Stop()
+		for i := 0; ; i++ {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			wg.Go(func() {
+				pctx, pcancel := context.WithTimeout(ctx, 2*time.Second)
+				defer pcancel()
+				_, _ = cli.Put(pctx, fmt.Sprintf("/state-test/load/%d", i), "value")
+			})
+		}
+	})
+	return func() {
+		cancel()
+		wg.Wait()
+		cli.Close()
 	}
 }
 

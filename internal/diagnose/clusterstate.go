@@ -58,8 +58,10 @@ var (
 			"wipe its data dir and add it back so that it receives the leader's snapshot. Keep a copy of its data dir for the bug report.",
 		"etcd's HashKV of every member at one revision"}
 	readIndexSlow = clusterFinding{"cluster_read_index_slow",
-		"A linearizable read waits for the leader to confirm it leads (ReadIndex: a heartbeat round to a quorum); a serializable one is served " +
-			"from the member's own store. Slow only for the linearizable reads, the time is not the member's own storage.",
+		"A linearizable read waits for the leader to confirm it leads (ReadIndex: a heartbeat round to a quorum), then for the member to apply " +
+			"up to the leader's index; a serializable one is served from the member's own store at once. Slow only for the linearizable reads, " +
+			"the time went to the leader's ReadIndex, the network to it, or the member's own apply catching up: the peer round trips and the " +
+			"member's WAL fsync (etcdperf metrics) tell which.",
 		"reads of one key (\"health\") from each member, serializable and linearizable"}
 )
 
@@ -190,13 +192,17 @@ func leaderSplits(st *result.ClusterState, _ clusterLv, _ []Member) []result.Fin
 	return []result.Finding{leaderSplit.find(sev, title, ev)}
 }
 
-// membersBehind: a follower whose committed index trailed the leader's in
-// every round both answered (two or more), by member_behind of the
-// cluster's writes or more (the leader's commits per second over the
-// rounds; at least one entry, so that an idle cluster's member still
-// behind counts), or whose applied index stayed member_apply_gap or more
-// behind its own committed index; said beside its WAL fsync and backend
-// commit where they were measured.
+// membersBehind: a follower whose committed index trailed the leader's
+// (the leader's at the time the follower answered, at the leader's rate)
+// by member_behind of the cluster's writes or more (the leader's commits
+// per second over the rounds; at least one entry, so that an idle
+// cluster's member still behind counts), or whose applied index trailed
+// its own committed index as far, in two or more rounds: a gap that
+// grew every round is critical, one that stayed a warning, one that
+// closed in the last round is said to have closed (a member that applies
+// in bursts, each after a slow write); an applied index member_apply_gap
+// behind is critical (etcd rejects proposals). Said beside its WAL fsync
+// and backend commit where they were measured.
 func membersBehind(st *result.ClusterState, lv clusterLv, views []Member) []result.Finding {
 	leaderAt := func(round int) (result.StatusRound, bool) {
 		for _, m := range st.Members {
@@ -218,6 +224,16 @@ func membersBehind(st *result.ClusterState, lv clusterLv, views []Member) []resu
 		rate = (float64(last.RaftIndex) - float64(first.RaftIndex)) / (last.T - first.T)
 	}
 	floor := max(1, rate*lv.behind)
+	trail := func(gaps []float64) string {
+		if rate <= 0 {
+			return ""
+		}
+		lo, hi := units.Seconds(slices.Min(gaps)/rate), units.Seconds(slices.Max(gaps)/rate)
+		if lo != hi {
+			lo += " to " + hi
+		}
+		return fmt.Sprintf(" (%s of the cluster's writes, at %s entries/s)", lo, units.Thousands(rate))
+	}
 	var out []result.Finding
 	for _, m := range st.Members {
 		if !m.Listed || m.ClusterID != st.ClusterID {
@@ -230,32 +246,49 @@ func membersBehind(st *result.ClusterState, lv clusterLv, views []Member) []resu
 			}
 			applyGaps = append(applyGaps, float64(sr.RaftIndex)-float64(sr.AppliedIndex))
 			if l, ok := leaderAt(round); ok && sr.Leader != m.ID {
-				gaps = append(gaps, float64(l.RaftIndex)-float64(sr.RaftIndex))
+				gaps = append(gaps, max(0, float64(l.RaftIndex)+rate*(sr.T-l.T)-float64(sr.RaftIndex)))
 			}
 		}
 		side := memberSide(m.Name, views)
-		if len(gaps) >= 2 && slices.Min(gaps) >= floor {
-			sev, how := result.Warning, "stayed behind"
-			if slices.IsSorted(gaps) && gaps[len(gaps)-1] > gaps[0] {
-				sev, how = result.Critical, "fell further behind"
-			}
-			trail := ""
-			if rate > 0 {
-				trail = fmt.Sprintf(" (%s of the cluster's writes, at %s entries/s)", units.Seconds(slices.Min(gaps)/rate), units.Thousands(rate))
-			}
+		if sev, how, n := behindIn(gaps, floor); n > 0 {
 			out = append(out, memberBehind.find(sev,
-				fmt.Sprintf("%s %s the leader: its committed index trailed by %s entries%s%s", m.Name, how, rangeOf(gaps), trail, side),
-				[]result.Evidence{{What: fmt.Sprintf("entries between the leader's committed index and %s's, in %d status rounds %s apart; the leader committed %s entries/s",
-					m.Name, len(gaps), units.Seconds(st.Interval), units.Thousands(rate)), Observed: slices.Min(gaps), Limit: floor, Unit: "count"}}))
+				fmt.Sprintf("%s %s the leader: its committed index trailed by %s entries%s%s", m.Name, how, rangeOf(gaps), trail(gaps), side),
+				[]result.Evidence{{What: fmt.Sprintf("entries between the leader's committed index (at the time %s answered) and %s's, most in %d of %d status rounds %s apart; the leader committed %s entries/s",
+					m.Name, m.Name, n, len(gaps), units.Seconds(st.Interval), units.Thousands(rate)), Observed: slices.Max(gaps), Limit: floor, Unit: "count"}}))
 		}
-		if len(applyGaps) >= 2 && slices.Min(applyGaps) >= lv.applyGap {
-			out = append(out, applyBehind.find(result.Critical,
-				fmt.Sprintf("%s applies behind what it committed: %s entries committed and not applied%s", m.Name, rangeOf(applyGaps), side),
-				[]result.Evidence{{What: fmt.Sprintf("entries between %s's committed and applied index, in %d status rounds", m.Name, len(applyGaps)),
-					Observed: applyGaps[len(applyGaps)-1], Limit: lv.applyGap, Unit: "count"}}))
+		if sev, how, n := behindIn(applyGaps, floor); n > 0 {
+			if slices.Max(applyGaps) >= lv.applyGap {
+				sev = result.Critical
+			}
+			out = append(out, applyBehind.find(sev,
+				fmt.Sprintf("%s %s in applying what it committed: %s entries committed and not applied%s%s", m.Name, how, rangeOf(applyGaps), trail(applyGaps), side),
+				[]result.Evidence{{What: fmt.Sprintf("entries between %s's committed and applied index, most in %d of %d status rounds %s apart; the leader committed %s entries/s; at %s etcd rejects proposals",
+					m.Name, n, len(applyGaps), units.Seconds(st.Interval), units.Thousands(rate), units.Thousands(lv.applyGap)), Observed: slices.Max(applyGaps), Limit: floor, Unit: "count"}}))
 		}
 	}
 	return out
+}
+
+// behindIn reads a member's gaps, one per round: behind by floor or more
+// in two or more rounds (n, 0 when not), critical when the gap grew every
+// round, how it moved in words.
+func behindIn(gaps []float64, floor float64) (sev result.Severity, how string, n int) {
+	for _, g := range gaps {
+		if g >= floor {
+			n++
+		}
+	}
+	if n < 2 {
+		return "", "", 0
+	}
+	last := gaps[len(gaps)-1]
+	switch {
+	case n == len(gaps) && slices.IsSorted(gaps) && last > gaps[0]:
+		return result.Critical, "fell further behind", n
+	case last < floor:
+		return result.Warning, fmt.Sprintf("was behind in %d of %d status rounds, then caught up,", n, len(gaps)), n
+	}
+	return result.Warning, "stayed behind", n
 }
 
 // memberSide says what the member's own latencies were where the run
@@ -394,20 +427,30 @@ func hashes(st *result.ClusterState, _ clusterLv, _ []Member) []result.Finding {
 	return []result.Finding{hashDiffers.find(result.Critical, title, ev)}
 }
 
-// slowReadIndexes: a member that waited read_index_wait or more at the
-// leader's ReadIndex, measured on the fastest read of each kind (a wait
+// slowReadIndexes: a member that waited read_index_wait or more for its
+// linearizable reads, measured on the fastest read of each kind (a wait
 // every read pays, not a busy moment's): its linearizable read beyond its
 // serializable one; for a follower, less the leader's own such wait, which
-// CPUs busy for every member inflate alike. On the leader, the time went
-// to its heartbeat round to a quorum; on a follower, to the link between
-// it and the leader (or, with the leader's own reads not measured, the
-// leader or that link).
-func slowReadIndexes(st *result.ClusterState, lv clusterLv, _ []Member) []result.Finding {
+// CPUs busy for every member inflate alike. A member whose linearizable
+// reads all failed while its serializable ones (and the leader's
+// linearizable ones) were answered waited past the command's timeout. On
+// the leader, the time went to its heartbeat round to a quorum; on a
+// follower, between it and the leader: the network to it, or its own
+// raft loop applying up to the leader's index (a follower on a slow disk
+// applies in bursts, after each of its writes), which its WAL fsync and
+// the peer round trips tell apart (or, with the leader's own reads not
+// measured, the leader too).
+func slowReadIndexes(st *result.ClusterState, lv clusterLv, views []Member) []result.Finding {
 	wait := func(m result.ClusterMember) (float64, bool) {
 		if m.Serializable == nil || m.Linearizable == nil || m.Serializable.Min <= 0 || m.Linearizable.Min <= 0 {
 			return 0, false
 		}
 		return max(0, m.Linearizable.Min-m.Serializable.Min), true
+	}
+	// failed: every linearizable read at m failed, its serializable ones
+	// answered.
+	failed := func(m result.ClusterMember) bool {
+		return m.Serializable != nil && m.Serializable.Min > 0 && m.Linearizable != nil && m.Linearizable.Count > 0 && m.Linearizable.Errors == m.Linearizable.Count
 	}
 	var leader *result.ClusterMember
 	for i, m := range st.Members {
@@ -422,26 +465,40 @@ func slowReadIndexes(st *result.ClusterState, lv clusterLv, _ []Member) []result
 	var out []result.Finding
 	for _, m := range st.Members {
 		w, ok := wait(m)
-		if !ok || !m.Listed {
+		if !m.Listed || !ok && !failed(m) {
 			continue
 		}
 		var where string
 		beyond := w
+		own := fmt.Sprintf("or %s's own raft loop applying up to the leader's index (its disk or its CPU: a follower on a slow disk applies after each of its writes); "+
+			"its WAL fsync and the peer round trips to it tell which", m.Name)
 		switch {
 		case leader != nil && leader.ID == m.ID:
 			where = "it is the leader: the time went to its heartbeat round to a quorum of followers (the network to them, or its own CPU)"
 		case lok:
 			beyond = w - lw
-			where = fmt.Sprintf("the leader %s waited %s itself: the time went between %s and the leader (the network to it)", leader.Name, units.Seconds(lw), m.Name)
+			where = fmt.Sprintf("the leader %s waited %s itself: the time went between %s and the leader: the network to it, %s", leader.Name, units.Seconds(lw), m.Name, own)
 		default:
-			where = "the leader's own reads were not measured: the time went to the leader or the network to it"
+			where = "the leader's own reads were not measured: the time went to the leader, the network to it, " + own
+		}
+		where += memberSide(m.Name, views)
+		if !ok {
+			if leader == nil || leader.ID == m.ID || !lok {
+				continue // the leader's own reads failed too: the cluster's, said elsewhere
+			}
+			out = append(out, readIndexSlow.find(result.Warning,
+				fmt.Sprintf("Linearizable reads at %s failed (%d of %d: %s) while serializable ones took %s", m.Name,
+					m.Linearizable.Errors, m.Linearizable.Count, m.Linearizable.Error, units.Seconds(m.Serializable.Min)),
+				[]result.Evidence{{What: fmt.Sprintf("%d linearizable reads at %s, none answered, against the fastest of %d serializable ones; %s",
+					m.Linearizable.Count, m.Name, m.Serializable.Count, where), Observed: float64(m.Linearizable.Errors), Limit: 0, Unit: "count"}}))
+			continue
 		}
 		if beyond < lv.readIndex {
 			continue
 		}
 		out = append(out, readIndexSlow.find(result.Warning,
-			fmt.Sprintf("Linearizable reads at %s took at least %s against %s serializable: they waited at the leader's ReadIndex, not on %s's storage", m.Name,
-				units.Seconds(m.Linearizable.Min), units.Seconds(m.Serializable.Min), m.Name),
+			fmt.Sprintf("Linearizable reads at %s took at least %s against %s serializable", m.Name,
+				units.Seconds(m.Linearizable.Min), units.Seconds(m.Serializable.Min)),
 			[]result.Evidence{{What: fmt.Sprintf("fastest of %d linearizable reads at %s, beyond the fastest of %d serializable ones, less the leader's own wait; %s",
 				m.Linearizable.Count, m.Name, m.Serializable.Count, where),
 				Observed: beyond, Limit: lv.readIndex, Unit: "s"}}))

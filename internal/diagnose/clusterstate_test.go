@@ -75,6 +75,39 @@ func TestClusterStateRules(t *testing.T) {
 		{sr("m1", 2, 9000, 9000), sr("m1", 2, 9000, 3000), sr("m1", 2, 9000, 9000)},
 		{sr("m1", 2, 9000, 9000), sr("m1", 2, 9000, 2900), sr("m1", 2, 9000, 9000)},
 	})
+	// m2 on a slow disk under 100 entries/s: it applies 160 to 320
+	// entries behind what it committed (1.6s of the writes or more), its
+	// gap not growing every round.
+	applyLag := stateOf([][3]result.StatusRound{
+		{sr("m1", 2, 1000, 1000), sr("m1", 2, 1000, 800), sr("m1", 2, 1000, 1000)},
+		{sr("m1", 2, 1100, 1100), sr("m1", 2, 1100, 780), sr("m1", 2, 1100, 1100)},
+		{sr("m1", 2, 1200, 1200), sr("m1", 2, 1200, 1040), sr("m1", 2, 1200, 1200)},
+	})
+	// m2 on a slow disk applies in bursts, a write of 1.5s each: far
+	// behind in two rounds, caught up in the third (as etcd 3.6 and
+	// later apply what a quorum committed before their own write ends).
+	applyBursts := stateOf([][3]result.StatusRound{
+		{sr("m1", 2, 1000, 1000), sr("m1", 2, 1000, 561), sr("m1", 2, 1000, 1000)},
+		{sr("m1", 2, 1100, 1100), sr("m1", 2, 1100, 792), sr("m1", 2, 1100, 1100)},
+		{sr("m1", 2, 1200, 1200), sr("m1", 2, 1200, 1200), sr("m1", 2, 1200, 1200)},
+	})
+	// A leader slow to answer (1.5s after the round began, the followers
+	// at once): the followers' committed index is the leader's of then,
+	// not behind.
+	lateAnswer := stateOf([][3]result.StatusRound{
+		{sr("m1", 2, 1150, 1150), sr("m1", 2, 1000, 1000), sr("m1", 2, 1000, 1000)},
+		{sr("m1", 2, 1250, 1250), sr("m1", 2, 1100, 1100), sr("m1", 2, 1100, 1100)},
+		{sr("m1", 2, 1350, 1350), sr("m1", 2, 1200, 1200), sr("m1", 2, 1200, 1200)},
+	})
+	for r := range lateAnswer.Members[0].StatusRounds {
+		lateAnswer.Members[0].StatusRounds[r].T += 1.5
+	}
+	// m2 applies 50 entries behind at 100 entries/s: half a second, a
+	// backend commit's batch.
+	applyNear := stateOf([][3]result.StatusRound{
+		{sr("m1", 2, 1000, 1000), sr("m1", 2, 1000, 950), sr("m1", 2, 1000, 1000)},
+		{sr("m1", 2, 1100, 1100), sr("m1", 2, 1100, 1050), sr("m1", 2, 1100, 1100)},
+	})
 	// m3 sees another leader in another term, in every round.
 	split := stateOf([][3]result.StatusRound{
 		{sr("m1", 2, 50, 50), sr("m1", 2, 50, 50), sr("m3", 3, 50, 50)},
@@ -111,6 +144,16 @@ func TestClusterStateRules(t *testing.T) {
 	slowLink := reads([3]float64{0.0004, 0.0005, 0.0004}, [3]float64{0.0012, 0.0011, 0.1012})
 	// The leader itself slow to confirm it leads: every member waits.
 	slowLeader := reads([3]float64{0.0004, 0.0005, 0.0004}, [3]float64{0.0812, 0.0831, 0.0829})
+	// m3 on a slow disk: every linearizable read timed out, its
+	// serializable ones answered at once.
+	readsFailed := reads([3]float64{0.0004, 0.0005, 0.0004}, [3]float64{0.0012, 0.0011, 0})
+	readsFailed.Members[2].Linearizable = &result.ReadTimes{Count: 5, Errors: 5, Error: "no answer in time"}
+	// Every member's linearizable reads failed (no leader): not one
+	// member's wait.
+	allFailed := reads([3]float64{0.0004, 0.0005, 0.0004}, [3]float64{0, 0, 0})
+	for i := range allFailed.Members {
+		allFailed.Members[i].Linearizable = &result.ReadTimes{Count: 5, Errors: 5, Error: "no answer in time"}
+	}
 	mixed := stateOf([][3]result.StatusRound{{sr("m1", 2, 50, 50), sr("m1", 2, 50, 50), sr("m1", 2, 50, 50)}})
 	mixed.Members[2].Version = "3.5.1"
 	// A member behind on a run that measured its WAL fsyncs: said beside
@@ -126,18 +169,24 @@ func TestClusterStateRules(t *testing.T) {
 		want []string
 	}{
 		{"agree", agree, nil, nil},
-		{"behind", behind, nil, []string{"cluster_member_behind critical m3 fell further behind the leader: its committed index trailed by 600 to 1,000 entries (1.2s of the cluster's writes, at 500 entries/s)"}},
+		{"behind", behind, nil, []string{"cluster_member_behind critical m3 fell further behind the leader: its committed index trailed by 600 to 1,000 entries (1.2s to 2s of the cluster's writes, at 500 entries/s)"}},
 		{"a heartbeat behind", near, nil, nil},
-		{"behind, beside its disk", behind, withDisk, []string{"cluster_member_behind critical m3 fell further behind the leader: its committed index trailed by 600 to 1,000 entries (1.2s of the cluster's writes, at 500 entries/s), while its WAL fsync p99 was 80ms"}},
+		{"behind, beside its disk", behind, withDisk, []string{"cluster_member_behind critical m3 fell further behind the leader: its committed index trailed by 600 to 1,000 entries (1.2s to 2s of the cluster's writes, at 500 entries/s), while its WAL fsync p99 was 80ms"}},
 		{"caught up", caughtUp, nil, nil},
 		{"idle, one entry behind", idleBehind, nil, []string{"cluster_member_behind warn m3 stayed behind the leader: its committed index trailed by 1 entries"}},
-		{"apply gap", applyGap, nil, []string{"cluster_member_apply_behind critical m2 applies behind what it committed: 6,000 to 6,100 entries committed and not applied"}},
+		{"apply gap", applyGap, nil, []string{"cluster_member_apply_behind critical m2 fell further behind in applying what it committed: 6,000 to 6,100 entries committed and not applied"}},
+		{"applying behind under load", applyLag, nil, []string{"cluster_member_apply_behind warn m2 stayed behind in applying what it committed: 160 to 320 entries committed and not applied (1.6s to 3.2s of the cluster's writes, at 100 entries/s)"}},
+		{"applying half a second behind", applyNear, nil, nil},
+		{"applying in bursts", applyBursts, nil, []string{"cluster_member_apply_behind warn m2 was behind in 2 of 3 status rounds, then caught up, in applying what it committed: 0 to 439 entries committed and not applied"}},
+		{"a leader slow to answer", lateAnswer, nil, nil},
 		{"split", split, nil, []string{"cluster_leader_split critical The members disagree on the leader or the term in all 2 status rounds"}},
 		{"split, a member not started", splitUnstarted, nil, []string{"cluster_leader_split critical The members disagree on the leader or the term in all 2 status rounds"}},
 		{"election", election, nil, []string{"cluster_leader_split warn The members disagreed on the leader or the term in 1 of 3 status rounds"}},
 		{"reads on busy CPUs", busy, nil, nil},
 		{"reads behind a slow link", slowLink, nil, []string{"cluster_read_index_slow warn Linearizable reads at m3 took at least 101ms against 400µs serializable"}},
 		{"reads at a slow leader", slowLeader, nil, []string{"cluster_read_index_slow warn Linearizable reads at m1 took at least 81.2ms against 400µs serializable"}},
+		{"linearizable reads failed at a follower", readsFailed, nil, []string{"cluster_read_index_slow warn Linearizable reads at m3 failed (5 of 5: no answer in time) while serializable ones took 400µs"}},
+		{"linearizable reads failed everywhere", allFailed, nil, nil},
 		{"mixed versions", mixed, nil, []string{"cluster_versions warn The members run different etcd versions: 3.6.4 on m1, m2; 3.5.1 on m3",
 			"cluster_versions critical m3 runs etcd 3.5.1, a release with a known data inconsistency"}},
 	} {

@@ -94,7 +94,9 @@ func (m ClusterMember) Answered() bool {
 
 // StatusRound is one member's answer to one round of Status.
 type StatusRound struct {
-	// T is the round's time, in seconds from the first round.
+	// T is when the member answered (or failed to), in seconds from the
+	// first round's start: a member slow to answer is compared with the
+	// leader at that time, not at the round's start.
 	T            float64 `json:"t"`
 	Leader       string  `json:"leader,omitempty"`
 	Term         uint64  `json:"term,omitempty"`

@@ -57,10 +57,15 @@ type Stats struct {
 
 // Mount is a mounted slow file system.
 type Mount struct {
-	Src, Mnt string
-	Stats    *Stats
-	server   *fuse.Server
+	Src, Mnt   string
+	Stats      *Stats
+	server     *fuse.Server
+	fsyncDelay *atomic.Int64
 }
+
+// SetFsyncDelay changes the delay added to every fsync and fdatasync from
+// now on (a disk that turns slow, or recovers).
+func (m *Mount) SetFsyncDelay(d time.Duration) { m.fsyncDelay.Store(int64(max(d, 0))) }
 
 // Start mounts a slow view of src on mnt (both existing directories) and
 // serves it in the background. It needs root (it mounts directly, without
@@ -90,8 +95,10 @@ func Start(src, mnt string, cfg Config) (*Mount, error) {
 		return nil, fmt.Errorf("%s: %w", absSrc, err)
 	}
 	stats := &Stats{}
+	delay := &atomic.Int64{}
+	delay.Store(int64(cfg.FsyncDelay))
 	root := &fs.LoopbackRoot{Path: absSrc, Dev: uint64(st.Dev)}
-	node := &slowNode{LoopbackNode: &fs.LoopbackNode{RootData: root}, cfg: cfg, stats: stats}
+	node := &slowNode{LoopbackNode: &fs.LoopbackNode{RootData: root}, cfg: cfg, stats: stats, fsyncDelay: delay}
 	root.RootNode = node
 	opts := &fs.Options{
 		MountOptions: fuse.MountOptions{
@@ -108,7 +115,7 @@ func Start(src, mnt string, cfg Config) (*Mount, error) {
 		}
 		return nil, fmt.Errorf("mount %s: %w", mnt, err)
 	}
-	return &Mount{Src: absSrc, Mnt: mnt, Stats: stats, server: server}, nil
+	return &Mount{Src: absSrc, Mnt: mnt, Stats: stats, server: server, fsyncDelay: delay}, nil
 }
 
 // Unmount unmounts, retrying while files are still open, and as a last
@@ -132,6 +139,8 @@ type slowNode struct {
 	*fs.LoopbackNode
 	cfg   Config
 	stats *Stats
+	// fsyncDelay is the mount's fsync delay (Mount.SetFsyncDelay).
+	fsyncDelay *atomic.Int64
 }
 
 var (
@@ -144,7 +153,7 @@ var (
 // WrapChild makes every node below the root slow too.
 func (n *slowNode) WrapChild(ctx context.Context, ops fs.InodeEmbedder) fs.InodeEmbedder {
 	if ln, ok := ops.(*fs.LoopbackNode); ok {
-		return &slowNode{LoopbackNode: ln, cfg: n.cfg, stats: n.stats}
+		return &slowNode{LoopbackNode: ln, cfg: n.cfg, stats: n.stats, fsyncDelay: n.fsyncDelay}
 	}
 	return ops
 }
@@ -167,7 +176,7 @@ func (n *slowNode) sleep(d time.Duration) {
 // asked for it (FUSE_FSYNC_FDATASYNC), else fsync.
 func (n *slowNode) Fsync(ctx context.Context, f fs.FileHandle, flags uint32) syscall.Errno {
 	n.stats.Fsyncs.Add(1)
-	n.sleep(n.cfg.FsyncDelay)
+	n.sleep(time.Duration(n.fsyncDelay.Load()))
 	sf, ok := f.(*slowFile)
 	if !ok {
 		if fy, ok := f.(fs.FileFsyncer); ok {
