@@ -14,6 +14,9 @@
 // what it wrote.
 //
 //	go run ./bench/dbperf --keys 1000000 --value 800 --runs 3 --dir /var/tmp
+//
+// With --snapshot FILE it reads that file (filling one there first, and
+// keeping it, when it does not exist).
 package main
 
 import (
@@ -43,29 +46,36 @@ func main() {
 	keys := flag.Int("keys", 1000000, "keys in the snapshot")
 	value := flag.Int("value", 800, "bytes of each value")
 	runs := flag.Int("runs", 3, "reads per tool")
+	keep := flag.String("snapshot", "", "read this snapshot; when it does not exist, fill one as --keys and --value say and keep it there (for runs to come)")
 	flag.Parse()
-	if err := run(*dir, *keys, *value, *runs); err != nil {
+	if err := run(*dir, *keys, *value, *runs, *keep); err != nil {
 		fmt.Fprintln(os.Stderr, "dbperf:", err)
 		os.Exit(1)
 	}
 }
 
-func run(dir string, keys, value, runs int) error {
+func run(dir string, keys, value, runs int, keep string) error {
 	work, err := os.MkdirTemp(dir, "etcdperf-dbperf-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(work)
 	snap := filepath.Join(work, "snap.db")
-	start := time.Now()
-	if err := fill(work, snap, keys, value); err != nil {
-		return err
+	if keep != "" {
+		snap = keep
+	}
+	if _, err := os.Stat(snap); err != nil {
+		start := time.Now()
+		if err := fill(work, snap, keys, value); err != nil {
+			return err
+		}
+		fmt.Printf("snapshot of %d keys of %d bytes written in %s\n", keys, value, time.Since(start).Round(time.Second))
 	}
 	fi, err := os.Stat(snap)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("snapshot of %d keys of %d bytes: %s, written in %s\n", keys, value, units.Bytes(float64(fi.Size())), time.Since(start).Round(time.Second))
+	fmt.Printf("snapshot %s: %s\n", snap, units.Bytes(float64(fi.Size())))
 
 	bin := filepath.Join(work, "bin")
 	for _, c := range []struct{ dir, pkg, out string }{

@@ -1,7 +1,6 @@
 package dbfile
 
 import (
-	"bytes"
 	"strings"
 
 	"github.com/etcdperf/etcdperf/internal/result"
@@ -44,42 +43,55 @@ type Place struct {
 // keys are grouped by their first path segment ("/myapp/...": "/myapp");
 // keys of one segment are "(top level)".
 func Classify(key []byte, prefixes []string) Place {
+	return classify(string(key), prefixes)
+}
+
+// classify is Classify on a key held as a string: the Place's strings are
+// parts of it (no copy for each of a database's keys).
+func classify(key string, prefixes []string) Place {
 	for _, p := range prefixes {
-		if !bytes.HasPrefix(key, []byte(p)) || len(key) == len(p) {
+		if !strings.HasPrefix(key, p) || len(key) == len(p) {
 			continue
 		}
-		segs := strings.Split(string(key[len(p):]), "/")
-		res, rest := segs[0], segs[1:]
+		body := key[len(p):]
+		first, rest, _ := strings.Cut(body, "/")
+		second, after, two := strings.Cut(rest, "/")
+		// res is the resource, rest what follows it ("<namespace>/<name>"
+		// or "<name>").
+		res := first
 		class := result.DBClassKubernetes
 		switch {
-		case strings.Contains(res, ".") && len(segs) >= 3:
-			res, rest = segs[0]+"/"+segs[1], segs[2:]
+		case strings.Contains(first, ".") && two:
+			res, rest = body[:len(first)+1+len(second)], after
 			switch {
-			case segs[0] == "apiextensions.k8s.io" && segs[1] == "customresourcedefinitions":
+			case first == "apiextensions.k8s.io" && second == "customresourcedefinitions":
 				class = result.DBClassCRD
-			case !builtinGroups[segs[0]]:
+			case !builtinGroups[first]:
 				class = result.DBClassCustom
 			}
-		case res == "services" && len(segs) >= 3 && (segs[1] == "specs" || segs[1] == "endpoints"):
-			res, rest = segs[0]+"/"+segs[1], segs[2:]
+		case first == "services" && two && (second == "specs" || second == "endpoints"):
+			res, rest = body[:len(first)+1+len(second)], after
 		}
-		pl := Place{Resource: res, Prefix: p + res + "/", Class: class}
-		if len(rest) >= 2 {
-			pl.Namespace = rest[0]
+		pl := Place{Resource: res, Prefix: key[:len(p)+len(res)] + "/", Class: class}
+		if len(key) > len(p)+len(res) {
+			pl.Prefix = key[:len(p)+len(res)+1]
+		}
+		if ns, _, found := strings.Cut(rest, "/"); found {
+			pl.Namespace = ns
 		}
 		return pl
 	}
-	s := string(key)
-	lead := strings.HasPrefix(s, "/")
-	body := strings.TrimPrefix(s, "/")
+	lead := strings.HasPrefix(key, "/")
+	body := strings.TrimPrefix(key, "/")
 	seg, _, found := strings.Cut(body, "/")
 	if !found {
 		return Place{Resource: "(top level)", Class: result.DBClassOther}
 	}
+	n := len(seg)
 	if lead {
-		seg = "/" + seg
+		n++
 	}
-	return Place{Resource: seg, Prefix: seg + "/", Class: result.DBClassOther}
+	return Place{Resource: key[:n], Prefix: key[:n+1], Class: result.DBClassOther}
 }
 
 // NormalizePrefixes returns prefixes each ending in one /, without

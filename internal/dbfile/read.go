@@ -24,9 +24,10 @@ import (
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
-	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/server/v3/lease/leasepb"
 	"google.golang.org/protobuf/proto"
+
+	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
@@ -98,16 +99,34 @@ func Read(ctx context.Context, path string, o Options) (*result.DB, error) {
 		out.Quota, out.QuotaSource = DefaultQuota, "etcd's default --quota-backend-bytes"
 	}
 	out.PageSize = db.Info().PageSize
+	// A snapshot is its pages and their SHA-256 (a size of 32 past a
+	// multiple of 512; a database file is whole pages): hashed beside the
+	// walk, on another CPU.
+	type hashed struct {
+		ok  bool
+		err error
+	}
+	var hash chan hashed
+	if fi.Size()%512 == hashLen && fi.Size() > hashLen {
+		hash = make(chan hashed, 1)
+		hctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		go func() {
+			ok, err := snapshotHashOK(hctx, path, fi.Size()-hashLen)
+			hash <- hashed{ok, err}
+		}()
+	}
 	if err := walk(ctx, db, o, out); err != nil {
 		return nil, err
 	}
 	out.Size = float64(out.Pages) * float64(out.PageSize)
 	out.SizeInUse = out.Size - float64(out.FreePages+out.PendingPages)*float64(out.PageSize)
 	dataEnd := fi.Size()
-	if fi.Size()%512 == hashLen && fi.Size()-hashLen >= int64(out.Size) {
+	if hash != nil && fi.Size()-hashLen >= int64(out.Size) {
 		out.Snapshot = true
 		dataEnd -= hashLen
-		ok, err := snapshotHashOK(ctx, path, dataEnd)
+		h := <-hash
+		ok, err := h.ok, h.err
 		if err != nil {
 			return nil, err
 		}
@@ -285,7 +304,13 @@ func walk(ctx context.Context, db *bolt.DB, o Options, out *result.DB) error {
 		}
 		readMeta(tx.Bucket([]byte("meta")), out)
 		readAlarms(tx.Bucket([]byte("alarm")), out)
-		keys, stats, err := readKeys(ctx, tx.Bucket([]byte("key")), out)
+		keyN := 0
+		for _, b := range out.Buckets {
+			if b.Name == "key" {
+				keyN = int(b.Keys)
+			}
+		}
+		keys, stats, err := readKeys(ctx, tx.Bucket([]byte("key")), keyN, out)
 		if err != nil {
 			return err
 		}
@@ -326,11 +351,16 @@ func readAlarms(b *bolt.Bucket, out *result.DB) {
 // sub revision; a deletion (tombstone) has a 't' after them.
 const revLen = 17
 
-func readKeys(ctx context.Context, b *bolt.Bucket, out *result.DB) ([]string, []keyStat, error) {
-	index := map[string]int{}
-	var keys []string
-	var stats []keyStat
-	var kv mvccpb.KeyValue
+// readKeys reads every revision in the key bucket b into one entry per
+// key (in the order keys first appear): its revisions, sizes, whether its
+// last revision deletes it, and its lease. The values are parsed in place
+// (keyValue), not copied: the database's pages are mapped, and a copy of
+// each value would be the file's size again in garbage. keyN, the bucket's
+// entries, sizes the lists (untouched capacity costs no memory).
+func readKeys(ctx context.Context, b *bolt.Bucket, keyN int, out *result.DB) ([]string, []keyStat, error) {
+	index := map[string]int32{}
+	keys := make([]string, 0, keyN)
+	stats := make([]keyStat, 0, keyN)
 	bad := 0
 	c := b.Cursor()
 	n := 0
@@ -345,24 +375,26 @@ func readKeys(ctx context.Context, b *bolt.Bucket, out *result.DB) ([]string, []
 			continue
 		}
 		main := int64(binary.BigEndian.Uint64(k[:8]))
-		if err := proto.Unmarshal(v, &kv); err != nil {
+		key, valueLen, lease, ok := keyValue(v)
+		if !ok {
 			bad++
 			continue
 		}
 		tomb := len(k) == revLen+1
-		i, ok := index[string(kv.Key)]
-		if !ok {
-			i = len(stats)
-			index[string(kv.Key)] = i
-			keys = append(keys, string(kv.Key))
+		i, seen := index[string(key)]
+		if !seen {
+			ks := string(key)
+			i = int32(len(stats))
+			index[ks] = i
+			keys = append(keys, ks)
 			stats = append(stats, keyStat{})
 		}
 		s := &stats[i]
-		data := int64(len(kv.Key) + len(kv.Value))
+		data := int64(len(key) + valueLen)
 		s.revs++
 		s.data += data
 		s.stored += int64(len(k) + len(v))
-		s.lastData, s.tomb, s.lease = data, tomb, kv.Lease
+		s.lastData, s.tomb, s.lease = data, tomb, lease
 		if main > out.Revision {
 			out.Revision = main
 		}
@@ -371,6 +403,38 @@ func readKeys(ctx context.Context, b *bolt.Bucket, out *result.DB) ([]string, []
 		out.Notes = append(out.Notes, fmt.Sprintf("%d entries of the key bucket are not etcd revisions and were skipped", bad))
 	}
 	return keys, stats, nil
+}
+
+// keyValue reads an mvccpb.KeyValue's key (a slice of v), its value's
+// length and its lease from the protobuf encoding v, skipping the other
+// fields; ok is false when v is not such an encoding.
+func keyValue(v []byte) (key []byte, valueLen int, lease int64, ok bool) {
+	for len(v) > 0 {
+		num, typ, n := protowire.ConsumeTag(v)
+		if n < 0 {
+			return nil, 0, 0, false
+		}
+		v = v[n:]
+		switch {
+		case num == 1 && typ == protowire.BytesType:
+			key, n = protowire.ConsumeBytes(v)
+		case num == 5 && typ == protowire.BytesType:
+			var val []byte
+			val, n = protowire.ConsumeBytes(v)
+			valueLen = len(val)
+		case num == 6 && typ == protowire.VarintType:
+			var x uint64
+			x, n = protowire.ConsumeVarint(v)
+			lease = int64(x)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, v)
+		}
+		if n < 0 {
+			return nil, 0, 0, false
+		}
+		v = v[n:]
+	}
+	return key, valueLen, lease, key != nil
 }
 
 type leaseAgg struct {
@@ -428,6 +492,9 @@ func summarise(keys []string, stats []keyStat, leases map[int64]*leaseAgg, o Opt
 	}
 }
 
+// resID tells a resource by its prefix and name.
+type resID struct{ prefix, name string }
+
 // resAgg is one resource's usage and the namespaces it has keys in.
 type resAgg struct {
 	r   result.DBResource
@@ -437,14 +504,14 @@ type resAgg struct {
 // aggregate adds each key's stats to its resource's, its namespace's, the
 // totals and its lease's; it returns the resources (by prefix and name),
 // the namespaces, and the keys (by index) with more than one revision.
-func aggregate(keys []string, stats []keyStat, leases map[int64]*leaseAgg, o Options, out *result.DB) (map[string]*resAgg, map[string]*result.DBNamespace, []int) {
-	res := map[string]*resAgg{}
+func aggregate(keys []string, stats []keyStat, leases map[int64]*leaseAgg, o Options, out *result.DB) (map[resID]*resAgg, map[string]*result.DBNamespace, []int) {
+	res := map[resID]*resAgg{}
 	nss := map[string]*result.DBNamespace{}
 	var churn []int
 	for i, key := range keys {
 		s := stats[i]
-		pl := Classify([]byte(key), o.KubePrefixes)
-		id := pl.Prefix + "\x00" + pl.Resource
+		pl := classify(key, o.KubePrefixes)
+		id := resID{pl.Prefix, pl.Resource}
 		ra := res[id]
 		if ra == nil {
 			ra = &resAgg{r: result.DBResource{Name: pl.Resource, Class: pl.Class, Prefix: pl.Prefix}, nss: map[string]bool{}}
@@ -478,7 +545,7 @@ func aggregate(keys []string, stats []keyStat, leases map[int64]*leaseAgg, o Opt
 }
 
 // resources lists the resources in out, the largest first.
-func resources(res map[string]*resAgg, out *result.DB) {
+func resources(res map[resID]*resAgg, out *result.DB) {
 	// Resources of one name under two prefixes (OpenShift's) are told
 	// apart by their prefix.
 	names := map[string]int{}
@@ -538,7 +605,7 @@ func churned(keys []string, stats []keyStat, churn []int, o Options, out *result
 		if s.tomb {
 			hist = s.data
 		}
-		out.Churn = append(out.Churn, result.DBKey{Key: keys[i], Resource: Classify([]byte(keys[i]), o.KubePrefixes).Resource,
+		out.Churn = append(out.Churn, result.DBKey{Key: keys[i], Resource: classify(keys[i], o.KubePrefixes).Resource,
 			Revisions: s.revs, HistoryBytes: float64(hist), Deleted: s.tomb})
 	}
 }
