@@ -118,11 +118,11 @@ func Soak(ctx context.Context, o SoakOptions) (*result.Soak, error) {
 	return s, nil
 }
 
-// sample is one interval's sample: the puts that succeeded, etcd's p99s
-// over the interval, the device's writes in host's samples.
+// sample is one interval's sample: the puts that succeeded and their p99,
+// etcd's p99s over the interval, the device's writes in host's samples.
 func sample(t loadrun.Tick, host []result.HostSample) result.SoakSample {
 	secs := (t.End - t.Start).Seconds()
-	smp := result.SoakSample{T: t.End.Round(time.Millisecond).Seconds(), Seconds: secs, Errors: t.Failed}
+	smp := result.SoakSample{T: t.End.Round(time.Millisecond).Seconds(), Seconds: secs, Errors: t.Failed, RequestP99: t.RequestP99}
 	if secs > 0 {
 		smp.Achieved = float64(t.Succeeded) / secs
 	}

@@ -39,6 +39,10 @@ func soakBroke(r *result.Result) []result.Finding {
 		case check.BackendCommitP99:
 			broke = append(broke, "the backend commit p99 ("+units.Seconds(s.LastBackendCommitP99)+")")
 			f.Evidence = append(f.Evidence, result.Evidence{What: "backend commit p99 over the soak's last part", Observed: s.LastBackendCommitP99, Limit: LimitOf(r, check.BackendCommitP99), Unit: "s", Source: src})
+		case check.RequestP99:
+			broke = append(broke, "the request p99 ("+units.Seconds(s.LastRequestP99)+")")
+			f.Evidence = append(f.Evidence, result.Evidence{What: "request p99 over the soak's last part", Observed: s.LastRequestP99, Limit: LimitOf(r, check.RequestP99), Unit: "s",
+				Source: "etcdperf load, from each put's intended send, the median of the last part's intervals"})
 		case check.Throughput:
 			broke = append(broke, fmt.Sprintf("the throughput (%s of %s puts/s)", units.Thousands(s.LastAchieved), units.Thousands(s.Rate)))
 			f.Evidence = append(f.Evidence, result.Evidence{What: "puts/s served over the soak's last part", Observed: s.LastAchieved, Unit: "1/s", Source: "etcdperf load"})

@@ -11,7 +11,9 @@ import (
 	"github.com/etcdperf/etcdperf/internal/units"
 )
 
-// Soak judges a held rate's steady state from its series: the last part
+// Soak judges a held rate's steady state from its series, by the limits a
+// step of the capacity sweep holds (so that a soak at a rate confirms or
+// refutes the sweep's answer there): the last part
 // (soak_last_part of its intervals) is the figure that held; a fall of the
 // device's write IOPS or MB/s or of the achieved rate there under
 // soak_drop of the first part's, or a WAL fsync p99 risen soak_p99_rise
@@ -19,10 +21,12 @@ import (
 // sustained rate is the last part's achieved rate when it held every limit
 // (the WAL fsync and backend commit p99s, the throughput); when it broke
 // them after a drop of the device's writes, the held rate scaled by the
-// writes that remained.
+// writes that remained. The limits judged are the WAL fsync, backend
+// commit and request p99s (the medians of the last part's intervals') and
+// the throughput.
 func Soak(s *result.Soak, criteria []check.Criterion) {
 	s.LastFrom, s.SustainedPutsPerS, s.SustainedFrom, s.Broke, s.Drop = 0, 0, "", nil, nil
-	s.LastAchieved, s.LastWALFsyncP99, s.LastWALFsyncBound, s.LastBackendCommitP99 = 0, 0, false, 0
+	s.LastAchieved, s.LastWALFsyncP99, s.LastWALFsyncBound, s.LastBackendCommitP99, s.LastRequestP99 = 0, 0, false, 0, 0
 	n := len(s.Series)
 	if n == 0 {
 		s.Answer = "the soak recorded no interval"
@@ -42,13 +46,16 @@ func Soak(s *result.Soak, criteria []check.Criterion) {
 		s.LastFrom = s.Series[n-lastN-1].T
 	}
 	late := soakPart(last)
-	s.LastAchieved, s.LastWALFsyncP99, s.LastWALFsyncBound, s.LastBackendCommitP99 = late.achieved, late.wal, late.walBound, late.commit
+	s.LastAchieved, s.LastWALFsyncP99, s.LastWALFsyncBound, s.LastBackendCommitP99, s.LastRequestP99 = late.achieved, late.wal, late.walBound, late.commit, late.request
 	walLimit, commitLimit := check.LimitOf(criteria, check.WALFsyncP99), check.LimitOf(criteria, check.BackendCommitP99)
 	if late.wal >= walLimit {
 		s.Broke = append(s.Broke, check.WALFsyncP99)
 	}
 	if late.commit >= commitLimit {
 		s.Broke = append(s.Broke, check.BackendCommitP99)
+	}
+	if limit := check.LimitOf(criteria, check.RequestP99); limit > 0 && late.request >= limit {
+		s.Broke = append(s.Broke, check.RequestP99)
 	}
 	if s.Rate > 0 && late.achieved < check.LimitOf(criteria, check.Throughput)*s.Rate {
 		s.Broke = append(s.Broke, check.Throughput)
@@ -83,6 +90,7 @@ func Soak(s *result.Soak, criteria []check.Criterion) {
 // the p99s the median of its intervals' (percentiles are not averaged).
 type soakFigures struct {
 	achieved, iops, bps, wal, commit float64
+	request                          float64
 	fsyncs                           float64
 	walBound                         bool
 	device                           bool
@@ -91,7 +99,7 @@ type soakFigures struct {
 func soakPart(ss []result.SoakSample) soakFigures {
 	var f soakFigures
 	secs, devSecs := 0.0, 0.0
-	var wals, commits []float64
+	var wals, commits, requests []float64
 	bound := 0
 	for _, s := range ss {
 		secs += s.Seconds
@@ -103,6 +111,9 @@ func soakPart(ss []result.SoakSample) soakFigures {
 			f.bps += s.DeviceWriteBytes * s.Seconds
 		}
 		wals, commits = append(wals, s.WALFsyncP99), append(commits, s.BackendCommitP99)
+		if s.RequestP99 > 0 {
+			requests = append(requests, s.RequestP99)
+		}
 		if s.WALFsyncBound {
 			bound++
 		}
@@ -114,7 +125,7 @@ func soakPart(ss []result.SoakSample) soakFigures {
 	if devSecs > 0 {
 		f.iops, f.bps, f.device = f.iops/devSecs, f.bps/devSecs, true
 	}
-	f.wal, f.commit = median(wals), median(commits)
+	f.wal, f.commit, f.request = median(wals), median(commits), median(requests)
 	f.walBound = bound*2 > len(ss)
 	return f
 }
@@ -264,6 +275,8 @@ func soakBrokeWords(s *result.Soak, late soakFigures) string {
 			ws = append(ws, "the WAL fsync p99 ("+units.Seconds(late.wal)+")")
 		case check.BackendCommitP99:
 			ws = append(ws, "the backend commit p99 ("+units.Seconds(late.commit)+")")
+		case check.RequestP99:
+			ws = append(ws, "the request p99 ("+units.Seconds(late.request)+")")
 		case check.Throughput:
 			ws = append(ws, fmt.Sprintf("the throughput (%s of %s puts/s)", units.Thousands(late.achieved), units.Thousands(s.Rate)))
 		}

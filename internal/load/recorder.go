@@ -21,6 +21,37 @@ type Progress struct {
 	ok     atomic.Int64
 	failed atomic.Int64
 	total  atomic.Int64
+
+	// mu guards since: the latencies of the requests sampled since the
+	// last TakeLatency (the series' samples, one interval each, merged).
+	mu    sync.Mutex
+	since *hdr.Histogram
+}
+
+// TakeLatency returns the p99 latency (seconds, from the intended send)
+// of the requests that succeeded in the series' samples taken since the
+// last call (the first: since the run began), and how many they were;
+// it starts a new span. The samples are SampleInterval long: the span's
+// edges fall on theirs.
+func (p *Progress) TakeLatency() (p99 float64, n int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.since == nil || p.since.TotalCount() == 0 {
+		return 0, 0
+	}
+	p99, n = float64(p.since.ValueAtQuantile(99))/1e9, p.since.TotalCount()
+	p.since.Reset()
+	return p99, n
+}
+
+// add merges one sample's latencies into the span TakeLatency reads.
+func (p *Progress) add(h *hdr.Histogram) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.since == nil {
+		p.since = newInterval()
+	}
+	p.since.Merge(h)
 }
 
 // Done returns how many requests have completed (errors included).
@@ -142,12 +173,14 @@ func ErrorKey(err error) string {
 
 // sampler folds the workers' interval histograms into a series.
 type sampler struct {
-	recs   []*recorder
-	start  time.Time
-	last   time.Time
-	spare  *hdr.Histogram
-	agg    *hdr.Histogram
-	series []result.Sample
+	recs []*recorder
+	// progress, when set, is given each sample's latencies.
+	progress *Progress
+	start    time.Time
+	last     time.Time
+	spare    *hdr.Histogram
+	agg      *hdr.Histogram
+	series   []result.Sample
 }
 
 func newSampler(recs []*recorder, start time.Time) *sampler {
@@ -172,6 +205,9 @@ func (s *sampler) take(now time.Time) {
 	s.last = now
 	if span <= 0 {
 		return
+	}
+	if s.progress != nil && s.agg.TotalCount() > 0 {
+		s.progress.add(s.agg)
 	}
 	smp := result.Sample{
 		T:   now.Sub(s.start).Seconds(),

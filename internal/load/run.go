@@ -152,6 +152,7 @@ func runUnary(ctx context.Context, conns []Conn, o Options) (*Stats, error) {
 		interval = time.Second
 	}
 	smp := newSampler(recs, sh.start)
+	smp.progress = o.Progress
 	stopSampler, samplerDone := make(chan struct{}), make(chan struct{})
 	go smp.run(interval, stopSampler, samplerDone)
 	stopWatchdog := make(chan struct{})

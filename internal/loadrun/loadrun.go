@@ -74,8 +74,11 @@ type Tick struct {
 	Start, End time.Duration
 	// Mark is the members' span over the interval.
 	Mark memberwatch.Mark
-	// Succeeded and Failed count the requests that completed in it.
+	// Succeeded and Failed count the requests that completed in it;
+	// RequestP99 is the p99 latency of those that succeeded in the load's
+	// one-second samples taken within it (seconds, 0: none).
 	Succeeded, Failed int64
+	RequestP99        float64
 	// Host is the host's per-second samples so far whose middle falls in
 	// the interval (the one that ends with it may come later: HostIn on the
 	// window's whole series after the run has them all).
@@ -100,6 +103,7 @@ func ticks(ctx context.Context, win *memberwatch.Window, o Options, p *load.Prog
 	t := time.NewTimer(o.Interval)
 	defer t.Stop()
 	prevOK, prevFailed := p.Succeeded(), p.Failed()
+	p.TakeLatency() // from the first interval on
 	prev := time.Duration(0)
 	for n := 1; ; n++ {
 		select {
@@ -113,7 +117,8 @@ func ticks(ctx context.Context, win *memberwatch.Window, o Options, p *load.Prog
 		end := time.Since(t0)
 		mark := win.Mark(ctx)
 		ok, failed := p.Succeeded(), p.Failed()
-		o.Tick(Tick{N: n, Start: prev, End: end, Mark: mark, Succeeded: ok - prevOK, Failed: failed - prevFailed,
+		p99, _ := p.TakeLatency()
+		o.Tick(Tick{N: n, Start: prev, End: end, Mark: mark, Succeeded: ok - prevOK, Failed: failed - prevFailed, RequestP99: p99,
 			Host: HostIn(win.HostSeries(), prev, end)})
 		prev, prevOK, prevFailed = end, ok, failed
 	}

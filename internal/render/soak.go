@@ -27,7 +27,7 @@ func soakText(w io.Writer, s *result.Soak, indent string) {
 	fmt.Fprintf(w, "%sSoak: %.0f puts/s (%s) of %s values from %d clients held for %s, a sample every %s (open loop):\n",
 		indent, s.Rate, from, units.Bytes(float64(s.ValueSize)), s.Clients, units.Seconds(s.Seconds), units.Seconds(s.IntervalSeconds))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "%s  t\tachieved/s\tWAL fsync p99\tcommit p99\tfsyncs/s\tdevice IOPS\tMB/s\tutil\tawait\terrors\t\n", indent)
+	fmt.Fprintf(tw, "%s  t\tachieved/s\trequest p99\tWAL fsync p99\tcommit p99\tfsyncs/s\tdevice IOPS\tMB/s\tutil\tawait\terrors\t\n", indent)
 	for _, row := range SoakRows(s) {
 		if mark := &row[len(row)-1]; *mark != "" {
 			*mark = "<- " + *mark
@@ -39,7 +39,7 @@ func soakText(w io.Writer, s *result.Soak, indent string) {
 }
 
 // SoakRows are a soak's intervals as the text lists them (the report's
-// table too): t, achieved/s, WAL fsync and commit p99, fsyncs/s, the
+// table too): t, achieved/s, request, WAL fsync and commit p99, fsyncs/s, the
 // device's IOPS, MB/s, util and await ("-" without a device), errors, and
 // a mark: "last part" on the first interval of the last part, "dropped
 // after this" on the last before the drop.
@@ -59,7 +59,11 @@ func SoakRows(s *result.Soak) [][]string {
 		if s.Drop != nil && x.T == s.Drop.After {
 			mark = "dropped after this"
 		}
-		rows = append(rows, []string{fmt.Sprintf("%.0fs", x.T), fmt.Sprintf("%.0f", x.Achieved), units.P99(x.WALFsyncP99, x.WALFsyncBound),
+		req := "-"
+		if x.RequestP99 > 0 {
+			req = units.Seconds(x.RequestP99)
+		}
+		rows = append(rows, []string{fmt.Sprintf("%.0fs", x.T), fmt.Sprintf("%.0f", x.Achieved), req, units.P99(x.WALFsyncP99, x.WALFsyncBound),
 			units.P99(x.BackendCommitP99, x.BackendCommitBound), fmt.Sprintf("%.0f", x.WALFsyncs), dev, mbs, util, await, fmt.Sprint(x.Errors), mark})
 	}
 	return rows

@@ -236,6 +236,6 @@ func soakDeviceCharts(r Run, s *result.Soak) []Chart {
 func soakTable(r Run, s *result.Soak) Table {
 	return Table{Title: fmt.Sprintf("%s: %s puts/s of %s values held for %s, a sample every %s", r.Label, units.Thousands(s.Rate),
 		units.Bytes(float64(s.ValueSize)), units.Seconds(s.Seconds), units.Seconds(s.IntervalSeconds)),
-		Header: []string{"t", "achieved/s", "WAL fsync p99", "commit p99", "WAL fsyncs/s", "device writes/s", "MB/s", "util", "await", "errors", ""},
+		Header: []string{"t", "achieved/s", "request p99", "WAL fsync p99", "commit p99", "WAL fsyncs/s", "device writes/s", "MB/s", "util", "await", "errors", ""},
 		Rows:   render.SoakRows(s)}
 }

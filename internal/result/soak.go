@@ -39,14 +39,15 @@ type Soak struct {
 	// "wal_fsyncs" when only etcd's own fsyncs fell).
 	SustainedPutsPerS float64 `json:"sustained_puts_per_s"`
 	SustainedFrom     string  `json:"sustained_from,omitempty"`
-	// LastAchieved, LastWALFsyncP99 and LastBackendCommitP99 are the last
-	// part's figures as judged: its puts/s, and the medians of its
-	// intervals' p99s (seconds; LastWALFsyncBound: in etcd's lowest
-	// bucket, <= 1ms).
+	// LastAchieved, LastWALFsyncP99, LastBackendCommitP99 and
+	// LastRequestP99 are the last part's figures as judged: its puts/s,
+	// and the medians of its intervals' p99s (seconds; LastWALFsyncBound:
+	// in etcd's lowest bucket, <= 1ms).
 	LastAchieved         float64 `json:"last_achieved,omitempty"`
 	LastWALFsyncP99      float64 `json:"last_wal_fsync_p99,omitempty"`
 	LastWALFsyncBound    bool    `json:"last_wal_fsync_bound,omitempty"`
 	LastBackendCommitP99 float64 `json:"last_backend_commit_p99,omitempty"`
+	LastRequestP99       float64 `json:"last_request_p99,omitempty"`
 	// Broke are the criteria the last part broke (empty: it held).
 	Broke []string `json:"broke,omitempty"`
 	// Drop is the storage giving less after a while; nil when it did not.
@@ -65,8 +66,12 @@ type SoakSample struct {
 	Seconds float64 `json:"seconds"`
 	// Achieved is the puts/s that succeeded; Errors the requests that
 	// failed.
-	Achieved           float64 `json:"achieved"`
-	Errors             int64   `json:"errors,omitempty"`
+	Achieved float64 `json:"achieved"`
+	Errors   int64   `json:"errors,omitempty"`
+	// RequestP99 is the p99 latency of the puts that succeeded in it,
+	// from their intended send (the load's one-second samples within
+	// the interval).
+	RequestP99         float64 `json:"request_p99,omitempty"`
 	WALFsyncP99        float64 `json:"wal_fsync_p99"`
 	WALFsyncBound      bool    `json:"wal_fsync_bound,omitempty"`
 	BackendCommitP99   float64 `json:"backend_commit_p99"`
