@@ -51,7 +51,7 @@ func newDoctorCmd() *cobra.Command {
 		Use:   "doctor",
 		Short: "Is this storage fast enough for etcd, and if not why? The one-command verdict",
 		Long: `Judge the storage under the current directory (or each --data-dir) for etcd,
-in at most about 45 seconds per location:
+in about a minute per location (half of it the capacity sweep):
 
  1. the disk probe: etcd's WAL pattern (2300-byte writes, fdatasync after
     each) for up to --disk-runtime;

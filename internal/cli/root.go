@@ -23,7 +23,7 @@ stderr is not a terminal; --quiet silences it). A run that ends early says
 Exit codes: 0 pass (or warn), 1 a check or the verdict failed, 2 bad usage or
 the run could not be carried out.`,
 		Example: `  # The main job: is the storage under the current directory fast enough for
-  # etcd, and if not, is it the disk, the CPUs or the client? (at most about 45s)
+  # etcd, and if not, is it the disk, the CPUs or the client? (about a minute)
   etcdperf doctor
 
   # Is the disk under /var/lib/etcd fast enough for etcd's WAL?

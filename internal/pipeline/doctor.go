@@ -20,10 +20,10 @@ import (
 	"github.com/etcdperf/etcdperf/internal/sysinfo"
 )
 
-// Defaults of doctor: the whole run stays under 45s on one location (the
-// probe, etcd's start, the load and the end), 90s on two. The load gives
-// the same verdicts as etcdctl check perf's 60s on a plain disk, a tmpfs
-// and a 15ms slow disk (docs/evidence.md).
+// Defaults of doctor: the probe, etcd's start, the load and the end take
+// about 35s on one location, the capacity sweep after them 20-40s more
+// (docs/evidence.md). The load gives the same verdicts as etcdctl check
+// perf's 60s on a plain disk, a tmpfs and a 15ms slow disk.
 const (
 	DefaultDoctorDuration    = 30 * time.Second
 	DefaultDoctorDiskRuntime = 10 * time.Second
