@@ -238,9 +238,9 @@ func (r *reader) identify() {
 	}
 }
 
-// alarms lists the alarms raised: one request, to the member most
-// members name as leader (etcd answers an alarm list through raft: a
-// member behind would answer late), else to any member.
+// alarms lists the alarms raised: one request, to the leader (the member
+// that answered as its own leader; etcd answers an alarm list through
+// raft, and a member behind would answer late), else to any member.
 func (r *reader) alarms(ctx context.Context) {
 	actx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
