@@ -96,12 +96,15 @@ func position(db *bolt.DB, m *result.DBMember) error {
 	})
 }
 
+// castagnoli is CRC-32C's table, as etcd's HashKV uses.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
 // hashRange is the CRC-32C (Castagnoli, as etcd's HashKV) of every
 // revision key and value of the key bucket whose main revision is in
 // (from, to], in the bucket's order: equal for two stores that hold the
 // same history over that range.
 func hashRange(ctx context.Context, db *bolt.DB, path string, from, to int64) (uint32, error) {
-	h := crc32.New(crc32.MakeTable(crc32.Castagnoli))
+	h := crc32.New(castagnoli)
 	start := make([]byte, 8)
 	binary.BigEndian.PutUint64(start, uint64(from+1))
 	err := view(db, path, func(tx *bolt.Tx) error {

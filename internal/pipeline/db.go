@@ -28,7 +28,6 @@ type DBOptions struct {
 // Result.
 func DB(ctx context.Context, o DBOptions) (*result.Result, error) {
 	res := result.New(result.KindDB)
-	res.Params = &result.DBParams{Path: o.Path, Quota: float64(o.Read.Quota), KubePrefixes: o.Read.KubePrefixes, Top: o.Read.Top}
 	if len(o.Compare) > 1 {
 		res.Params = &result.DBParams{Paths: o.Compare}
 		c, err := dbfile.Compare(ctx, o.Compare)
@@ -36,15 +35,14 @@ func DB(ctx context.Context, o DBOptions) (*result.Result, error) {
 			return nil, err
 		}
 		res.DBMembers = c
-		judge.Judge(res, o.Criteria)
-		res.Finish()
-		return res, nil
+	} else {
+		res.Params = &result.DBParams{Path: o.Path, Quota: float64(o.Read.Quota), KubePrefixes: o.Read.KubePrefixes, Top: o.Read.Top}
+		db, err := dbfile.Read(ctx, o.Path, o.Read)
+		if err != nil {
+			return nil, err
+		}
+		res.DB = db
 	}
-	db, err := dbfile.Read(ctx, o.Path, o.Read)
-	if err != nil {
-		return nil, err
-	}
-	res.DB = db
 	judge.Judge(res, o.Criteria)
 	res.Finish()
 	return res, nil
