@@ -63,6 +63,18 @@ func TestSoakBurstBucket(t *testing.T) {
 	if s.SustainedPutsPerS < baselineCarries/3 || s.SustainedPutsPerS > 3*baselineCarries || s.SustainedPutsPerS >= s.Rate/2 {
 		t.Errorf("sustained %g puts/s (%s): want near what the baseline carries (~%d), under half the %g held", s.SustainedPutsPerS, s.SustainedFrom, baselineCarries, s.Rate)
 	}
+	// Each interval has its requests' p99, as a step of the sweep has;
+	// an interval of 1s may hold none of the load's one-second samples,
+	// and one may hold two.
+	timed := 0
+	for _, x := range s.Series {
+		if x.RequestP99 > 0 {
+			timed++
+		}
+	}
+	if timed < len(s.Series)/2 || s.LastRequestP99 <= 0 {
+		t.Errorf("soak: %d of %d intervals with a request p99, the last part's %g: want most, and the last part's judged", timed, len(s.Series), s.LastRequestP99)
+	}
 	if !strings.Contains(string(b), "Soak: ") || !strings.Contains(string(b), "=> "+s.Answer) {
 		t.Errorf("the text view lacks the soak")
 	}

@@ -80,3 +80,30 @@ func TestValidate(t *testing.T) {
 		t.Error("missing source accepted")
 	}
 }
+
+// A file opened before the delay changes (a member's WAL, opened as it
+// starts) follows the change both ways.
+func TestSetFsyncDelay(t *testing.T) {
+	m := mount(t, Config{})
+	f, err := os.Create(filepath.Join(m.Mnt, "wal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sync := func() time.Duration {
+		start := time.Now()
+		if err := unix.Fdatasync(int(f.Fd())); err != nil {
+			t.Fatal(err)
+		}
+		return time.Since(start)
+	}
+	const slow = 500 * time.Millisecond
+	m.SetFsyncDelay(slow)
+	if took := sync(); took < slow {
+		t.Errorf("fdatasync after SetFsyncDelay(%v) took %v", slow, took)
+	}
+	m.SetFsyncDelay(0)
+	if took := sync(); took >= slow {
+		t.Errorf("fdatasync after SetFsyncDelay(0) took %v, as slow as before", took)
+	}
+}
