@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -204,23 +205,34 @@ func leaderSplits(st *result.ClusterState, _ clusterLv, _ []Member) []result.Fin
 // behind is critical (etcd rejects proposals). Said beside its WAL fsync
 // and backend commit where they were measured.
 func membersBehind(st *result.ClusterState, lv clusterLv, views []Member) []result.Finding {
-	leaderAt := func(round int) (result.StatusRound, bool) {
-		for _, m := range st.Members {
-			if m.Listed && m.ClusterID == st.ClusterID && round < len(m.StatusRounds) && m.StatusRounds[round].Error == "" && m.StatusRounds[round].Leader == m.ID {
-				return m.StatusRounds[round], true
+	// The leader's answer in each round (nil: no member answered as
+	// leader), and its commits per second from its first answer to its
+	// last.
+	leaders := make([]*result.StatusRound, st.Rounds)
+	for _, m := range st.Members {
+		if !m.Listed || m.ClusterID != st.ClusterID {
+			continue
+		}
+		for round := range min(st.Rounds, len(m.StatusRounds)) {
+			if sr := &m.StatusRounds[round]; sr.Error == "" && sr.Leader == m.ID && leaders[round] == nil {
+				leaders[round] = sr
 			}
 		}
-		return result.StatusRound{}, false
 	}
-	var leaderRounds []result.StatusRound
-	for round := range st.Rounds {
-		if l, ok := leaderAt(round); ok {
-			leaderRounds = append(leaderRounds, l)
+	leaderAt := func(round int) *result.StatusRound {
+		if round < len(leaders) {
+			return leaders[round]
+		}
+		return nil
+	}
+	var first, last *result.StatusRound
+	for _, l := range leaders {
+		if l != nil {
+			first, last = cmp.Or(first, l), l
 		}
 	}
 	rate := 0.0
-	if n := len(leaderRounds); n >= 2 && leaderRounds[n-1].T > leaderRounds[0].T {
-		first, last := leaderRounds[0], leaderRounds[n-1]
+	if first != nil && last.T > first.T {
 		rate = (float64(last.RaftIndex) - float64(first.RaftIndex)) / (last.T - first.T)
 	}
 	floor := max(1, rate*lv.behind)
@@ -245,7 +257,7 @@ func membersBehind(st *result.ClusterState, lv clusterLv, views []Member) []resu
 				continue
 			}
 			applyGaps = append(applyGaps, float64(sr.RaftIndex)-float64(sr.AppliedIndex))
-			if l, ok := leaderAt(round); ok && sr.Leader != m.ID {
+			if l := leaderAt(round); l != nil && sr.Leader != m.ID {
 				gaps = append(gaps, max(0, float64(l.RaftIndex)+rate*(sr.T-l.T)-float64(sr.RaftIndex)))
 			}
 		}
