@@ -87,7 +87,7 @@ func Soak(ctx context.Context, o SoakOptions) (*result.Soak, error) {
 	var mu sync.Mutex
 	var bounds [][2]time.Duration
 	l.Tick = func(t loadrun.Tick) {
-		smp := sample(t, t.Host)
+		smp := Sample(t)
 		mu.Lock()
 		s.Series = append(s.Series, smp)
 		bounds = append(bounds, [2]time.Duration{t.Start, t.End})
@@ -118,9 +118,10 @@ func Soak(ctx context.Context, o SoakOptions) (*result.Soak, error) {
 	return s, nil
 }
 
-// sample is one interval's sample: the puts that succeeded and their p99,
-// etcd's p99s over the interval, the device's writes in host's samples.
-func sample(t loadrun.Tick, host []result.HostSample) result.SoakSample {
+// Sample is one interval's sample: the puts that succeeded and their p99,
+// etcd's p99s over the interval, the device's writes in the host's samples
+// taken by then.
+func Sample(t loadrun.Tick) result.SoakSample {
 	secs := (t.End - t.Start).Seconds()
 	smp := result.SoakSample{T: t.End.Round(time.Millisecond).Seconds(), Seconds: secs, Errors: t.Failed, RequestP99: t.RequestP99}
 	if secs > 0 {
@@ -135,7 +136,7 @@ func sample(t loadrun.Tick, host []result.HostSample) result.SoakSample {
 	if commit := t.Mark.Hist(promscrape.MetricBackendCommit); commit.Count > 0 {
 		smp.BackendCommitP99, smp.BackendCommitBound, _ = commit.Quantile(0.99)
 	}
-	deviceFigures(&smp, host)
+	deviceFigures(&smp, t.Host)
 	return smp
 }
 

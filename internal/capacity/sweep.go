@@ -23,10 +23,13 @@ const DefaultStep = 2 * time.Second
 // puts/s rests its p99s on 32,000 requests.
 const DefaultConfirm = 8 * time.Second
 
-// maxConfirms bounds the confirm steps: the answer, then, while they
-// break, at most two placed under it (between), the first Resolution
-// under it.
-const maxConfirms = 3
+// maxConfirms bounds the confirm steps (holds): the first, then at most
+// three placed above or under it (nextHold).
+const maxConfirms = 4
+
+// holdIntervals is how many intervals a hold is judged on (as a soak's
+// series is: judge.CapacityStep): 2s each in a default 8s hold.
+const holdIntervals = 4
 
 // rates are the offered rates of a sweep after the verdict's own load
 // (check perf's s, 150 puts/s): check perf's m, l and xl, with finer steps
@@ -132,6 +135,7 @@ func Sweep(ctx context.Context, o Options) (*result.Capacity, error) {
 	s := &sweep{o: o, c: &result.Capacity{ValueSize: o.Base.ValSize, KeySize: o.Base.KeySize, StepSeconds: o.Step.Seconds(), Demand: o.Demand, DemandFrom: o.DemandFrom,
 		DBSizeFrom: o.SizesFrom.DB, ValueSizeFrom: o.SizesFrom.Value}}
 	if o.First != nil && o.DBSize <= 0 {
+		s.first = true
 		// The verdict's load is the first step when no --db-size fill
 		// changes the database under the steps (it ran on an empty one,
 		// the steps on the sweep's 10 MiB key space, a small difference
@@ -174,6 +178,9 @@ type sweep struct {
 	o  Options
 	c  *result.Capacity
 	sp *space
+	// first says that the first step is the verdict's own load, which
+	// wrote new keys and compacted nothing, not the sweep's writes.
+	first bool
 }
 
 // step runs one step at rate r for d, and says whether it held every
@@ -186,7 +193,11 @@ func (s *sweep) step(ctx context.Context, r float64, d time.Duration, confirm bo
 	}
 	prof := o.Base
 	prof.Name, prof.Rate, prof.Clients = fmt.Sprintf("%.0f/s", r), r, clients
-	st, err := o.Run(ctx, s.sp.load(prof, d))
+	l := s.sp.load(prof, d)
+	if confirm {
+		l.Interval = d / holdIntervals
+	}
+	st, err := o.Run(ctx, l)
 	if st == nil {
 		return false, err
 	}
@@ -307,36 +318,77 @@ func (s *sweep) lowestBroken(r float64) *result.CapacityStep {
 	return nil
 }
 
-// confirm holds the answer for o.Confirm: the highest rate a short step
-// held; while a hold breaks, it places the next between the highest rate
-// held at least that long (the verdict's own load, or an earlier hold)
-// and the lowest hold that broke, as the knee's steps are placed (at most
-// maxConfirms holds), until the two are within Resolution.
+// confirm holds rates for o.Confirm (confirm steps, at most maxConfirms),
+// each judged as a soak is, on the medians of its intervals' p99s: first
+// the highest rate a short step held on the sweep's own writes (none: the
+// verdict's rate, whose load wrote new keys and compacted nothing); then,
+// while the holds hold, the lowest rate above them that a short step broke
+// (a short step's backend commit p99 rests on some twenty commits, and one
+// slow commit breaks it), and once one breaks, rates placed under it
+// (nextHold), until the highest hold that held and the lowest that broke
+// are within Resolution.
 func (s *sweep) confirm(ctx context.Context) error {
 	o, c := s.o, s.c
 	if o.Confirm <= 0 {
 		return nil
 	}
-	floor, r := 0.0, 0.0
-	for _, st := range c.Steps {
-		if len(st.Broke) > 0 {
-			continue
-		}
-		r = max(r, st.Offered)
-		if st.Seconds >= o.Confirm.Seconds() {
-			floor = max(floor, st.Offered)
-		}
-	}
 	c.ConfirmSeconds = o.Confirm.Seconds()
-	if r <= floor {
-		return nil
+	r, short := 0.0, false
+	for i, st := range c.Steps {
+		if !st.Failed() && !(i == 0 && s.first) {
+			r, short = max(r, st.Offered), true
+		}
 	}
-	ok, err := s.step(ctx, r, o.Confirm, true)
-	if err != nil || ok {
-		return err
+	if r == 0 && len(c.Steps) > 0 {
+		r = c.Steps[0].Offered
 	}
-	_, _, err = s.between(ctx, floor, r, o.Confirm, maxConfirms-1, true)
-	return err
+	held, bad := 0.0, 0.0
+	for n := 0; n < maxConfirms && r > 0; n++ {
+		ok, err := s.step(ctx, r, o.Confirm, true)
+		if err != nil {
+			return err
+		}
+		if ok {
+			held = r
+		} else {
+			bad = r
+		}
+		r = s.nextHold(held, bad, short)
+	}
+	return nil
+}
+
+// nextHold is the rate of the next hold after holds that held up to held
+// and broke from bad (0 when none did), or 0 when no hold is left to run:
+// with none broken, the lowest rate above held that a short step broke
+// (their middle when it is more than Resolution above); with none held,
+// bad over Resolution, or half of it when no short step held on the
+// sweep's own writes (short false: nothing places it); with both, their
+// middle as the knee's (next), until they are within Resolution.
+func (s *sweep) nextHold(held, bad float64, short bool) float64 {
+	switch {
+	case bad == 0:
+		up := 0.0
+		for _, st := range s.c.Steps {
+			if !st.Confirm && st.Failed() && st.Offered > held && (up == 0 || st.Offered < up) {
+				up = st.Offered
+			}
+		}
+		if up > held*Resolution {
+			up = s.next(held, up, false)
+		}
+		return up
+	case held == 0 && !short:
+		return twoDigits(bad / 2)
+	case held == 0:
+		return twoDigits(bad / Resolution)
+	case bad <= held*Resolution:
+		return 0
+	}
+	if r := s.next(held, bad, true); r > held && r < bad {
+		return r
+	}
+	return 0
 }
 
 // stepAt is the sweep's step at offered rate r, if one ran.

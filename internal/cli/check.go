@@ -145,7 +145,7 @@ also on Ctrl-C.`,
 	sweep.add(cmd.Flags(), false)
 	cmd.Flags().BoolVar(&capacityOn, "capacity", false, "after the profile's load, raise the offered write rate step by step until a limit breaks: how many puts/s the cluster carries, and what breaks first (it loads the cluster up to 15,000 puts/s)")
 	cmd.Flags().DurationVar(&capStep, "capacity-step", capacity.DefaultStep, "with --capacity, how long each step loads etcd")
-	cmd.Flags().DurationVar(&capConfirm, "capacity-confirm", capacity.DefaultConfirm, "with --capacity, hold the answer this long after the knee (and a rate √2 lower if it breaks) (0: no confirm step)")
+	cmd.Flags().DurationVar(&capConfirm, "capacity-confirm", capacity.DefaultConfirm, "with --capacity, hold the answer this long after the knee, then rates above it while the holds hold and under it once one breaks, each judged as a soak is (0: no confirm step)")
 	soak.add(cmd.Flags())
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		sinks, err := cf.out.sinks()

@@ -174,7 +174,7 @@ Exit codes: 0 pass or warn, 1 a location failed, 2 the run could not be done.`,
 		"a directory's storage test is paced only when this is given")
 	fl.BoolVar(&capacityOn, "capacity", true, "after the verdict, raise the offered write rate step by step until a limit breaks: how much this storage carries (on by default for a directory; with --endpoints or --node only when given, since it loads that cluster)")
 	fl.DurationVar(&capStep, "capacity-step", capacity.DefaultStep, "how long each step of the capacity sweep loads etcd")
-	fl.DurationVar(&capConfirm, "capacity-confirm", capacity.DefaultConfirm, "after the knee, hold the answer this long (and a rate √2 lower if it breaks), so that the capacity is one that held (0: no confirm step)")
+	fl.DurationVar(&capConfirm, "capacity-confirm", capacity.DefaultConfirm, "after the knee, hold the answer this long, then rates above it while the holds hold and under it once one breaks, each judged as a soak is, so that the capacity is one that held (0: no confirm step)")
 	fl.Float64Var(&demand, "demand", 0, "the cluster's peak write demand in writes/s (e.g. etcd_server_proposals_committed_total's peak rate, as doctor --node or etcdperf metrics report it): the capacity is judged against it (headroom under 2x warns, under 1x fails)")
 	fl.StringVar(&demandFrom, "demand-from", "", "read the peak write demand from the Prometheus at this URL that scrapes the cluster (the p99 of its 1-minute rates of etcd_server_proposals_committed_total over --demand-since), instead of --demand")
 	fl.StringVar(&demandSince, "demand-since", "7d", "with --demand-from, the period to read the peak over, e.g. 24h, 7d")
@@ -371,7 +371,7 @@ func doctorTotal(o pipeline.DoctorOptions) time.Duration {
 		per += o.Duration
 	}
 	if o.Capacity {
-		// At most six steps, and the confirm steps.
+		// About six steps and two holds (at most four).
 		per += 6*o.CapacityStep + 2*o.CapacityConfirm
 	}
 	per += o.Soak.Duration

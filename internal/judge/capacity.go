@@ -21,8 +21,9 @@ var capacityCriteria = []string{
 
 // CapacityStep judges one step of a capacity sweep from its judged Result
 // (Judge): its figures, the capacity criteria it failed, and what limited
-// it (as the verdict names it: disk, cpu, client, network, ...).
-func CapacityStep(r *result.Result, offered float64, clients int) result.CapacityStep {
+// it (as the verdict names it: disk, cpu, client, network, ...). A confirm
+// step's intervals, when given, judge its p99s as a soak's are (hold).
+func CapacityStep(r *result.Result, offered float64, clients int, intervals []result.SoakSample, criteria []check.Criterion) result.CapacityStep {
 	st := result.CapacityStep{Offered: offered, Clients: clients}
 	st.WALFsyncP99, st.BackendCommitP99, st.RequestP99 = loadP99s(r)
 	if b := r.Bench; b != nil {
@@ -60,6 +61,7 @@ func CapacityStep(r *result.Result, offered float64, clients int) result.Capacit
 			st.Tight = append(st.Tight, c.Name)
 		}
 	}
+	hold(&st, intervals, criteria)
 	if len(st.Broke) > 0 {
 		// What the verdict's rules name at the step; the sweep's rules
 		// (kneeCause) read it with the other steps.
@@ -110,12 +112,18 @@ func concludeSweep(c *result.Capacity, lv diagnose.Levels) (rule string) {
 			confirmed = max(confirmed, st.Offered)
 		}
 	}
+	for _, st := range c.Steps {
+		if !st.Failed() && st.Offered < held && (confirmed == 0 || st.Offered <= confirmed) {
+			c.PutsPerS = max(c.PutsPerS, st.Offered)
+		}
+	}
+	// What broke is the lowest rate above the answer that broke (a hold
+	// that held above a short step that broke bounds the answer, not the
+	// short step).
 	var broke *result.CapacityStep
 	for i := range c.Steps {
 		st := &c.Steps[i]
-		if !st.Failed() && st.Offered < held && (confirmed == 0 || st.Offered <= confirmed) {
-			c.PutsPerS = max(c.PutsPerS, st.Offered)
-		} else if st.Failed() && (broke == nil || st.Offered < broke.Offered || st.Offered == broke.Offered && st.Confirm) {
+		if st.Failed() && st.Offered > c.PutsPerS && (broke == nil || st.Offered < broke.Offered || st.Offered == broke.Offered && st.Confirm) {
 			broke = st
 		}
 	}

@@ -506,11 +506,14 @@ func TestCapacityConfirm(t *testing.T) {
 			"up to 4,000 puts/s of 1.0 KiB within its limits, held for 10s; at 5,700, held for 10s, the request p99 broke"},
 		{"none held", []result.CapacityStep{st(5700, 10, true, check.RequestP99), st(4000, 10, true, check.RequestP99)}, 2000,
 			"up to 2,000 puts/s of 1.0 KiB within its limits, held only for 2s; at 4,000, held for 10s, the request p99 broke"},
-		// Held near a limit for the confirm's time: a queue still
-		// building, not a rate that holds (as measured: a 10s confirm at
-		// 8,000 puts/s held where a 60s step broke).
-		{"the answer held near a limit, one step down held", []result.CapacityStep{tight(st(5700, 10, true), 0.022), st(4000, 10, true)}, 4000,
-			"up to 4,000 puts/s of 1.0 KiB within its limits, held for 10s; at 5,700, held for 10s, the backend commit p99 (22ms) came within the warning level of its limit"},
+		// Held near a limit for the confirm's time still held, as a soak
+		// that comes near a limit holds.
+		{"the answer held near a limit", []result.CapacityStep{tight(st(5700, 10, true), 0.022)}, 5700,
+			"up to 5,700 puts/s of 1.0 KiB within its limits, held for 10s; at 8,000 the request p99 broke"},
+		// A hold that held above a short step that broke is the answer;
+		// what broke is the lowest rate above it that did.
+		{"a hold held above a short step that broke", []result.CapacityStep{st(5700, 10, true), st(6800, 10, true), st(7500, 10, true, check.RequestP99)}, 6800,
+			"up to 6,800 puts/s of 1.0 KiB within its limits, held for 10s; at 7,500, held for 10s, the request p99 broke"},
 	} {
 		cap := &result.Capacity{ValueSize: 1024, ConfirmSeconds: 10, Steps: append(slices.Clone(sweep), c.confirm...)}
 		Capacity(cap, check.Table)
@@ -519,11 +522,11 @@ func TestCapacityConfirm(t *testing.T) {
 		}
 	}
 	// The confirmed rate is the answer when a short step held a little
-	// above it: the sweep stepped down from 11,000 (near a limit when
-	// held) to 7,800, which held, and past 8,000, which held only 2s.
+	// above it: the sweep stepped down from 11,000 (broken when held) to
+	// 7,800, which held, and past 8,000, which held only 2s.
 	high := []result.CapacityStep{st(150, 30, false), st(1000, 2, false), st(2000, 2, false), st(4000, 2, false),
 		tight(st(8000, 2, false), 0.021), st(16000, 2, false, check.RequestP99), st(11000, 2, false),
-		tight(st(11000, 10, true), 0.023), st(7800, 10, true)}
+		st(11000, 10, true, check.BackendCommitP99), st(7800, 10, true)}
 	cap := &result.Capacity{ValueSize: 1024, ConfirmSeconds: 10, Steps: high}
 	Capacity(cap, check.Table)
 	if want := "up to 7,800 puts/s of 1.0 KiB within its limits, held for 10s; at 11,000, held for 10s, the backend commit p99"; cap.PutsPerS != 7800 || !strings.Contains(cap.Answer, want) {
@@ -583,5 +586,40 @@ func checkRule(t *testing.T, name string, c *result.Capacity) {
 	got := concludeSweep(&result.Capacity{ValueSize: c.ValueSize, Steps: slices.Clone(c.Steps)}, diagnose.LevelsIn(check.Table))
 	if want := ruleOf[name]; got != want {
 		t.Errorf("%s: the cause came from rule %q, want %q", name, got, want)
+	}
+}
+
+// A hold is judged on its intervals as a soak is: the medians of its last
+// part's p99s, so that one slow backend commit early in it does not break
+// it, and a queue at its end does; its other limits stand.
+func TestHoldIntervals(t *testing.T) {
+	commits := func(p99s ...float64) []result.SoakSample {
+		var out []result.SoakSample
+		for i, c := range p99s {
+			out = append(out, result.SoakSample{T: float64(2 * (i + 1)), Seconds: 2, Achieved: 3000, WALFsyncP99: 0.002, BackendCommitP99: c, RequestP99: 0.02})
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name         string
+		intervals    []result.SoakSample
+		other        []string // the other limits the whole step broke
+		broke, tight []string
+		commit       float64
+	}{
+		{"one slow commit first", commits(0.030, 0.012, 0.014, 0.013), nil, nil, nil, 0.0135},
+		{"a queue at its end", commits(0.010, 0.012, 0.030, 0.028), nil, []string{check.BackendCommitP99}, nil, 0.029},
+		{"near the limit at its end", commits(0.010, 0.012, 0.021, 0.022), nil, nil, []string{check.BackendCommitP99}, 0.0215},
+		{"a request past the slowest limit stands", commits(0.030, 0.012, 0.014, 0.013), []string{check.SlowestRequest}, []string{check.SlowestRequest}, nil, 0.0135},
+		{"no intervals: as the whole step", nil, nil, []string{check.BackendCommitP99}, nil, 0.031},
+	} {
+		st := result.CapacityStep{Offered: 3000, Confirm: true, BackendCommitP99: 0.031, Broke: append([]string{check.BackendCommitP99}, c.other...)}
+		hold(&st, c.intervals, check.Table)
+		if !slices.Equal(st.Broke, c.broke) || !slices.Equal(st.Tight, c.tight) || math.Abs(st.BackendCommitP99-c.commit) > 1e-9 || len(st.Intervals) != len(c.intervals) {
+			t.Errorf("%s: broke %v, tight %v, commit p99 %g; want %v, %v, %g", c.name, st.Broke, st.Tight, st.BackendCommitP99, c.broke, c.tight, c.commit)
+		}
+		if st.Failed() != (len(c.broke) > 0) {
+			t.Errorf("%s: failed %v", c.name, st.Failed())
+		}
 	}
 }

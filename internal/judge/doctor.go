@@ -219,6 +219,12 @@ func sweepWords(r *result.Result, t result.DoctorTarget) string {
 				units.Thousands(c.Steps[0].Offered), c.Cause.Info().Noun))
 		}
 	}
+	if c := r.Capacity; c != nil && len(c.Steps) > 0 && r.Bench != nil && c.DBSize == 0 && c.CompactionSeconds > 0 && c.PutsPerS < c.Steps[0].Offered && len(c.Steps[0].Broke) == 0 {
+		out = append(out, fmt.Sprintf("the verdict's load held %s puts/s writing new keys and keeping its history (as etcdctl check perf); "+
+			"writing over the same keys with the history compacted every %s, as a cluster's updates are, the capacity sweep held %s: "+
+			"the storage carries the second",
+			units.Thousands(c.Steps[0].Offered), units.Seconds(c.CompactionSeconds), units.Thousands(c.PutsPerS)))
+	}
 	if s := r.Soak; s != nil && s.SustainedPutsPerS > 0 {
 		out = append(out, fmt.Sprintf("held at %s puts/s for %s, it sustains %s", units.Thousands(s.Rate), units.Seconds(s.Seconds), s.SustainedWords()))
 	}

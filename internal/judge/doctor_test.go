@@ -109,3 +109,25 @@ func TestDoctorOneCause(t *testing.T) {
 		t.Errorf("a soak that broke at --soak-rate: verdict %s, summary %q", r.Verdict, r.Summary)
 	}
 }
+
+// When the sweep's writes (the same keys, compacted) carry less than the
+// verdict's load held (new keys), the summary says which the storage
+// carries; not when the sweep carries more, nor on a cluster, whose
+// history is its own.
+func TestSweepWordsBelowVerdict(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		puts, cmp float64
+		want      bool
+	}{
+		{"under the verdict's rate", 38, 1, true},
+		{"over it", 2800, 1, false},
+		{"a cluster", 38, 0, false},
+	} {
+		r := &result.Result{Bench: &result.Bench{}, Capacity: &result.Capacity{PutsPerS: c.puts, CompactionSeconds: c.cmp, Steps: []result.CapacityStep{{Offered: 150}}}}
+		got := sweepWords(r, result.DoctorTarget{})
+		if said := strings.Contains(got, "held 150 puts/s writing new keys") && strings.Contains(got, "the capacity sweep held 38: the storage carries the second"); said != c.want {
+			t.Errorf("%s: %q", c.name, got)
+		}
+	}
+}

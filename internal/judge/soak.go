@@ -35,11 +35,7 @@ func Soak(s *result.Soak, criteria []check.Criterion) {
 		}
 		return
 	}
-	share := check.LimitOf(criteria, check.SoakLastPart)
-	if share <= 0 || share > 1 {
-		share = 1.0 / 3
-	}
-	lastN := min(n, max(1, int(math.Ceil(float64(n)*share))))
+	lastN := lastPart(n, criteria)
 	firstN := min(lastN, n-lastN)
 	last := s.Series[n-lastN:]
 	if n-lastN > 0 {
@@ -84,6 +80,53 @@ func Soak(s *result.Soak, criteria []check.Criterion) {
 		}
 	}
 	s.Answer = soakAnswer(s, late)
+}
+
+// lastPart is how many of n intervals are a soak's last part, the part
+// judged (soak_last_part of them, at least one).
+func lastPart(n int, criteria []check.Criterion) int {
+	share := check.LimitOf(criteria, check.SoakLastPart)
+	if share <= 0 || share > 1 {
+		share = 1.0 / 3
+	}
+	return min(n, max(1, int(math.Ceil(float64(n)*share))))
+}
+
+// holdP99s are the limits Hold judges on a confirm step's intervals.
+var holdP99s = []string{check.WALFsyncP99, check.BackendCommitP99, check.RequestP99}
+
+// hold judges a confirm step of the capacity sweep (a hold) from its
+// intervals as Soak judges a soak's: its WAL fsync, backend commit and
+// request p99s are the medians of its last part's intervals', each judged
+// by its limit and warning level; its other limits stay as the whole step
+// judged them. A p99 over a whole hold rests on a few dozen backend
+// commits (about ten a second), which one slow commit pushes past its
+// limit; the soak that checks the answer judges the median of its
+// intervals', and a hold judged otherwise answers another question. No
+// intervals: the step as it was judged.
+func hold(st *result.CapacityStep, intervals []result.SoakSample, criteria []check.Criterion) {
+	if len(intervals) == 0 {
+		return
+	}
+	st.Intervals = intervals
+	late := soakPart(intervals[len(intervals)-lastPart(len(intervals), criteria):])
+	st.WALFsyncP99, st.WALFsyncBound, st.BackendCommitP99, st.RequestP99 = late.wal, late.walBound, late.commit, late.request
+	st.BackendCommitBound = st.BackendCommitBound && late.commit <= 0.001
+	values := map[string]float64{check.WALFsyncP99: late.wal, check.BackendCommitP99: late.commit, check.RequestP99: late.request}
+	keep := func(names []string) []string {
+		return slices.DeleteFunc(slices.Clone(names), func(n string) bool { return slices.Contains(holdP99s, n) })
+	}
+	st.Broke, st.Tight = keep(st.Broke), keep(st.Tight)
+	for _, name := range holdP99s {
+		ch, ok := check.Judge(criteria, name, values[name])
+		switch {
+		case !ok:
+		case ch.Status == result.StatusFail:
+			st.Broke = append(st.Broke, name)
+		case ch.Status == result.StatusWarn:
+			st.Tight = append(st.Tight, name)
+		}
+	}
 }
 
 // soakFigures are a part's figures: rates and the device's over its time,

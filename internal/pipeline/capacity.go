@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/etcdperf/etcdperf/internal/capacity"
@@ -11,6 +12,7 @@ import (
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/judge"
 	"github.com/etcdperf/etcdperf/internal/load"
+	"github.com/etcdperf/etcdperf/internal/loadrun"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
@@ -113,24 +115,37 @@ func firstStep(r *result.Result, base check.Profile, criteria []check.Criterion)
 	first := *r
 	first.Kind, first.Checks, first.Findings, first.Doctor, first.Runs = result.KindCheck, nil, nil, nil, nil
 	judge.Judge(&first, criteria)
-	st := judge.CapacityStep(&first, base.Rate, base.Clients)
+	st := judge.CapacityStep(&first, base.Rate, base.Clients, nil, criteria)
 	return &st
 }
 
 // capacityStep runs a step of the sweep as check perf's load, judged as a
-// check is (judge.CapacityStep).
+// check is (judge.CapacityStep); a hold (l.Interval set) sampled every
+// interval as a soak is.
 func capacityStep(criteria []check.Criterion) capacity.StepFunc {
 	return func(ctx context.Context, l capacity.Load) (*result.CapacityStep, error) {
-		res, err := runCheck(ctx, CheckOptions{
+		var mu sync.Mutex
+		var intervals []result.SoakSample
+		o := CheckOptions{
 			Target: l.Target, Profile: l.Profile, Duration: l.Duration, Criteria: criteria, Device: l.Device, AutoCompact: l.Compact,
 			KeySpace: l.KeySpace, CompactEvery: l.CompactEvery, Prefix: l.Prefix, Overwrite: l.Overwrite,
-		})
+		}
+		if l.Interval > 0 {
+			o.Interval, o.Tick = l.Interval, func(t loadrun.Tick) {
+				mu.Lock()
+				defer mu.Unlock()
+				intervals = append(intervals, capacity.Sample(t))
+			}
+		}
+		res, err := runCheck(ctx, o)
 		if res == nil {
 			return nil, err
 		}
 		res.Kind = result.KindCheck
 		judge.Judge(res, criteria)
-		st := judge.CapacityStep(res, l.Profile.Rate, l.Profile.Clients)
+		mu.Lock()
+		defer mu.Unlock()
+		st := judge.CapacityStep(res, l.Profile.Rate, l.Profile.Clients, intervals, criteria)
 		return &st, err
 	}
 }

@@ -68,6 +68,10 @@ type CheckOptions struct {
 	// etcd is up and the load begins.
 	Progress *load.Progress
 	Started  func()
+	// Interval and Tick, when set, mark the load every interval (a
+	// capacity sweep's hold).
+	Interval time.Duration
+	Tick     func(loadrun.Tick)
 	// DefragMember, when set, is the live member whose next
 	// defragmentation's stall the Result states (ExpectedDefrag), from its
 	// /metrics before the load wrote anything: its database size in use
@@ -137,6 +141,7 @@ func runCheck(ctx context.Context, o CheckOptions) (*result.Result, error) {
 	}
 	res, obs, err := observedPuts(ctx, puts{
 		target: o.Target, compact: o.AutoCompact, compactEvery: o.CompactEvery, overwrite: o.Overwrite, started: o.Started, device: loadDevice(o.Target, o.Device),
+		interval: o.Interval, tick: o.Tick,
 		load: load.Options{
 			Clients: p.Clients, Duration: dur, Rate: p.Rate,
 			KeySize: p.KeySize, ValSize: p.ValSize, KeySpaceSize: cmp.Or(o.KeySpace, checkKeySpace),

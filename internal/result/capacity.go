@@ -101,17 +101,19 @@ type CapacityStep struct {
 	// Confirm marks a confirm step: the answer held for ConfirmSeconds.
 	Confirm bool `json:"confirm,omitempty"`
 	// Tight are the limits a step came within the warning level of
-	// without breaking them (check perf's warn levels). A confirm step
-	// held tight does not confirm its rate: a queue that still builds
-	// at its end breaks the limit in a longer hold.
+	// without breaking them (check perf's warn levels).
 	Tight []string `json:"tight,omitempty"`
 	Cause Cause    `json:"cause,omitempty"`
+	// Intervals are a confirm step's samples, one per interval of a
+	// short step's length: its WAL fsync, backend commit and request p99s
+	// are the medians of its last part's, judged as a soak's are
+	// (judge.CapacityStep).
+	Intervals []SoakSample `json:"intervals,omitempty"`
 }
 
-// Failed says whether a step did not hold its rate: it broke a limit, or,
-// held for a confirm step's time, came within a limit's warning level.
+// Failed says whether a step did not hold its rate: it broke a limit.
 func (s *CapacityStep) Failed() bool {
-	return len(s.Broke) > 0 || s.Confirm && len(s.Tight) > 0
+	return len(s.Broke) > 0
 }
 
 // FsyncsBehind says whether etcd's WAL fsyncs fell behind the step's
