@@ -123,11 +123,11 @@ func Value(v float64, unit string) string {
 		return Seconds(v)
 	case "ratio":
 		return fmt.Sprintf("%.1f%%", v*100)
-	case "ops/s":
+	case "ops/s", "1/s", "IOPS":
 		return fmt.Sprintf("%.0f/s", v)
 	case "bytes":
 		return Bytes(v)
-	case "bytes/s":
+	case "bytes/s", "B/s":
 		return Bytes(v) + "/s"
 	case "count":
 		return fmt.Sprintf("%.0f", v)

@@ -82,3 +82,24 @@ func TestP99(t *testing.T) {
 		t.Errorf("P99(12.3ms) = %q", got)
 	}
 }
+
+// Every unit the findings' evidence uses prints as a figure, not as a
+// raw float: a soak's puts/s served printed 417.3923480017365 1/s.
+func TestValueUnits(t *testing.T) {
+	for _, c := range []struct {
+		v    float64
+		unit string
+		want string
+	}{
+		{417.3923480017365, "1/s", "417/s"},
+		{292.4, "IOPS", "292/s"},
+		{292.4, "ops/s", "292/s"},
+		{2 << 20, "B/s", "2.0 MiB/s"},
+		{2 << 20, "bytes/s", "2.0 MiB/s"},
+		{0.0123, "s", "12.3ms"},
+	} {
+		if got := Value(c.v, c.unit); got != c.want {
+			t.Errorf("Value(%v, %q) = %q, want %q", c.v, c.unit, got, c.want)
+		}
+	}
+}
