@@ -126,9 +126,10 @@ type SizesFrom struct{ DB, Value string }
 // key and value sizes, clients growing with the rate as check perf's
 // profiles do) until a step breaks one of etcd's limits, then steps
 // between the highest rate that held and the lowest that broke until they
-// are within Resolution (knee), then holds the answer (confirm). The steps
-// share one etcd. It returns the steps and
-// the settings they ran by, not judged (judge.Capacity concludes them),
+// are within Resolution (knee), then holds rates for longer, from the
+// answer up while they hold and down once one breaks (confirm). The steps
+// share one etcd. It returns the steps and the settings they ran by, not
+// judged (judge.Capacity concludes them),
 // with what it measured when ctx ends or a step fails; nil when the etcd
 // could not be started or reached.
 func Sweep(ctx context.Context, o Options) (*result.Capacity, error) {
@@ -247,7 +248,7 @@ func (s *sweep) knee(ctx context.Context, held, bad float64) error {
 	if bad <= 0 || held <= 0 {
 		return nil
 	}
-	_, low, err := s.between(ctx, held, bad, s.o.Step, maxKneeSteps, false)
+	_, low, err := s.between(ctx, held, bad, maxKneeSteps)
 	if err != nil {
 		return err
 	}
@@ -266,18 +267,16 @@ func (s *sweep) knee(ctx context.Context, held, bad float64) error {
 	return nil
 }
 
-// between places at most n steps of d between held and bad until bad is
-// within Resolution of held: each at the next rate (next; Resolution
-// under bad first for confirm steps, which break under a rate the short
-// steps held); it returns the highest rate that held and the lowest that
-// broke.
-func (s *sweep) between(ctx context.Context, held, bad float64, d time.Duration, n int, confirm bool) (float64, float64, error) {
+// between places at most n short steps between held and bad until bad is
+// within Resolution of held, each at the next rate (next); it returns the
+// highest rate that held and the lowest that broke.
+func (s *sweep) between(ctx context.Context, held, bad float64, n int) (float64, float64, error) {
 	for ; n > 0 && bad > held*Resolution; n-- {
-		r := s.next(held, bad, confirm)
+		r := s.next(held, bad, false)
 		if r <= held || r >= bad {
 			break
 		}
-		ok, err := s.step(ctx, r, d, confirm)
+		ok, err := s.step(ctx, r, s.o.Step, false)
 		if err != nil {
 			return held, bad, err
 		}

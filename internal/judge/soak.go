@@ -92,7 +92,7 @@ func lastPart(n int, criteria []check.Criterion) int {
 	return min(n, max(1, int(math.Ceil(float64(n)*share))))
 }
 
-// holdP99s are the limits Hold judges on a confirm step's intervals.
+// holdP99s are the limits hold judges on a confirm step's intervals.
 var holdP99s = []string{check.WALFsyncP99, check.BackendCommitP99, check.RequestP99}
 
 // hold judges a confirm step of the capacity sweep (a hold) from its
