@@ -18,18 +18,27 @@ import (
 // ~20s.
 const DefaultStep = 2 * time.Second
 
-// DefaultConfirm is how long doctor's sweep holds its answer: four default
-// steps. A queue that a 2s step ends before shows in it: 8s at 4,000
-// puts/s rests its p99s on 32,000 requests.
-const DefaultConfirm = 8 * time.Second
+// DefaultConfirm is how long doctor's sweep holds a rate (a hold): two of
+// a soak's intervals (DefaultSoakInterval). A queue that a 2s step ends
+// before shows in it, and each interval's backend commit p99 rests on as
+// many commits (some fifty: etcd commits about ten times a second) as a
+// soak's does.
+const DefaultConfirm = 10 * time.Second
 
 // maxConfirms bounds the confirm steps (holds): the first, then at most
 // three placed above or under it (nextHold).
 const maxConfirms = 4
 
-// holdIntervals is how many intervals a hold is judged on (as a soak's
-// series is: judge.CapacityStep): 2s each in a default 8s hold.
-const holdIntervals = 4
+// holdInterval is the span of a hold's intervals, on which it is judged
+// as a soak's series is (judge.CapacityStep): a soak's, so that each
+// interval's p99 is the same statistic as a soak's. A p99 over 2s rests
+// on some twenty commits, where one slow commit reads past the limit
+// (etcd's histogram interpolates inside its 16-32ms bucket), and holds
+// judged on them broke at rates that 60s soaks held.
+func holdInterval(d time.Duration) time.Duration {
+	n := max(1, int(math.Round(float64(d)/float64(DefaultSoakInterval))))
+	return d / time.Duration(n)
+}
 
 // rates are the offered rates of a sweep after the verdict's own load
 // (check perf's s, 150 puts/s): check perf's m, l and xl, with finer steps
@@ -196,7 +205,7 @@ func (s *sweep) step(ctx context.Context, r float64, d time.Duration, confirm bo
 	prof.Name, prof.Rate, prof.Clients = fmt.Sprintf("%.0f/s", r), r, clients
 	l := s.sp.load(prof, d)
 	if confirm {
-		l.Interval = d / holdIntervals
+		l.Interval = holdInterval(d)
 	}
 	st, err := o.Run(ctx, l)
 	if st == nil {
@@ -359,8 +368,9 @@ func (s *sweep) confirm(ctx context.Context) error {
 
 // nextHold is the rate of the next hold after holds that held up to held
 // and broke from bad (0 when none did), or 0 when no hold is left to run:
-// with none broken, the lowest rate above held that a short step broke
-// (their middle when it is more than Resolution above); with none held,
+// with none broken, Resolution above held, or the middle of held and the
+// lowest rate above it that a short step broke when that is higher (0
+// when none broke: the ladder's top held); with none held,
 // bad over Resolution, or half of it when no short step held on the
 // sweep's own writes (short false: nothing places it); with both, their
 // middle as the knee's (next), until they are within Resolution.
@@ -373,10 +383,13 @@ func (s *sweep) nextHold(held, bad float64, short bool) float64 {
 				up = st.Offered
 			}
 		}
-		if up > held*Resolution {
-			up = s.next(held, up, false)
+		if up == 0 {
+			return 0
 		}
-		return up
+		// Short steps break under what holds hold (a short step's
+		// commit p99 is about its slowest commit), so a hold climbs by
+		// no less than Resolution.
+		return max(twoDigits(held*Resolution), s.next(held, up, false))
 	case held == 0 && !short:
 		return twoDigits(bad / 2)
 	case held == 0:

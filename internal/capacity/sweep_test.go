@@ -39,8 +39,9 @@ func (s *storage) run(_ context.Context, l Load) (*result.CapacityStep, error) {
 // places: up the ladder to the first that breaks, steps in the knee until
 // the rate that broke is within Resolution of the one that held (placed
 // by what a broken step served), one past a lone broken step whose fsyncs
-// fell behind, then the answer held for the confirm's time and, when it
-// breaks, holds placed under it the same way, within maxConfirms.
+// fell behind, then the answer held for the confirm's time, holds
+// climbing from it by at least Resolution while they hold and placed
+// under the lowest that broke once one does, within maxConfirms.
 func TestSweepSteps(t *testing.T) {
 	first := &result.CapacityStep{Offered: 150, Achieved: 150, Seconds: 60, WALFsyncs: 150}
 	for _, tc := range []struct {
@@ -48,14 +49,14 @@ func TestSweepSteps(t *testing.T) {
 		st   storage
 		want []float64 // the offered rates, in order; a confirm step last
 	}{
-		{"the knee between 2,000 and 4,000", storage{limit: 3000, hold: 3000, fsyncs: 1e9}, []float64{150, 1000, 2000, 4000, 2800, 3300, 2800, 3300}},
-		{"a knee near the rung below", storage{limit: 2200, hold: 2200, fsyncs: 1e9}, []float64{150, 1000, 2000, 4000, 2800, 2400, 2000, 2400}},
+		{"the knee between 2,000 and 4,000", storage{limit: 3000, hold: 3000, fsyncs: 1e9}, []float64{150, 1000, 2000, 4000, 2800, 3300, 2800, 3600}},
+		{"a knee near the rung below", storage{limit: 2200, hold: 2200, fsyncs: 1e9}, []float64{150, 1000, 2000, 4000, 2800, 2400, 2000, 2600}},
 		{"the hold breaks: the next placed under it", storage{limit: 3000, hold: 2000, fsyncs: 1e9}, []float64{150, 1000, 2000, 4000, 2800, 3300, 2800, 2200, 1700}},
 		{"the hold breaks far under the short steps", storage{limit: 3000, hold: 700, fsyncs: 1e9}, []float64{150, 1000, 2000, 4000, 2800, 3300, 2800, 2200, 1700, 1300}},
-		{"a step that served less places the next", storage{limit: 2700, hold: 2700, fsyncs: 1e9, serves: 2700}, []float64{150, 1000, 2000, 4000, 2700, 3300, 2700, 3300}},
-		{"writes at a ceiling: one step past the knee", storage{limit: 1900, hold: 1900, fsyncs: 1200}, []float64{150, 1000, 2000, 1400, 1700, 2800, 1700, 2000}},
-		{"writes at a ceiling, two steps past the knee", storage{limit: 1500, hold: 1500, fsyncs: 1200}, []float64{150, 1000, 2000, 1400, 1700, 1400, 1700}},
-		{"holds hold above the short steps: they climb", storage{limit: 2200, hold: 3000, fsyncs: 1e9}, []float64{150, 1000, 2000, 4000, 2800, 2400, 2000, 2400, 2800, 3300}},
+		{"a step that served less places the next", storage{limit: 2700, hold: 2700, fsyncs: 1e9, serves: 2700}, []float64{150, 1000, 2000, 4000, 2700, 3300, 2700, 3500}},
+		{"writes at a ceiling: one step past the knee", storage{limit: 1900, hold: 1900, fsyncs: 1200}, []float64{150, 1000, 2000, 1400, 1700, 2800, 1700, 2200}},
+		{"writes at a ceiling, two steps past the knee", storage{limit: 1500, hold: 1500, fsyncs: 1200}, []float64{150, 1000, 2000, 1400, 1700, 1400, 1800}},
+		{"holds hold above the short steps: they climb", storage{limit: 2200, hold: 3000, fsyncs: 1e9}, []float64{150, 1000, 2000, 4000, 2800, 2400, 2000, 2600, 3400, 3000}},
 		{"only the verdict's load held: holds from its rate, then half", storage{limit: 100, hold: 80, fsyncs: 1e9}, []float64{150, 1000, 390, 240, 190, 150, 75, 120, 95}},
 		{"only the verdict's load held, far under its rate", storage{limit: 100, hold: 40, fsyncs: 1e9}, []float64{150, 1000, 390, 240, 190, 150, 75, 38, 58}},
 		{"nothing breaks", storage{limit: 1e9, hold: 1e9, fsyncs: 1e9}, []float64{150, 1000, 2000, 4000, 8000, 15000, 15000}},
@@ -115,5 +116,44 @@ func TestSpaceLoads(t *testing.T) {
 	live := &space{base: check.Profile{ValSize: 1024}}
 	if l := live.load(check.Profile{Rate: 1000}, 8*time.Second); l.CompactEvery != 0 || l.Overwrite || l.KeySpace != 0 || l.Compact || live.compactionSeconds() != 0 {
 		t.Errorf("a live cluster's load: %+v", l)
+	}
+}
+
+// A hold is sampled on intervals as long as a soak's, as many as fit, and
+// the sweep's holds carry them; short steps are not sampled.
+func TestHoldInterval(t *testing.T) {
+	for _, c := range []struct{ hold, want time.Duration }{
+		{DefaultConfirm, DefaultSoakInterval},
+		{8 * time.Second, 4 * time.Second},
+		{15 * time.Second, 5 * time.Second},
+		{2 * time.Second, 2 * time.Second},
+		{time.Minute, 5 * time.Second},
+	} {
+		if got := holdInterval(c.hold); got != c.want {
+			t.Errorf("a hold of %s: intervals of %s, want %s", c.hold, got, c.want)
+		}
+	}
+	st := storage{limit: 3000, hold: 3000, fsyncs: 1e9}
+	s := &sweep{o: Options{Step: DefaultStep, Confirm: DefaultConfirm, Criteria: check.Table, Run: st.run}, c: &result.Capacity{}, sp: &space{}}
+	held, bad, err := s.climb(context.Background())
+	if err != nil || held != 2000 || bad != 4000 {
+		t.Fatalf("climb: held %.0f, broke %.0f, %v", held, bad, err)
+	}
+	if err := s.confirm(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	holds := 0
+	for _, l := range st.ran {
+		if l.Duration == DefaultConfirm {
+			holds++
+			if l.Interval != DefaultSoakInterval {
+				t.Errorf("a hold at %.0f puts/s sampled every %s, want %s", l.Profile.Rate, l.Interval, DefaultSoakInterval)
+			}
+		} else if l.Interval != 0 {
+			t.Errorf("a short step at %.0f puts/s sampled every %s", l.Profile.Rate, l.Interval)
+		}
+	}
+	if holds == 0 {
+		t.Error("no hold ran")
 	}
 }

@@ -589,14 +589,15 @@ func checkRule(t *testing.T, name string, c *result.Capacity) {
 	}
 }
 
-// A hold is judged on its intervals as a soak is: the medians of its last
-// part's p99s, so that one slow backend commit early in it does not break
-// it, and a queue at its end does; its other limits stand.
+// A hold is judged on its intervals as a soak is: the medians of its
+// intervals' p99s (all of them: a hold has no fresh start to leave out),
+// so that one slow interval does not break it, and a queue through most
+// of it does; its other limits stand.
 func TestHoldIntervals(t *testing.T) {
 	commits := func(p99s ...float64) []result.SoakSample {
 		var out []result.SoakSample
 		for i, c := range p99s {
-			out = append(out, result.SoakSample{T: float64(2 * (i + 1)), Seconds: 2, Achieved: 3000, WALFsyncP99: 0.002, BackendCommitP99: c, RequestP99: 0.02})
+			out = append(out, result.SoakSample{T: float64(5 * (i + 1)), Seconds: 5, Achieved: 3000, WALFsyncP99: 0.002, BackendCommitP99: c, RequestP99: 0.02})
 		}
 		return out
 	}
@@ -607,10 +608,12 @@ func TestHoldIntervals(t *testing.T) {
 		broke, tight []string
 		commit       float64
 	}{
-		{"one slow commit first", commits(0.030, 0.012, 0.014, 0.013), nil, nil, nil, 0.0135},
-		{"a queue at its end", commits(0.010, 0.012, 0.030, 0.028), nil, []string{check.BackendCommitP99}, nil, 0.029},
-		{"near the limit at its end", commits(0.010, 0.012, 0.021, 0.022), nil, nil, []string{check.BackendCommitP99}, 0.0215},
-		{"a request past the slowest limit stands", commits(0.030, 0.012, 0.014, 0.013), []string{check.SlowestRequest}, []string{check.SlowestRequest}, nil, 0.0135},
+		{"one slow interval of three", commits(0.030, 0.012, 0.014), nil, nil, nil, 0.014},
+		{"a slow interval at its end", commits(0.012, 0.014, 0.030), nil, nil, nil, 0.014},
+		{"a queue through most of it", commits(0.012, 0.028, 0.030), nil, []string{check.BackendCommitP99}, nil, 0.028},
+		{"the first interval counts", commits(0.030, 0.026), nil, []string{check.BackendCommitP99}, nil, 0.028},
+		{"one slow of two: near the limit", commits(0.031, 0.012), nil, nil, []string{check.BackendCommitP99}, 0.0215},
+		{"a request past the slowest limit stands", commits(0.030, 0.012, 0.014), []string{check.SlowestRequest}, []string{check.SlowestRequest}, nil, 0.014},
 		{"no intervals: as the whole step", nil, nil, []string{check.BackendCommitP99}, nil, 0.031},
 	} {
 		st := result.CapacityStep{Offered: 3000, Confirm: true, BackendCommitP99: 0.031, Broke: append([]string{check.BackendCommitP99}, c.other...)}

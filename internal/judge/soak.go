@@ -97,19 +97,21 @@ var holdP99s = []string{check.WALFsyncP99, check.BackendCommitP99, check.Request
 
 // hold judges a confirm step of the capacity sweep (a hold) from its
 // intervals as Soak judges a soak's: its WAL fsync, backend commit and
-// request p99s are the medians of its last part's intervals', each judged
-// by its limit and warning level; its other limits stay as the whole step
-// judged them. A p99 over a whole hold rests on a few dozen backend
-// commits (about ten a second), which one slow commit pushes past its
-// limit; the soak that checks the answer judges the median of its
-// intervals', and a hold judged otherwise answers another question. No
-// intervals: the step as it was judged.
+// request p99s are the medians of its intervals', each judged by its limit
+// and warning level; its other limits stay as the whole step judged them.
+// Every interval counts, not a soak's last part only: a hold runs on an
+// etcd that the sweep's steps have already loaded, with no fresh
+// database's start to leave out. A p99 over a whole hold, or over a short
+// interval, rests on a few dozen backend commits (about ten a second),
+// which one slow commit pushes past its limit; the soak that checks the
+// answer judges the median of its intervals', and a hold judged otherwise
+// answers another question. No intervals: the step as it was judged.
 func hold(st *result.CapacityStep, intervals []result.SoakSample, criteria []check.Criterion) {
 	if len(intervals) == 0 {
 		return
 	}
 	st.Intervals = intervals
-	late := soakPart(intervals[len(intervals)-lastPart(len(intervals), criteria):])
+	late := soakPart(intervals)
 	st.WALFsyncP99, st.WALFsyncBound, st.BackendCommitP99, st.RequestP99 = late.wal, late.walBound, late.commit, late.request
 	st.BackendCommitBound = st.BackendCommitBound && late.commit <= 0.001
 	values := map[string]float64{check.WALFsyncP99: late.wal, check.BackendCommitP99: late.commit, check.RequestP99: late.request}

@@ -104,9 +104,9 @@ type CapacityStep struct {
 	// without breaking them (check perf's warn levels).
 	Tight []string `json:"tight,omitempty"`
 	Cause Cause    `json:"cause,omitempty"`
-	// Intervals are a confirm step's samples, one per quarter of it (2s
-	// in a default 8s hold): its WAL fsync, backend commit and request
-	// p99s are the medians of its last part's, judged as a soak's are
+	// Intervals are a confirm step's samples, each as long as a soak's
+	// (two of 5s in a default 10s hold): its WAL fsync, backend commit and
+	// request p99s are the medians of theirs, judged as a soak's are
 	// (judge.CapacityStep). Judge again from a saved Result, a step keeps
 	// the Broke it was judged with.
 	Intervals []SoakSample `json:"intervals,omitempty"`
