@@ -52,13 +52,13 @@ func TestSweepSteps(t *testing.T) {
 		{"the knee between 2,000 and 4,000", storage{limit: 3000, hold: 3000, fsyncs: 1e9}, []float64{150, 1000, 2000, 4000, 2800, 3300, 2800, 3600}},
 		{"a knee near the rung below", storage{limit: 2200, hold: 2200, fsyncs: 1e9}, []float64{150, 1000, 2000, 4000, 2800, 2400, 2000, 2600}},
 		{"the hold breaks: the next placed under it", storage{limit: 3000, hold: 2000, fsyncs: 1e9}, []float64{150, 1000, 2000, 4000, 2800, 3300, 2800, 2200, 1700}},
-		{"the hold breaks far under the short steps", storage{limit: 3000, hold: 700, fsyncs: 1e9}, []float64{150, 1000, 2000, 4000, 2800, 3300, 2800, 2200, 1700, 1300}},
+		{"the hold breaks far under the short steps", storage{limit: 3000, hold: 700, fsyncs: 1e9}, []float64{150, 1000, 2000, 4000, 2800, 3300, 2800, 2200, 1700, 1300, 1000}},
 		{"a step that served less places the next", storage{limit: 2700, hold: 2700, fsyncs: 1e9, serves: 2700}, []float64{150, 1000, 2000, 4000, 2700, 3300, 2700, 3500}},
 		{"writes at a ceiling: one step past the knee", storage{limit: 1900, hold: 1900, fsyncs: 1200}, []float64{150, 1000, 2000, 1400, 1700, 2800, 1700, 2200}},
 		{"writes at a ceiling, two steps past the knee", storage{limit: 1500, hold: 1500, fsyncs: 1200}, []float64{150, 1000, 2000, 1400, 1700, 1400, 1800}},
 		{"holds hold above the short steps: they climb", storage{limit: 2200, hold: 3000, fsyncs: 1e9}, []float64{150, 1000, 2000, 4000, 2800, 2400, 2000, 2600, 3400, 3000}},
 		{"only the verdict's load held: holds from its rate, then half", storage{limit: 100, hold: 80, fsyncs: 1e9}, []float64{150, 1000, 390, 240, 190, 150, 75, 120, 95}},
-		{"only the verdict's load held, far under its rate", storage{limit: 100, hold: 40, fsyncs: 1e9}, []float64{150, 1000, 390, 240, 190, 150, 75, 38, 58}},
+		{"only the verdict's load held, far under its rate", storage{limit: 100, hold: 40, fsyncs: 1e9}, []float64{150, 1000, 390, 240, 190, 150, 75, 38, 58, 47}},
 		{"nothing breaks", storage{limit: 1e9, hold: 1e9, fsyncs: 1e9}, []float64{150, 1000, 2000, 4000, 8000, 15000, 15000}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
