@@ -26,18 +26,17 @@ const DefaultStep = 2 * time.Second
 const DefaultConfirm = 10 * time.Second
 
 // maxConfirms bounds the confirm steps (holds): the first, then at most
-// four placed above or under it (nextHold). From a verdict's rate that
-// breaks on the sweep's writes, four hold at half of it, a quarter, and
-// between (150, 75, 38 and 58 on a volume capped at 600 IOPS), and the
-// fifth brings the rate that broke within Resolution of the answer.
+// four placed above or under it (nextHold). When the first, at the
+// verdict's rate, breaks on the sweep's writes, the next three run at half
+// of it, a quarter and between (150, 75, 38 and 58 puts/s), and a fifth
+// is needed to bring the rate that broke within Resolution of the answer.
 const maxConfirms = 5
 
-// holdInterval is the span of a hold's intervals, on which it is judged
-// as a soak's series is (judge.CapacityStep): a soak's, so that each
-// interval's p99 is the same statistic as a soak's. A p99 over 2s rests
-// on some twenty commits, where one slow commit reads past the limit
-// (etcd's histogram interpolates inside its 16-32ms bucket), and holds
-// judged on them broke at rates that 60s soaks held.
+// holdInterval is the span of a hold of length d's intervals, on which it
+// is judged as a soak's series is (judge.CapacityStep): as near a soak's
+// as whole intervals allow, so that each interval's p99 rests on as many
+// backend commits as a soak's (docs/doctor.md: a p99 over 2s is about
+// its slowest commit).
 func holdInterval(d time.Duration) time.Duration {
 	n := max(1, int(math.Round(float64(d)/float64(DefaultSoakInterval))))
 	return d / time.Duration(n)
