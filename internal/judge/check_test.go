@@ -45,7 +45,7 @@ func TestLevelSetWithLimitHoldsAgain(t *testing.T) {
 	}
 	Judge(res, check.Table)
 	if !steal(res) || res.Limits != nil {
-		t.Fatalf("by check.Table: findings %+v, limits %+v; want the steal warned of and no limits recorded", res.Findings, res.Limits)
+		t.Fatalf("by check.Table: findings %+v, limits %+v; want the steal noted and no limits recorded", res.Findings, res.Limits)
 	}
 	criteria, err := check.Override(check.Table, []string{check.HostCPUSteal + "=20%"})
 	if err != nil {
