@@ -81,6 +81,13 @@ func CapacityStep(r *result.Result, offered float64, clients int, intervals []re
 // member's own cgroup cap, used to at least iops_cap_used during the step
 // that broke.
 func Capacity(c *result.Capacity, criteria []check.Criterion) {
+	// A hold's p99s are its intervals' (hold): judged again from them, by
+	// criteria, as the sweep judged them.
+	for i := range c.Steps {
+		if st := &c.Steps[i]; st.Confirm && len(st.Intervals) > 0 {
+			hold(st, st.Intervals, criteria)
+		}
+	}
 	concludeSweep(c, diagnose.LevelsIn(criteria))
 }
 

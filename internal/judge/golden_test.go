@@ -118,6 +118,44 @@ func TestDoctorJudgesItsSweepAgain(t *testing.T) {
 	}
 }
 
+// A hold read back from JSON is judged again from its intervals, as the
+// sweep judged it (hold): slower intervals in the file undo the answer
+// the hold confirmed.
+func TestDoctorJudgesItsHoldsAgain(t *testing.T) {
+	r, err := result.ReadFile("../report/testdata/doctor-defrag.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := r.Runs[0].Capacity
+	hold := result.CapacityStep{Offered: 4000, Achieved: 4000, Seconds: 10, Confirm: true, WALFsyncP99: 0.002, WALFsyncs: 1100}
+	for i := range 2 {
+		hold.Intervals = append(hold.Intervals, result.SoakSample{T: float64(5 * (i + 1)), Seconds: 5, Achieved: 4000,
+			WALFsyncP99: 0.002, BackendCommitP99: 0.008, RequestP99: 0.02, WALFsyncs: 1100})
+	}
+	c.Steps, c.ConfirmSeconds = append(c.Steps, hold), 10
+	Again(r)
+	if c.PutsPerS != 4000 || !strings.Contains(c.Answer, "up to 4,000 puts/s of 1.0 KiB within its limits, held for 10s") {
+		t.Fatalf("a hold at 4,000 within its limits: %.0f puts/s, %q", c.PutsPerS, c.Answer)
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back result.Result
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	c = back.Runs[0].Capacity
+	last := &c.Steps[len(c.Steps)-1]
+	for i := range last.Intervals {
+		last.Intervals[i].BackendCommitP99 = 0.03
+	}
+	Again(&back)
+	if c.PutsPerS != 2000 || !slices.Contains(last.Broke, check.BackendCommitP99) || !strings.Contains(c.Answer, "at 4,000, held for 10s, the backend commit p99 broke (30ms)") {
+		t.Errorf("judged again: %.0f puts/s, hold broke %v, %q; want 2,000 and the hold at 4,000 broken by its commits", c.PutsPerS, last.Broke, c.Answer)
+	}
+}
+
 // A check's soak read back from JSON is judged again from its series: a
 // last part slowed in the file breaks the WAL fsync limit.
 func TestCheckJudgesItsSoakAgain(t *testing.T) {
