@@ -145,7 +145,12 @@ func deviceEvidence(lv Levels, p *result.MemberProcess, p99 float64) (ev []resul
 	ev = []result.Evidence{{What: fmt.Sprintf("mean time %s, the device under %s's WAL, %s", p.Device, p.Name, what), Observed: service, Unit: "s",
 		Source: "/proc/diskstats on " + p.Host}}
 	slow = service*lv.FastFactor > p99
-	return ev, fmt.Sprintf("the device under its WAL (%s) %s in %s on average", p.Device, what, units.Seconds(service)), slow, !slow
+	words = fmt.Sprintf("the device under its WAL (%s) %s in %s on average", p.Device, what, units.Seconds(service))
+	if inMemory(p) {
+		words += ", in memory: its writes are copies the CPUs make"
+		ev[0].What += " (a RAM disk: its writes are copies the CPUs make)"
+	}
+	return ev, words, slow, !slow
 }
 
 // blame is one cause named for some members.
@@ -240,11 +245,12 @@ func (bs *blames) slowMember(r *result.Result, v Member, syms []symptom) {
 		if ownEv, ownWords := cpuStarvation(lv, v.Process, false); len(ownEv) > 0 {
 			add(result.CauseCPU, fmt.Sprintf("%s, while %s", measured, joinWords(ownWords...)), append(symEv, ownEv...))
 		}
-	case len(cpuEv) > 0 && devSlow:
+	case len(cpuEv) > 0 && devSlow && !inMemory(v.Process):
 		add(result.CauseDisk, fmt.Sprintf("%s, while %s", measured, devWords), append(symEv, devEv...))
 		add(result.CauseCPU, fmt.Sprintf("%s, while %s", measured, joinWords(cpuWords...)), append(symEv, cpuEv...))
-	case len(cpuEv) > 0 || v.Process.Volatile:
-		// In memory, an fsync does no I/O: what is slow is the
+	case len(cpuEv) > 0 || v.Process.Volatile || inMemory(v.Process):
+		// In memory, an fsync does no I/O, or its I/O is a copy the
+		// CPUs make (a RAM disk, fast or slow): what is slow is the
 		// member's own work or its wait for a CPU.
 		bs.explained[v.Name] = true
 		add(result.CauseCPU, fmt.Sprintf("%s, while %s", measured, joinWords(append(cpuWords, devWords)...)), append(append(symEv, cpuEv...), devEv...))

@@ -261,10 +261,18 @@ func historyDevice(lv Levels, d *result.PromDisk) (result.Cause, []result.Eviden
 // of the volume was stated (a stated one tells a cap from the storage
 // behind it: capEvidence and the disk).
 func belowDevice(lv Levels, p *result.MemberProcess, p99 float64) bool {
-	if !p.Measured() || p.Device == "" || p.Volatile || lv.VolumeIOPS > 0 || lv.VolumeBPS > 0 {
+	if !p.Measured() || p.Device == "" || p.Volatile || inMemory(p) || lv.VolumeIOPS > 0 || lv.VolumeBPS > 0 {
 		return false
 	}
 	return p.DeviceWriteIOPS > 0 && p.DeviceWriteAwait > 0 && p.DeviceWriteAwait*lv.FastFactor <= p99
+}
+
+// inMemory says whether a member's WAL is on a RAM disk (zram, brd) whose
+// writes no cgroup caps: nothing lies below that device, and each of its
+// writes is a copy (and a compression) the CPUs make. A cgroup's cap on
+// it holds its writes as it would a disk's, and is the cap rules' to say.
+func inMemory(p *result.MemberProcess) bool {
+	return p.Measured() && p.RAMDisk && p.IOPSCap <= 0
 }
 
 // belowWords says what the device under a member's WAL did, for the

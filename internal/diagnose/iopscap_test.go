@@ -195,11 +195,26 @@ func TestBelowDevice(t *testing.T) {
 		{"stated, and far under them: the storage behind it", member{0.0598, below}, []string{"volume_iops=3000"}, result.CauseDisk, "the time went to its storage"},
 		{"a device whose writes took a tenth of the p99: the disk", member{0.0598, proc(below, func(p *result.MemberProcess) { p.DeviceWriteAwait = 0.006 })}, nil,
 			result.CauseDisk, "the time went to its storage"},
+		// A RAM disk (zram, brd) has nothing below it: its writes are
+		// copies the CPUs make, fast or slow.
+		{"a RAM disk, fast: the CPU", member{0.0598, proc(below, func(p *result.MemberProcess) { p.RAMDisk, p.DeviceWriteAwait = true, 10e-6 })}, nil,
+			result.CauseCPU, "in memory: its writes are copies the CPUs make"},
+		{"a RAM disk, slow: the CPU", member{0.0598, proc(below, func(p *result.MemberProcess) { p.RAMDisk, p.DeviceWriteAwait = true, 0.02 })}, nil,
+			result.CauseCPU, "in memory: its writes are copies the CPUs make"},
+		// A cgroup's cap on a RAM disk's writes, not used up: as on any
+		// device, below it or a cap.
+		{"a RAM disk capped by a cgroup", member{0.0598, proc(below, func(p *result.MemberProcess) {
+			p.RAMDisk, p.DeviceWriteAwait, p.IOPSCap, p.CapDevice, p.CappedWriteIOPS = true, 10e-6, 1000, "zram2", 391
+		})}, nil, result.CauseDiskOrIOPSCap, "near the volume's provisioned IOPS that is its cap"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ms := []member{ok, ok, c.m3}
 			for i := range ms {
-				ms[i].proc = proc(ms[i].proc, func(p *result.MemberProcess) { p.Device = fmt.Sprintf("vd%c", 'a'+i) })
+				ms[i].proc = proc(ms[i].proc, func(p *result.MemberProcess) {
+					if p.Device = fmt.Sprintf("vd%c", 'a'+i); p.RAMDisk {
+						p.Device = fmt.Sprintf("zram%d", i)
+					}
+				})
 			}
 			fs := Run(withLimits(t, metricsOf(ms, nil), c.limits...))
 			want := map[result.Cause]string{c.want: "m3"}

@@ -57,6 +57,7 @@ func OpenMember(name string, pid int, found string) (*Member, error) {
 	}
 	if mt, err := sysinfo.FindMount(where); err == nil {
 		m.proc.FSType, m.proc.MountPoint, m.proc.Device, m.proc.Volatile = mt.FSType, mt.MountPoint, mt.Device, mt.Volatile()
+		m.proc.RAMDisk = mt.RAMDisk()
 		m.device = mt.Device
 	} else {
 		problems = append(problems, fmt.Errorf("the file system of %s: %w", where, err))

@@ -26,6 +26,10 @@ type MemberProcess struct {
 	Device     string `json:"device,omitempty"`
 	// Volatile: the WAL is in memory (tmpfs), where fdatasync is a no-op.
 	Volatile bool `json:"volatile,omitempty"`
+	// RAMDisk: the device under the WAL lives in memory (zram, brd's
+	// ramN): its writes are copies the CPUs make, and nothing lies below
+	// it.
+	RAMDisk bool `json:"ram_disk,omitempty"`
 	// Seconds is the span the figures cover.
 	Seconds float64 `json:"seconds"`
 	// CPU is the CPU time its threads used per second (CPUs).

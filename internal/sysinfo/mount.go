@@ -40,6 +40,22 @@ func (m Mount) Volatile() bool {
 	return false
 }
 
+// RAMDisk reports whether the file system's block device lives in memory:
+// zram (compressed), or brd's ram0, ram1, ... Unlike tmpfs, fdatasync
+// does write through the block layer there, but each write is a copy
+// (and a compression) the CPUs make, and no storage lies below it.
+func (m Mount) RAMDisk() bool {
+	if d, ok := strings.CutPrefix(m.Device, "zram"); ok && isDigits(d) {
+		return true
+	}
+	d, ok := strings.CutPrefix(m.Device, "ram")
+	return ok && isDigits(d)
+}
+
+func isDigits(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
+}
+
 // mountEntry is one line of /proc/self/mountinfo.
 type mountEntry struct {
 	major, minor uint32

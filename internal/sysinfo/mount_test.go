@@ -67,3 +67,13 @@ func TestFindMountTempDir(t *testing.T) {
 		t.Errorf("FindMount(%s) = %+v", dir, m)
 	}
 }
+
+// A RAM disk is zram or brd's ramN, by the kernel's names for them.
+func TestRAMDisk(t *testing.T) {
+	for dev, want := range map[string]bool{"zram0": true, "zram18": true, "ram0": true, "ram15": true,
+		"zram": false, "ram": false, "vda": false, "nvme0n1": false, "loop0": false, "dm-0": false, "ramfs": false, "": false} {
+		if got := (Mount{Device: dev}).RAMDisk(); got != want {
+			t.Errorf("%q: RAM disk %v, want %v", dev, got, want)
+		}
+	}
+}
