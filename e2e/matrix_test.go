@@ -162,16 +162,16 @@ func matrixCases() []matrixCase {
 	linkBlind := cell{verdict: "", more: blindOrSlow("slow link")}
 	return []matrixCase{
 		{name: "healthy", cells: map[string]cell{"doctor": pass(), "check": pass(), "metrics": pass(), "logs": blind, "prom": pass()}},
-		{name: "disk slow on member 3", faults: third(slowDisk), cells: map[string]cell{
-			"doctor": blames(f, disk, 3), "check": blames(f, disk, 3), "metrics": blames(f, disk, 3), "logs": diskBlind, "prom": blames(f, unsure, 3)}},
+		{name: "disk slow on member 3", faults: third(slowDisk), args: map[string][]string{"metrics": atDefaults}, cells: map[string]cell{
+			"doctor": blames(f, disk, 3), "check": blames(f, disk, 3), "metrics": timersKept(blames(f, disk, 3), 3), "logs": diskBlind, "prom": blames(f, unsure, 3)}},
 		{name: "disk slow on all", faults: all(slowDisk), cells: map[string]cell{
 			"doctor": blames(f, disk, 1, 2, 3), "check": blames(f, disk, 1, 2, 3), "metrics": blames(f, disk, 1, 2, 3), "logs": diskBlind, "prom": blames(f, unsure, 1, 2, 3)}},
 		{name: "CPU starved on member 3", faults: third(starved), cells: map[string]cell{
 			"doctor": blames(f, cpu, 3), "check": blames(f, cpu, 3), "metrics": blames(f, cpu, 3).failOrWarn(), "logs": starvedLogs, "prom": blames(f, unsure, 3).failOrPass()}},
 		{name: "CPU starved on all", faults: all(starved), cold: true, cells: map[string]cell{
 			"doctor": blames(f, cpu, 1, 2, 3), "check": blames(f, cpu, 1, 2, 3), "metrics": blames(f, cpu, 1, 2, 3).failOrWarn(), "logs": starvedLogs, "prom": someOf(f, unsure, 1, 2, 3).failOrPass()}},
-		{name: "network slow to member 3", faults: third(slowLink), cells: map[string]cell{
-			"doctor": blames(f, net, 3), "check": blames(f, net, 3), "metrics": readIndexSlowOn(blames(w, net, 3), 3), "logs": linkBlind, "prom": blames(w, net, 3)}},
+		{name: "network slow to member 3", faults: third(slowLink), args: map[string][]string{"metrics": atDefaults}, cells: map[string]cell{
+			"doctor": blames(f, net, 3), "check": blames(f, net, 3), "metrics": timersRaised(readIndexSlowOn(blames(w, net, 3), 3), 3), "logs": linkBlind, "prom": blames(w, net, 3)}},
 		{name: "iops cap on member 3", faults: third(capped), cells: map[string]cell{
 			"doctor": blames(f, iopsCap, 3), "check": blames(f, iopsCap, 3), "metrics": blames(f, iopsCap, 3).failOrWarn(), "logs": diskBlind, "prom": blames(f, unsure, 3).failOrPass()}},
 		// Without the volume's figures, the time is said to go below the
@@ -185,6 +185,70 @@ func matrixCases() []matrixCase {
 		{name: "tmpfs", tmpfs: true, cells: map[string]cell{
 			"doctor": {verdict: w, more: volatile}, "check": {verdict: w, more: volatile}, "metrics": {verdict: w, more: volatile}, "logs": blind, "prom": pass()}},
 	}
+}
+
+// atDefaults states etcd's default timers, which the members run with.
+var atDefaults = []string{"--current-flag", "heartbeat-interval=100", "--current-flag", "election-timeout=1s"}
+
+// timersRaised: the tuning raises the timers stated at etcd's defaults to
+// the slow link's round trip (to member n): the heartbeat to about it, the
+// election timeout to 10x it.
+func timersRaised(c cell, n int) cell {
+	more := c.more
+	c.more = func(t *testing.T, r *result.Result, mc *matrixCluster) {
+		if more != nil {
+			more(t, r, mc)
+		}
+		var slowest result.PeerRTT
+		for _, p := range r.Metrics.PeerRTTs {
+			if p.Mean > slowest.Mean {
+				slowest = p
+			}
+		}
+		hb, el := tunedFlag(r, "heartbeat-interval"), tunedFlag(r, "election-timeout")
+		if slowest.From != mc.names[n] && slowest.To != mc.names[n] || hb == nil || el == nil {
+			t.Fatalf("metrics: slowest round trip %+v, tuning %+v: want the link to %s and both timers", slowest, r.Tuning, mc.names[n])
+		}
+		rtt := slowest.Mean * 1000
+		if hb.Action != result.TuneChange || hb.Suggested < rtt || hb.Suggested > 1.5*rtt+50 || hb.Current != 100 {
+			t.Errorf("metrics: --heartbeat-interval %+v; want 100 raised to about the round trip (%.0fms)", hb, rtt)
+		}
+		if el.Action != result.TuneChange || el.Suggested < 10*rtt || el.Suggested != 10*hb.Suggested {
+			t.Errorf("metrics: --election-timeout %+v; want 1000 raised to 10x the heartbeat, at least 10x the round trip (%.0fms)", el, rtt)
+		}
+	}
+	return c
+}
+
+// timersKept: member n's disk is named, its round trips are left out of
+// the timers, and the defaults stated are kept.
+func timersKept(c cell, n int) cell {
+	more := c.more
+	c.more = func(t *testing.T, r *result.Result, mc *matrixCluster) {
+		if more != nil {
+			more(t, r, mc)
+		}
+		hb, el := tunedFlag(r, "heartbeat-interval"), tunedFlag(r, "election-timeout")
+		if hb == nil || el == nil || hb.Action != result.TuneKeep || el.Action != result.TuneKeep {
+			t.Errorf("metrics: tuning %+v; want both timers kept at the defaults", r.Tuning)
+		}
+		if !strings.Contains(strings.Join(r.Tuning.Notes, " "), mc.names[n]+" (the disk)") {
+			t.Errorf("metrics: tuning notes %q; want %s's disk named", r.Tuning.Notes, mc.names[n])
+		}
+	}
+	return c
+}
+
+func tunedFlag(r *result.Result, name string) *result.TunedFlag {
+	if r.Tuning == nil {
+		return nil
+	}
+	for i := range r.Tuning.Flags {
+		if r.Tuning.Flags[i].Name == name {
+			return &r.Tuning.Flags[i]
+		}
+	}
+	return nil
 }
 
 // readIndexSlowOn: the cluster's state names member n's linearizable

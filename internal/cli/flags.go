@@ -4,17 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/etcdperf/etcdperf/internal/capacity"
 	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/judge"
 	"github.com/etcdperf/etcdperf/internal/pipeline"
 	"github.com/etcdperf/etcdperf/internal/promexport"
+	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
 
@@ -273,4 +277,60 @@ func criteriaOf(limits []string, vol *volumeFlags) ([]check.Criterion, error) {
 		return nil, usageError("%v", err)
 	}
 	return criteria, nil
+}
+
+// currentFlags is --current-flag: etcd's flags in force, as the user
+// states them, for the tuning to compare its suggestions with.
+type currentFlags struct{ raw []string }
+
+func addCurrentFlag(fl *pflag.FlagSet) *currentFlags {
+	c := &currentFlags{}
+	fl.StringArrayVar(&c.raw, "current-flag", nil, "an etcd flag in force on the members, NAME=VALUE, for the tuning section to compare with "+
+		"(repeatable): heartbeat-interval and election-timeout in milliseconds or as a duration (100, 100ms, 1s)")
+	return c
+}
+
+// values parses the flags stated; a name the tuning does not know, a
+// value that is not a time, or a flag stated twice is a usage error.
+func (c *currentFlags) values() ([]result.FlagValue, error) {
+	var out []result.FlagValue
+	for _, s := range c.raw {
+		name, val, ok := strings.Cut(s, "=")
+		name = strings.TrimLeft(strings.TrimSpace(name), "-")
+		if !ok || name == "" || strings.TrimSpace(val) == "" {
+			return nil, usageError("--current-flag %q: want NAME=VALUE, e.g. --current-flag heartbeat-interval=100", s)
+		}
+		unit, known := judge.TunableFlags[name]
+		if !known {
+			return nil, usageError("--current-flag %q: %s is not a flag the tuning computes (%s)", s, name, strings.Join(slices.Sorted(maps.Keys(judge.TunableFlags)), ", "))
+		}
+		if slices.ContainsFunc(out, func(f result.FlagValue) bool { return f.Name == name }) {
+			return nil, usageError("--current-flag: %s is stated twice", name)
+		}
+		v, err := flagNumber(strings.TrimSpace(val), unit)
+		if err != nil {
+			return nil, usageError("--current-flag %q: %v", s, err)
+		}
+		out = append(out, result.FlagValue{Name: name, Value: v, From: "--current-flag"})
+	}
+	return out, nil
+}
+
+// flagNumber reads a flag's value in etcd's unit: milliseconds as etcd
+// takes them (a whole number) or as a duration.
+func flagNumber(s, unit string) (float64, error) {
+	if unit != "ms" {
+		return 0, fmt.Errorf("no reader for %s", unit)
+	}
+	if n, err := strconv.ParseUint(s, 10, 32); err == nil {
+		if n == 0 {
+			return 0, errors.New("a time of 0ms is not etcd's")
+		}
+		return float64(n), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 || d%time.Millisecond != 0 {
+		return 0, fmt.Errorf("%q is not a whole number of milliseconds (100, 100ms, 1s)", s)
+	}
+	return float64(d / time.Millisecond), nil
 }

@@ -56,6 +56,13 @@ In text mode each interval's lines are printed as it ends; -o json and -o csv
 early and still writes the Result of what was collected (exit 2 when a
 --duration was cut short; with --duration 0, Ctrl-C is how the run ends).
 
+After the verdict it says which of etcd's timers the round trips between
+members call for (etcd tuning guide): --heartbeat-interval about the slowest
+pair's mean round trip, --election-timeout 10x it. Nothing is changed on the
+cluster. State the values in force with --current-flag to have them kept or
+changed; a member whose CPU or disk was named is left out, as raising the
+timers would only hide it.
+
 There is no embedded etcd here: an etcd started for the run would have nothing
 to say. 'etcdperf bench' reports etcd's metrics of its own load.`,
 		Example: `  # Watch a cluster for a minute, every 5s
@@ -64,6 +71,9 @@ to say. 'etcdperf bench' reports etcd's metrics of its own load.`,
   # With TLS (as etcdctl), every second until Ctrl-C, the series to a CSV file too
   etcdperf metrics --endpoints https://10.0.0.1:2379 --cacert ca.pem --cert client.pem --key client-key.pem \
     --interval 1s --duration 0 -o metrics.csv -o text
+
+  # Members far apart: the timers for their round trips, against the values in force
+  etcdperf metrics --endpoints 10.0.0.1:2379 --current-flag heartbeat-interval=100 --current-flag election-timeout=1000
 
   # A stricter fsync limit, the Result as JSON and the HTML report
   etcdperf metrics --endpoints 127.0.0.1:2379 --limit wal_fsync_p99=5ms -o run.json --html run.html`,
@@ -82,6 +92,7 @@ to say. 'etcdperf bench' reports etcd's metrics of its own load.`,
 	fl.DurationVar(&duration, "duration", time.Minute, "watch for this long; 0 watches until Ctrl-C")
 	fl.StringArrayVar(&limits, "limit", nil, "override a limit: NAME=VALUE[,WARN], e.g. wal_fsync_p99=5ms (repeatable)")
 	volume.add(fl)
+	current := addCurrentFlag(fl)
 
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		sinks, err := out.sinks()
@@ -101,6 +112,10 @@ to say. 'etcdperf bench' reports etcd's metrics of its own load.`,
 		if err != nil {
 			return err
 		}
+		known, err := current.values()
+		if err != nil {
+			return err
+		}
 		co, err := conn.options(cmd)
 		if err != nil {
 			return err
@@ -109,7 +124,7 @@ to say. 'etcdperf bench' reports etcd's metrics of its own load.`,
 			return usageError("metrics watches a running cluster: give its client endpoints with --endpoints (or " + endpointsEnv + "), e.g. --endpoints 10.0.0.1:2379 " +
 				"(an etcd started by etcdperf would have nothing to tell; 'etcdperf bench' reports etcd's metrics of its own load)")
 		}
-		o := pipeline.MetricsOptions{Conn: co, Interval: interval, Duration: duration, Criteria: criteria}
+		o := pipeline.MetricsOptions{Conn: co, Interval: interval, Duration: duration, Criteria: criteria, Known: known}
 		conn.announce(cmd)
 		var done atomic.Int64
 		o.Sampled = func(*result.Result) { done.Add(1) }

@@ -82,6 +82,7 @@ func Metrics(r *result.Result, criteria []check.Criterion) {
 	}
 	conclude(r)
 	r.Summary = metricsSummary(r)
+	metricsTuning(r)
 }
 
 // metricValue is a criterion's value in a member's signals; false when

@@ -37,6 +37,9 @@ type MetricsOptions struct {
 	// member's series ends with the interval's sample. Both get the Result
 	// being filled, which they must not keep.
 	Started, Sampled func(r *result.Result)
+	// Known are etcd's flags in force as the user stated them
+	// (--current-flag): the tuning compares its suggestions with them.
+	Known []result.FlagValue
 }
 
 // Metrics scrapes every member's /metrics at each interval and reports
@@ -81,6 +84,7 @@ func Metrics(ctx context.Context, o MetricsOptions) (*result.Result, error) {
 		res.Target.Members = append(res.Target.Members, result.TargetMember{Name: name, ClientURL: m.ClientURL, MetricsURL: m.MetricsURL, Leader: m.Leader, Version: m.Version})
 	}
 	res.Metrics = sec
+	res.Tuning = &result.Tuning{Known: o.Known}
 
 	names := make([]string, len(sec.Members))
 	for i, m := range sec.Members {

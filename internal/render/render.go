@@ -64,6 +64,7 @@ func Judgement(w io.Writer, r *result.Result) {
 			}
 		}
 	}
+	tuningText(w, r.Tuning)
 	if incomplete(r) {
 		// What ended the run, once, and no verdict: the figures above are
 		// part of a run.

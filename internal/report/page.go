@@ -60,6 +60,13 @@ type pageJudged struct {
 	Label, Verdict, Class, Summary, Error string
 	Findings                              []pageFinding
 	Checks                                []pageCheck
+	Tuning                                []pageTuned
+	TuningNotes                           []string
+}
+
+// pageTuned is one of etcd's flags as the figures call for it.
+type pageTuned struct {
+	Flag, Current, Action, Why, Source string
 }
 
 type pageFinding struct {
@@ -206,6 +213,15 @@ func judgedOf(j Run) pageJudged {
 		}
 		pj.Checks = append(pj.Checks, pageCheck{Name: c.Name, Title: title, Status: string(c.Status),
 			Observed: observed, Limit: render.FormatLimit(c), Source: scrubText(c.Source)})
+	}
+	if t := r.Tuning; t != nil {
+		for _, f := range t.Flags {
+			cur, action := render.TunedFlagWords(f)
+			pj.Tuning = append(pj.Tuning, pageTuned{Flag: "--" + f.Name, Current: scrubText(cur), Action: scrubText(action), Why: scrubText(f.Why), Source: scrubText(f.Source)})
+		}
+		for _, n := range t.Notes {
+			pj.TuningNotes = append(pj.TuningNotes, scrubText(n))
+		}
 	}
 	return pj
 }

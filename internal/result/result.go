@@ -105,6 +105,8 @@ type Result struct {
 	DBMembers *DBMembers `json:"db_members,omitempty"`
 	// ExpectedDefrag is the stall a defragmentation would cause (doctor).
 	ExpectedDefrag *ExpectedDefrag `json:"expected_defrag,omitempty"`
+	// Tuning is etcd's flags as the figures call for them (metrics).
+	Tuning *Tuning `json:"tuning,omitempty"`
 	// Limits are the levels the run was judged by that differ from the
 	// defaults (set with --limit).
 	Limits []Limit `json:"limits,omitempty"`

@@ -1,0 +1,218 @@
+package judge
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/etcdperf/etcdperf/internal/result"
+	"github.com/etcdperf/etcdperf/internal/units"
+)
+
+// etcd's timer flags, their defaults (milliseconds) and the bound etcd
+// puts on the election timeout.
+const (
+	FlagHeartbeat   = "heartbeat-interval"
+	FlagElection    = "election-timeout"
+	defaultBeatMs   = 100
+	defaultElectMs  = 1000
+	maxElectionMs   = 50000
+	electionPerBeat = 10 // etcd's defaults, and the tuning guide's 10x the round trip
+	minElectPerBeat = 5  // etcd refuses an election timeout under 5x the heartbeat
+)
+
+const (
+	tuningGuide = "etcd tuning guide, https://etcd.io/docs/v3.6/tuning/#time-parameters"
+	electSource = tuningGuide + "; etcd refuses an election timeout under 5x the heartbeat interval (server/embed/config.go)"
+)
+
+// TunableFlags are the flags a stated value (--current-flag) may name,
+// with their unit.
+var TunableFlags = map[string]string{FlagHeartbeat: "ms", FlagElection: "ms"}
+
+// timerFigures are what the timers are computed from: the members' round
+// trips to each other (pairs, each a mean of etcd's smoothed round trips),
+// their p99 over the run where it was observed, what says the heartbeats
+// were late, and the members whose CPU or disk the findings named.
+type timerFigures struct {
+	pairs  []result.PeerRTT
+	p99    float64
+	late   []string
+	blamed map[string][]result.Cause
+}
+
+// metricsTimers gathers a metrics Result's timer figures; its findings are
+// judged.
+func metricsTimers(r *result.Result) timerFigures {
+	f := timerFigures{pairs: r.Metrics.PeerRTTs, blamed: blamedMembers(r.Findings)}
+	var failures, changes, slow float64
+	for _, m := range r.Metrics.Members {
+		o := m.Overall
+		if o == nil {
+			continue
+		}
+		if o.PeerRTT != nil && o.PeerRTT.Count > 0 {
+			f.p99 = max(f.p99, o.PeerRTT.P99)
+		}
+		failures += o.HeartbeatFailures
+		changes += o.LeaderChanges
+		slow += o.SlowApplies
+	}
+	for _, c := range []struct {
+		n    float64
+		what string
+	}{{failures, "heartbeats the leader failed to send"}, {changes, "leader changes"}, {slow, "slow applies"}} {
+		if c.n > 0 {
+			f.late = append(f.late, fmt.Sprintf("%.0f %s", c.n, c.what))
+		}
+	}
+	return f
+}
+
+// blamedMembers are the members whose CPU or storage the findings named.
+func blamedMembers(fs []result.Finding) map[string][]result.Cause {
+	out := map[string][]result.Cause{}
+	for _, f := range fs {
+		switch f.Cause {
+		case result.CauseDisk, result.CauseCPU, result.CauseDiskOrCPU, result.CauseIOPSCap, result.CauseDiskOrIOPSCap:
+			for _, m := range f.Members {
+				if !slices.Contains(out[m], f.Cause) {
+					out[m] = append(out[m], f.Cause)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// tuneTimers suggests --heartbeat-interval and --election-timeout from
+// the round trips between members, per etcd's tuning guide: the heartbeat
+// about the slowest pair's mean round trip (0.5-1.5x), never under etcd's
+// 100ms default; the election timeout 10x the heartbeat, which is at
+// least 10x the round trip and 5x the heartbeat, never under the 1s
+// default and at most etcd's 50s. A pair with a member whose CPU or disk
+// the findings named says that member's lateness, not the link's: it is
+// left out, and when the heartbeats were late the note says that larger
+// timers would only slow failover and hide the cause.
+func tuneTimers(t *result.Tuning, f timerFigures) {
+	var links []result.PeerRTT
+	var through []string
+	for _, p := range f.pairs {
+		if p.Count <= 0 {
+			continue
+		}
+		if len(f.blamed[p.From]) > 0 || len(f.blamed[p.To]) > 0 {
+			through = append(through, p.From+" → "+p.To)
+			continue
+		}
+		links = append(links, p)
+	}
+	if len(f.blamed) > 0 {
+		t.Notes = append(t.Notes, blamedNote(f))
+	}
+	if len(links) == 0 {
+		why := "no round trip between members was recorded (etcd records one per peer about every 30s; a single member has none)"
+		if len(through) > 0 {
+			why = "every round trip recorded involves a member whose CPU or storage the findings named (" + strings.Join(through, ", ") + ")"
+		}
+		t.Notes = append(t.Notes, "The timers are not computed: "+why+".")
+		return
+	}
+	slowest := slices.MaxFunc(links, func(a, b result.PeerRTT) int { return cmpFloat(a.Mean, b.Mean) })
+	rttMs := slowest.Mean * 1000
+	figure := fmt.Sprintf("the slowest pair's mean round trip is %s (%s → %s, %.0f recorded, %s)", units.Seconds(slowest.Mean), slowest.From, slowest.To, slowest.Count, slowest.Scope)
+	if f.p99 > 0 {
+		figure += fmt.Sprintf("; the members' round-trip p99 over the run %s", units.Seconds(f.p99))
+	}
+	beat := max(defaultBeatMs, niceMs(rttMs))
+	hb := result.TunedFlag{Name: FlagHeartbeat, Unit: "ms", Suggested: beat, Source: tuningGuide,
+		Why: figure + ": the heartbeat interval should be about the round trip (0.5-1.5x), never under etcd's 100ms default"}
+	current(t, &hb, func(cur float64) bool { return cur >= 0.5*rttMs && cur >= defaultBeatMs/2 })
+	inForce := hb.Suggested
+	if hb.Action == result.TuneKeep {
+		inForce = hb.Current
+	}
+	elect := math.Min(maxElectionMs, max(defaultElectMs, electionPerBeat*inForce, electionPerBeat*niceMs(rttMs)))
+	el := result.TunedFlag{Name: FlagElection, Unit: "ms", Suggested: elect, Source: electSource,
+		Why: fmt.Sprintf("10x the heartbeat interval of %s: at least 10x the round trip of %s, for its variance, and 5x the heartbeat, never under etcd's 1s default",
+			units.Seconds(inForce/1000), units.Seconds(slowest.Mean))}
+	current(t, &el, func(cur float64) bool { return cur >= electionPerBeat*rttMs && cur >= minElectPerBeat*inForce })
+	if electionPerBeat*rttMs > maxElectionMs {
+		t.Notes = append(t.Notes, fmt.Sprintf("No election timeout fits: 10x the round trip of %s passes etcd's 50s bound; members this far apart should not share a cluster.", units.Seconds(slowest.Mean)))
+	}
+	t.Flags = append(t.Flags, hb, el)
+}
+
+// current fills a flag's value in force and its action: keep when ok
+// says the value in force suits the figures, else change; at least when
+// it is unknown.
+func current(t *result.Tuning, f *result.TunedFlag, ok func(cur float64) bool) {
+	v, known := t.Value(f.Name)
+	switch {
+	case !known:
+		f.Action = result.TuneAtLeast
+	case ok(v.Value):
+		f.Current, f.CurrentFrom, f.Action = v.Value, v.From, result.TuneKeep
+		f.Suggested = v.Value
+	default:
+		f.Current, f.CurrentFrom, f.Action = v.Value, v.From, result.TuneChange
+	}
+}
+
+// blamedNote says which members' CPU or storage the findings named, and,
+// when the heartbeats were late, that larger timers would hide it.
+func blamedNote(f timerFigures) string {
+	var names []string
+	for m := range f.blamed {
+		names = append(names, m)
+	}
+	sort.Strings(names)
+	var parts []string
+	for _, m := range names {
+		var cs []string
+		for _, c := range f.blamed[m] {
+			cs = append(cs, c.Info().Noun)
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s)", m, strings.Join(cs, ", ")))
+	}
+	s := "The findings named " + strings.Join(parts, ", ") + ": their round trips are left out of the timers, as a member late for its own reasons answers its peers late"
+	if len(f.late) > 0 {
+		s += fmt.Sprintf(". The cluster's heartbeats were late (%s): larger timers would only slow failover and hide the cause; fix it first", strings.Join(f.late, ", "))
+	}
+	return s + "."
+}
+
+// niceMs rounds a time in milliseconds up to a setting: a multiple of
+// 50ms up to 1s, of 100ms above.
+func niceMs(ms float64) float64 {
+	step := 50.0
+	if ms > 1000 {
+		step = 100
+	}
+	return math.Ceil(ms/step) * step
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// metricsTuning sets a metrics Result's tuning: the flags the figures
+// call for, from the values in force it knows.
+func metricsTuning(r *result.Result) {
+	if r.Metrics == nil {
+		return
+	}
+	if r.Tuning == nil {
+		r.Tuning = &result.Tuning{}
+	}
+	r.Tuning.Flags, r.Tuning.Notes = nil, nil
+	tuneTimers(r.Tuning, metricsTimers(r))
+}

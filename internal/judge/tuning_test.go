@@ -1,0 +1,139 @@
+package judge
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/etcdperf/etcdperf/internal/result"
+)
+
+// pairs are round trips of mean rtt (seconds) from every member of ms to
+// every other, each recorded twice since start; slow overrides a pair.
+func pairs(rtt float64, slow map[[2]string]float64, ms ...string) []result.PeerRTT {
+	var out []result.PeerRTT
+	for _, a := range ms {
+		for _, b := range ms {
+			if a == b {
+				continue
+			}
+			m := rtt
+			if v, ok := slow[[2]string{a, b}]; ok {
+				m = v
+			}
+			out = append(out, result.PeerRTT{From: a, To: b, Scope: result.ScopeStart, Count: 2, Mean: m, Max: 2 * m})
+		}
+	}
+	return out
+}
+
+func known(beat, elect float64) []result.FlagValue {
+	var out []result.FlagValue
+	if beat > 0 {
+		out = append(out, result.FlagValue{Name: FlagHeartbeat, Value: beat, From: "--current-flag"})
+	}
+	if elect > 0 {
+		out = append(out, result.FlagValue{Name: FlagElection, Value: elect, From: "--current-flag"})
+	}
+	return out
+}
+
+// The timers follow the slowest pair's mean round trip, per etcd's tuning
+// guide: the heartbeat about the round trip (0.5-1.5x) and never under
+// 100ms, the election timeout 10x it, never under 1s nor over 50s; a value
+// in force within those bounds is kept, an unknown one is said as a floor.
+func TestTuneTimers(t *testing.T) {
+	to3 := func(rtt float64) map[[2]string]float64 {
+		return map[[2]string]float64{{"m1", "m3"}: rtt, {"m3", "m1"}: rtt, {"m2", "m3"}: rtt, {"m3", "m2"}: rtt}
+	}
+	type want struct {
+		action string
+		value  float64
+	}
+	for _, c := range []struct {
+		name         string
+		pairs        []result.PeerRTT
+		beat, elect  float64 // in force (0: unknown)
+		hb, el       want
+		note         string
+		noTimerNotes bool
+	}{
+		{"a LAN, unknown flags: etcd's defaults as floors", pairs(0.002, nil, "m1", "m2", "m3"), 0, 0,
+			want{result.TuneAtLeast, 100}, want{result.TuneAtLeast, 1000}, "", true},
+		{"a LAN at the defaults: keep", pairs(0.002, nil, "m1", "m2", "m3"), 100, 1000,
+			want{result.TuneKeep, 100}, want{result.TuneKeep, 1000}, "", true},
+		{"a link of 50ms: still the defaults", pairs(0.002, to3(0.05), "m1", "m2", "m3"), 100, 1000,
+			want{result.TuneKeep, 100}, want{result.TuneKeep, 1000}, "", true},
+		// 100ms is 0.56x a round trip of 180ms, inside the guide's band,
+		// but 1s is not 10x it.
+		{"a link of 180ms at the defaults: the election timeout", pairs(0.002, to3(0.18), "m1", "m2", "m3"), 100, 1000,
+			want{result.TuneKeep, 100}, want{result.TuneChange, 2000}, "", true},
+		{"a link of 212ms at the defaults: both", pairs(0.002, to3(0.212), "m1", "m2", "m3"), 100, 1000,
+			want{result.TuneChange, 250}, want{result.TuneChange, 2500}, "", true},
+		{"a link of 212ms, timers already raised: keep", pairs(0.002, to3(0.212), "m1", "m2", "m3"), 300, 3000,
+			want{result.TuneKeep, 300}, want{result.TuneKeep, 3000}, "", true},
+		// etcd refuses an election timeout under 5x the heartbeat.
+		{"a heartbeat kept, an election timeout under 5x it", pairs(0.002, to3(0.212), "m1", "m2", "m3"), 500, 2400,
+			want{result.TuneKeep, 500}, want{result.TuneChange, 5000}, "", true},
+		{"a link of 6s: no election timeout fits", pairs(0.002, to3(6), "m1", "m2", "m3"), 0, 0,
+			want{result.TuneAtLeast, 6000}, want{result.TuneAtLeast, 50000}, "No election timeout fits", false},
+		{"no round trip recorded", nil, 100, 1000, want{}, want{}, "The timers are not computed: no round trip", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tu := &result.Tuning{Known: known(c.beat, c.elect)}
+			tuneTimers(tu, timerFigures{pairs: c.pairs})
+			if c.hb.action == "" {
+				if len(tu.Flags) != 0 {
+					t.Errorf("flags %+v, want none", tu.Flags)
+				}
+			} else {
+				if len(tu.Flags) != 2 {
+					t.Fatalf("flags %+v, want the two timers", tu.Flags)
+				}
+				for i, w := range []want{c.hb, c.el} {
+					f := tu.Flags[i]
+					if f.Action != w.action || f.Suggested != w.value || f.Why == "" || !strings.Contains(f.Source, "https://etcd.io/docs/") {
+						t.Errorf("--%s: %s %g (%s; %s), want %s %g with its figure and source", f.Name, f.Action, f.Suggested, f.Why, f.Source, w.action, w.value)
+					}
+					if (f.Action == result.TuneAtLeast) != (f.CurrentFrom == "") {
+						t.Errorf("--%s: %s, in force %g from %q", f.Name, f.Action, f.Current, f.CurrentFrom)
+					}
+				}
+			}
+			notes := strings.Join(tu.Notes, " ")
+			if c.note != "" && !strings.Contains(notes, c.note) || c.noTimerNotes && notes != "" {
+				t.Errorf("notes %q, want %q", notes, c.note)
+			}
+		})
+	}
+}
+
+// A member whose disk the findings named answers its peers late for its
+// own reasons: its round trips are left out, and with the heartbeats late
+// the note says larger timers would only hide the disk.
+func TestTuneTimersSlowDisk(t *testing.T) {
+	slow3 := map[[2]string]float64{{"m1", "m3"}: 0.3, {"m3", "m1"}: 0.3, {"m2", "m3"}: 0.3, {"m3", "m2"}: 0.3}
+	tu := &result.Tuning{Known: known(100, 1000)}
+	tuneTimers(tu, timerFigures{pairs: pairs(0.002, slow3, "m1", "m2", "m3"), late: []string{"4 heartbeats the leader failed to send"},
+		blamed: map[string][]result.Cause{"m3": {result.CauseDisk}}})
+	if len(tu.Flags) != 2 || tu.Flags[0].Action != result.TuneKeep || tu.Flags[1].Action != result.TuneKeep {
+		t.Errorf("flags %+v, want both timers kept", tu.Flags)
+	}
+	notes := strings.Join(tu.Notes, " ")
+	for _, w := range []string{"m3 (the disk)", "4 heartbeats the leader failed to send", "would only slow failover and hide the cause"} {
+		if !strings.Contains(notes, w) {
+			t.Errorf("notes %q, want %q", notes, w)
+		}
+	}
+	// Without late heartbeats, the disk is named and nothing more said.
+	tu = &result.Tuning{}
+	tuneTimers(tu, timerFigures{pairs: pairs(0.002, slow3, "m1", "m2", "m3"), blamed: map[string][]result.Cause{"m3": {result.CauseDisk}}})
+	if notes := strings.Join(tu.Notes, " "); !strings.Contains(notes, "m3 (the disk)") || strings.Contains(notes, "hide") {
+		t.Errorf("notes %q: want m3's disk named, nothing said of hiding it", notes)
+	}
+	// Every pair through blamed members: nothing to compute from.
+	tu = &result.Tuning{}
+	tuneTimers(tu, timerFigures{pairs: pairs(0.3, nil, "m1", "m3"), blamed: map[string][]result.Cause{"m3": {result.CauseCPU}}})
+	if len(tu.Flags) != 0 || !strings.Contains(strings.Join(tu.Notes, " "), "every round trip recorded involves a member") {
+		t.Errorf("flags %+v, notes %q: want none computed, and why", tu.Flags, tu.Notes)
+	}
+}

@@ -1,0 +1,62 @@
+package render
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/etcdperf/etcdperf/internal/result"
+	"github.com/etcdperf/etcdperf/internal/units"
+)
+
+// tuningText writes the flags the figures call for: per flag the value in
+// force (and where it was learned), the value suggested, and the figure
+// and rule behind it; then the notes.
+func tuningText(w io.Writer, t *result.Tuning) {
+	if t == nil || len(t.Flags) == 0 && len(t.Notes) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\netcd's flags for this cluster, from what was measured (nothing was changed; set them alike on every member):\n")
+	for _, f := range t.Flags {
+		cur, todo := TunedFlagWords(f)
+		fmt.Fprintf(w, "  --%s: in force %s; %s\n", f.Name, cur, todo)
+		fmt.Fprintf(w, "      why: %s (%s)\n", f.Why, f.Source)
+	}
+	for _, n := range t.Notes {
+		fmt.Fprintf(w, "  note: %s\n", n)
+	}
+}
+
+// TunedFlagWords says a flag's value in force (and where it was learned,
+// or how to state it) and what to do with it.
+func TunedFlagWords(f result.TunedFlag) (inForce, todo string) {
+	inForce = "unknown (state it with --current-flag " + f.Name + "=VALUE)"
+	if f.CurrentFrom != "" {
+		inForce = flagValue(f.Current, f.Unit) + " (" + f.CurrentFrom + ")"
+	}
+	switch f.Action {
+	case result.TuneKeep:
+		todo = "keep it"
+	case result.TuneChange:
+		todo = "set --" + f.Name + "=" + flagArg(f.Suggested)
+	case result.TuneAtLeast:
+		todo = "make sure it is at least " + flagValue(f.Suggested, f.Unit) + " (--" + f.Name + "=" + flagArg(f.Suggested) + ")"
+	}
+	return inForce, todo
+}
+
+// flagValue is a flag's value for a reader: "250ms", "2.5s", "8.0 GiB".
+func flagValue(v float64, unit string) string {
+	switch unit {
+	case "ms":
+		return units.Seconds(v / 1000)
+	case "bytes":
+		return units.Bytes(v)
+	}
+	return fmt.Sprintf("%g", v)
+}
+
+// flagArg is a flag's value as etcd takes it: milliseconds and bytes are
+// plain integers.
+func flagArg(v float64) string {
+	return fmt.Sprintf("%.0f", v)
+}

@@ -1,0 +1,72 @@
+package result
+
+// Tuning is etcd's flags for the cluster a command measured: each with the
+// value in force where the command learned it, the value the measured
+// figures call for, and the figure and rule behind it. Nothing is changed
+// on the cluster: the operator applies what is suggested.
+type Tuning struct {
+	// Known are the flags' values in force as the command learned them
+	// (stated with --current-flag, or read from the members); the judge
+	// reads them.
+	Known []FlagValue `json:"known,omitempty"`
+	// Flags are the judge's suggestions, one per flag it has figures for.
+	Flags []TunedFlag `json:"flags,omitempty"`
+	// Notes say what the figures cannot settle, or why a flag is better
+	// left alone (a slow disk behind late heartbeats).
+	Notes []string `json:"notes,omitempty"`
+}
+
+// FlagValue is one etcd flag's value in force, in etcd's own unit
+// (milliseconds for the timers, bytes for the quota), and where it was
+// learned.
+type FlagValue struct {
+	// Name is the flag without its dashes ("heartbeat-interval").
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
+	From  string  `json:"from"`
+}
+
+// Actions of a TunedFlag.
+const (
+	// TuneKeep: the value in force suits what was measured.
+	TuneKeep = "keep"
+	// TuneChange: set the flag to Suggested.
+	TuneChange = "change"
+	// TuneAtLeast: the value in force is unknown; it should be at least
+	// Suggested.
+	TuneAtLeast = "at least"
+)
+
+// TunedFlag is the judge's suggestion for one flag.
+type TunedFlag struct {
+	// Name is the flag without its dashes, Unit etcd's unit for it ("ms",
+	// "bytes").
+	Name string `json:"name"`
+	Unit string `json:"unit"`
+	// Current is the value in force and CurrentFrom where it was learned;
+	// 0 and "" when unknown.
+	Current     float64 `json:"current,omitempty"`
+	CurrentFrom string  `json:"current_from,omitempty"`
+	// Suggested is the value the figures call for, Action what to do with
+	// it (TuneKeep, TuneChange, TuneAtLeast).
+	Suggested float64 `json:"suggested"`
+	Action    string  `json:"action"`
+	// Why states the measured figure and the rule that gives Suggested,
+	// Source the rule's public source.
+	Why    string `json:"why"`
+	Source string `json:"source"`
+}
+
+// Value returns the value in force of the flag name, and whether it is
+// known.
+func (t *Tuning) Value(name string) (FlagValue, bool) {
+	if t == nil {
+		return FlagValue{}, false
+	}
+	for _, f := range t.Known {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return FlagValue{}, false
+}
