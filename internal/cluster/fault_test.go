@@ -210,3 +210,23 @@ func TestParseVolumeFaults(t *testing.T) {
 		t.Errorf("two volume caps on one member: %v", err)
 	}
 }
+
+// etcd's timers reach a member process's command line, and its embedded
+// etcd's configuration; unset, etcd's defaults stay.
+func TestMemberTimers(t *testing.T) {
+	c := MemberConfig{Name: "m", DataDir: "/d", ClientURL: "http://127.0.0.1:1", PeerURL: "http://127.0.0.1:2", HeartbeatMs: 950, ElectionMs: 9500}
+	if args := strings.Join(c.Args(), " "); !strings.Contains(args, "--heartbeat-interval 950 --election-timeout 9500") {
+		t.Errorf("args %q lack the timers", args)
+	}
+	ec, err := embedConfig(c)
+	if err != nil || ec.TickMs != 950 || ec.ElectionMs != 9500 {
+		t.Errorf("embedded config: %v, tick %d election %d; want 950 and 9500", err, ec.TickMs, ec.ElectionMs)
+	}
+	c.HeartbeatMs, c.ElectionMs = 0, 0
+	if args := strings.Join(c.Args(), " "); strings.Contains(args, "heartbeat") || strings.Contains(args, "election") {
+		t.Errorf("args %q name timers that were not set", args)
+	}
+	if ec, _ := embedConfig(c); ec.TickMs != 100 || ec.ElectionMs != 1000 {
+		t.Errorf("unset timers: tick %d election %d, want etcd's 100 and 1000", ec.TickMs, ec.ElectionMs)
+	}
+}

@@ -45,6 +45,10 @@ type MemberConfig struct {
 	// QuotaBackendBytes is etcd's --quota-backend-bytes (0: etcd's
 	// default, 2 GiB).
 	QuotaBackendBytes int64
+	// HeartbeatMs and ElectionMs are etcd's --heartbeat-interval and
+	// --election-timeout in milliseconds (0: etcd's defaults, 100 and
+	// 1000).
+	HeartbeatMs, ElectionMs uint
 	// Fault is what a member process (ServeMember) suffers on purpose: a
 	// slow view of its data dir (see StartSlowDisk), a CPU quota, a slow
 	// link in front of its peer port.
@@ -195,6 +199,12 @@ func embedConfig(c MemberConfig) (*embed.Config, error) {
 		ec.AutoCompactionRetention = c.AutoCompaction.String()
 	}
 	ec.QuotaBackendBytes = c.QuotaBackendBytes
+	if c.HeartbeatMs > 0 {
+		ec.TickMs = c.HeartbeatMs
+	}
+	if c.ElectionMs > 0 {
+		ec.ElectionMs = c.ElectionMs
+	}
 	if c.TLS != nil {
 		ec.ClientTLSInfo.CertFile = c.TLS.CertFile
 		ec.ClientTLSInfo.KeyFile = c.TLS.KeyFile

@@ -36,6 +36,8 @@ func BindMemberFlags(fs *pflag.FlagSet, cfg *MemberConfig) {
 	fs.DurationVar(&cfg.StartTimeout, "start-timeout", DefaultStartTimeout, "give up when the member is not ready by then")
 	fs.DurationVar(&cfg.AutoCompaction, "auto-compaction", 0, "compact etcd's history periodically, keeping this much of it, e.g. 10s (etcd --auto-compaction-mode=periodic --auto-compaction-retention)")
 	fs.Int64Var(&cfg.QuotaBackendBytes, "quota-backend-bytes", 0, "the database's size quota in bytes (etcd --quota-backend-bytes; 0: etcd's default, 2 GiB): past it etcd raises the NOSPACE alarm")
+	fs.UintVar(&cfg.HeartbeatMs, "heartbeat-interval", 0, "etcd's --heartbeat-interval in milliseconds (0: etcd's default, 100)")
+	fs.UintVar(&cfg.ElectionMs, "election-timeout", 0, "etcd's --election-timeout in milliseconds (0: etcd's default, 1000)")
 	fs.BoolVar(&cfg.ExitWithParent, "exit-with-parent", false, "stop when the process that started this one goes away (set by etcdperf for its members)")
 	fs.DurationVar(&cfg.SlowFsync, "slow-fsync", 0, "run etcd on a slow view of --data-dir in which every fsync/fdatasync takes this much longer (etcdperf slowdisk in a child process; needs root and /dev/fuse)")
 	fs.Float64Var(&cfg.CPULimit, "cpu-limit", 0, "let the member use at most this many CPUs, e.g. 0.1 (a CPU cgroup of its own: cgroup v1 cpu.cfs_quota_us or v2 cpu.max; needs root)")
@@ -120,6 +122,12 @@ func (c MemberConfig) Args() []string {
 	}
 	if c.QuotaBackendBytes > 0 {
 		a = append(a, "--quota-backend-bytes", strconv.FormatInt(c.QuotaBackendBytes, 10))
+	}
+	if c.HeartbeatMs > 0 {
+		a = append(a, "--heartbeat-interval", strconv.FormatUint(uint64(c.HeartbeatMs), 10))
+	}
+	if c.ElectionMs > 0 {
+		a = append(a, "--election-timeout", strconv.FormatUint(uint64(c.ElectionMs), 10))
 	}
 	if c.SlowFsync > 0 {
 		a = append(a, "--slow-fsync", c.SlowFsync.String())

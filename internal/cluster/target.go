@@ -49,6 +49,9 @@ type TargetOptions struct {
 	// Faults holds what each member (by index) suffers on purpose; a member
 	// with a fault always runs as a child process.
 	Faults []Fault
+	// HeartbeatMs and ElectionMs are every embedded member's
+	// --heartbeat-interval and --election-timeout (0: etcd's defaults).
+	HeartbeatMs, ElectionMs uint
 }
 
 // faulty reports whether any member has a fault.
@@ -266,7 +269,7 @@ func startEmbedded(ctx context.Context, o TargetOptions) (*Target, error) {
 	const attempts = 3
 	var cfgs []MemberConfig
 	for attempt := 1; ; attempt++ {
-		cfgs, err = memberConfigs(runDir, n, o.RunID, timeout, o.Faults)
+		cfgs, err = memberConfigs(runDir, n, o, timeout)
 		if err != nil {
 			return fail(err)
 		}
@@ -331,7 +334,7 @@ func (t *Target) startInProcess(ctx context.Context, cfg MemberConfig) error {
 	return nil
 }
 
-func memberConfigs(runDir string, n int, runID string, timeout time.Duration, faults []Fault) ([]MemberConfig, error) {
+func memberConfigs(runDir string, n int, o TargetOptions, timeout time.Duration) ([]MemberConfig, error) {
 	ports, err := freePorts(2 * n)
 	if err != nil {
 		return nil, err
@@ -345,12 +348,14 @@ func memberConfigs(runDir string, n int, runID string, timeout time.Duration, fa
 			DataDir:      filepath.Join(runDir, name),
 			ClientURL:    fmt.Sprintf("http://127.0.0.1:%d", ports[2*i]),
 			PeerURL:      fmt.Sprintf("http://127.0.0.1:%d", ports[2*i+1]),
-			ClusterToken: "etcdperf-" + runID,
+			ClusterToken: "etcdperf-" + o.RunID,
 			LogFile:      filepath.Join(runDir, name+".log"),
 			StartTimeout: timeout,
+			HeartbeatMs:  o.HeartbeatMs,
+			ElectionMs:   o.ElectionMs,
 		}
-		if i < len(faults) {
-			cfgs[i].Fault = faults[i]
+		if i < len(o.Faults) {
+			cfgs[i].Fault = o.Faults[i]
 		}
 		initial = append(initial, name+"="+cfgs[i].PeerURL)
 	}
