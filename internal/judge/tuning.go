@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/diagnose"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
@@ -215,4 +217,75 @@ func metricsTuning(r *result.Result) {
 	}
 	r.Tuning.Flags, r.Tuning.Notes = nil, nil
 	tuneTimers(r.Tuning, metricsTimers(r))
+	r.Tuning.Defrag = metricsDefrag(r)
+}
+
+// metricsDefrag plans the members' defragmentation from their databases'
+// sizes at the end of the run: a file of at least db_fragmented_size with
+// under db_in_use of it in use is due (as db_fragmented says it); the
+// followers due first, one at a time, then the leader after moving its
+// leadership to a follower (etcd's maintenance guide: a defragmentation
+// blocks its member while it runs).
+func metricsDefrag(r *result.Result) *result.DefragPlan {
+	size, inUse := diagnose.LimitOf(r, check.DBFragmentedSize), diagnose.LimitOf(r, check.DBInUse)
+	p := &result.DefragPlan{Rule: fmt.Sprintf("at least %s with under %.0f%% of it in use (%s, %s)",
+		units.Bytes(size), inUse*100, check.DBFragmentedSize, check.DBInUse)}
+	urls := map[string]string{}
+	if r.Target != nil {
+		for _, m := range r.Target.Members {
+			urls[m.Name] = m.ClientURL
+		}
+	}
+	// The leader at the end of the run, from its own gauge; else the one
+	// that led when the run started.
+	gauge := slices.ContainsFunc(r.Metrics.Members, func(m result.MetricsMember) bool { return m.Overall != nil && m.Overall.IsLeader == 1 })
+	known := false
+	var due []result.DefragMember
+	var follower *result.MetricsMember
+	for i, m := range r.Metrics.Members {
+		o := m.Overall
+		if o == nil || o.DBSize <= 0 {
+			continue
+		}
+		known = true
+		leader := o.IsLeader == 1 || !gauge && m.Leader
+		if !leader && follower == nil && m.ID != "" {
+			follower = &r.Metrics.Members[i]
+		}
+		if o.DBSize < size || o.DBSizeInUse <= 0 || o.DBSizeInUse >= inUse*o.DBSize {
+			continue
+		}
+		due = append(due, result.DefragMember{Name: m.Name, Leader: leader, Size: o.DBSize, InUse: o.DBSizeInUse})
+	}
+	if !known {
+		return nil
+	}
+	// Followers first (by name), the leader last.
+	slices.SortStableFunc(due, func(a, b result.DefragMember) int {
+		if a.Leader != b.Leader {
+			if a.Leader {
+				return 1
+			}
+			return -1
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	for i := range due {
+		d := &due[i]
+		ep := urls[d.Name]
+		if ep == "" {
+			ep = "<" + d.Name + "'s client URL>"
+		}
+		if d.Leader && follower != nil {
+			d.Commands = append(d.Commands, fmt.Sprintf("etcdctl --endpoints=%s move-leader %s", ep, follower.ID))
+		}
+		d.Commands = append(d.Commands, fmt.Sprintf("etcdctl --endpoints=%s defrag", ep))
+	}
+	p.Due, p.Members = len(due) > 0, due
+	for _, d := range r.Metrics.Defrags {
+		if d.Longest > p.Took {
+			p.Took, p.TookOn = d.Longest, d.Member
+		}
+	}
+	return p
 }

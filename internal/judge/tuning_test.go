@@ -137,3 +137,44 @@ func TestTuneTimersSlowDisk(t *testing.T) {
 		t.Errorf("flags %+v, notes %q: want none computed, and why", tu.Flags, tu.Notes)
 	}
 }
+
+// The defragmentation plan: a file of at least 100 MiB with under half of
+// it in use is due; the followers first, the leader last after moving its
+// leadership to a follower; nothing due says so; no sizes, no plan.
+func TestMetricsDefrag(t *testing.T) {
+	const mib = 1 << 20
+	member := func(name, id string, leader bool, size, inUse float64) result.MetricsMember {
+		o := &result.MetricsSignals{Seconds: 10, DBSize: size, DBSizeInUse: inUse}
+		if leader {
+			o.IsLeader = 1
+		}
+		return result.MetricsMember{Name: name, ID: id, Overall: o}
+	}
+	r := result.New(result.KindMetrics)
+	r.Target = &result.Target{Members: []result.TargetMember{{Name: "m1", ClientURL: "https://10.0.0.1:2379"},
+		{Name: "m2", ClientURL: "https://10.0.0.2:2379"}, {Name: "m3", ClientURL: "https://10.0.0.3:2379"}}}
+	r.Metrics = &result.Metrics{Members: []result.MetricsMember{
+		member("m1", "a1", true, 800*mib, 100*mib), member("m2", "b2", false, 800*mib, 120*mib), member("m3", "c3", false, 90*mib, 10*mib)},
+		Defrags: []result.Defrags{{Member: "m3", Count: 1, Longest: 0.8}}}
+	p := metricsDefrag(r)
+	if p == nil || !p.Due || len(p.Members) != 2 || p.Members[0].Name != "m2" || p.Members[1].Name != "m1" || !p.Members[1].Leader || p.Took != 0.8 || p.TookOn != "m3" {
+		t.Fatalf("plan %+v: want m2 then the leader m1 (m3's file is under 100 MiB), m3's 0.8s seen", p)
+	}
+	if got := strings.Join(p.Members[0].Commands, "; "); got != "etcdctl --endpoints=https://10.0.0.2:2379 defrag" {
+		t.Errorf("m2: %s", got)
+	}
+	if got := strings.Join(p.Members[1].Commands, "; "); got != "etcdctl --endpoints=https://10.0.0.1:2379 move-leader b2; etcdctl --endpoints=https://10.0.0.1:2379 defrag" {
+		t.Errorf("the leader m1: %s", got)
+	}
+	// Half of a file in use is not due; nor is a small file.
+	r.Metrics.Members[0].Overall.DBSizeInUse, r.Metrics.Members[1].Overall.DBSizeInUse = 400*mib, 500*mib
+	if p := metricsDefrag(r); p == nil || p.Due || len(p.Members) != 0 || !strings.Contains(p.Rule, "100.0 MiB") {
+		t.Errorf("plan %+v: want none due, and the rule said", p)
+	}
+	for i := range r.Metrics.Members {
+		r.Metrics.Members[i].Overall.DBSize = 0
+	}
+	if p := metricsDefrag(r); p != nil {
+		t.Errorf("plan %+v without any size, want none", p)
+	}
+}

@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
@@ -12,7 +13,7 @@ import (
 // force (and where it was learned), the value suggested, and the figure
 // and rule behind it; then the notes.
 func tuningText(w io.Writer, t *result.Tuning) {
-	if t == nil || len(t.Flags) == 0 && len(t.Notes) == 0 {
+	if t == nil || len(t.Flags) == 0 && len(t.Notes) == 0 && t.Defrag == nil {
 		return
 	}
 	fmt.Fprintf(w, "\netcd's flags for this cluster, from what was measured (nothing was changed; set them alike on every member):\n")
@@ -24,6 +25,37 @@ func tuningText(w io.Writer, t *result.Tuning) {
 	for _, n := range t.Notes {
 		fmt.Fprintf(w, "  note: %s\n", n)
 	}
+	if t.Defrag != nil {
+		fmt.Fprintf(w, "  defragmentation: %s\n", DefragWords(t.Defrag))
+		for i, m := range t.Defrag.Members {
+			fmt.Fprintf(w, "    %d. %s: %s\n", i+1, DefragMemberWords(m), strings.Join(m.Commands, " && "))
+		}
+	}
+}
+
+// DefragWords says whether a defragmentation is due, by what rule, and
+// how to go about it.
+func DefragWords(p *result.DefragPlan) string {
+	if !p.Due {
+		return "not due: no member's database file is " + p.Rule
+	}
+	s := "due (a member's database file " + p.Rule + "): one member at a time after a compaction, followers first, the leader last after moving its leadership " +
+		"(each blocks its member while it runs)"
+	if p.Took > 0 {
+		s += fmt.Sprintf("; a defragmentation during the run took up to %s (%s)", units.Seconds(p.Took), p.TookOn)
+	} else {
+		s += "; etcdperf doctor --data-dir on a member's storage predicts how long it stalls"
+	}
+	return s
+}
+
+// DefragMemberWords is one member of a plan: its name, role and file.
+func DefragMemberWords(m result.DefragMember) string {
+	role := "follower"
+	if m.Leader {
+		role = "leader"
+	}
+	return fmt.Sprintf("%s (%s, file %s, %s in use)", m.Name, role, units.Bytes(m.Size), units.Bytes(m.InUse))
 }
 
 // TunedFlagWords says a flag's value in force (and where it was learned,

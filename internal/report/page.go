@@ -222,6 +222,12 @@ func judgedOf(j Run) pageJudged {
 		for _, n := range t.Notes {
 			pj.TuningNotes = append(pj.TuningNotes, scrubText(n))
 		}
+		if t.Defrag != nil {
+			pj.TuningNotes = append(pj.TuningNotes, "Defragmentation: "+scrubText(render.DefragWords(t.Defrag)))
+			for i, m := range t.Defrag.Members {
+				pj.TuningNotes = append(pj.TuningNotes, fmt.Sprintf("%d. %s: %s", i+1, scrubText(render.DefragMemberWords(m)), scrubText(strings.Join(m.Commands, " && "))))
+			}
+		}
 	}
 	return pj
 }

@@ -14,6 +14,9 @@ type Tuning struct {
 	// Notes say what the figures cannot settle, or why a flag is better
 	// left alone (a slow disk behind late heartbeats).
 	Notes []string `json:"notes,omitempty"`
+	// Defrag is the plan for defragmenting the members (nil: their
+	// databases' sizes are not known).
+	Defrag *DefragPlan `json:"defrag,omitempty"`
 }
 
 // FlagValue is one etcd flag's value in force, in etcd's own unit
@@ -69,4 +72,32 @@ func (t *Tuning) Value(name string) (FlagValue, bool) {
 		}
 	}
 	return FlagValue{}, false
+}
+
+// DefragPlan is when and how to defragment the members, from their
+// databases' sizes: the members in the order to take them, one at a time
+// (followers first, the leader last after moving its leadership).
+type DefragPlan struct {
+	// Due says whether any member's file is worth a defragmentation, by
+	// Rule.
+	Due  bool   `json:"due"`
+	Rule string `json:"rule"`
+	// Members are those due, in order; none when nothing is due.
+	Members []DefragMember `json:"members,omitempty"`
+	// Took is the longest defragmentation a member made during the run
+	// (seconds; 0: none seen), and TookOn that member.
+	Took   float64 `json:"took,omitempty"`
+	TookOn string  `json:"took_on,omitempty"`
+}
+
+// DefragMember is one member of a DefragPlan.
+type DefragMember struct {
+	Name   string `json:"name"`
+	Leader bool   `json:"leader,omitempty"`
+	// Size and InUse are its database file's size and the part of it in
+	// use, in bytes.
+	Size  float64 `json:"size"`
+	InUse float64 `json:"in_use"`
+	// Commands defragment it (etcdctl), moving its leadership first.
+	Commands []string `json:"commands"`
 }
