@@ -85,6 +85,7 @@ type Fields struct {
 	Prefix, Request, Response, Error, Detail, RequestContent  jval
 	To, RemotePeerID, PeerID, LocalMemberID, Remote, Alarm    jval
 	ResponseCount, ResponseSize, Name, EtcdVersion            jval
+	HeartbeatInterval, ElectionTimeout                        jval
 }
 
 // Entry is one parsed line. Its byte slices point into the line (or the

@@ -672,6 +672,10 @@ func setField(f *Fields, k []byte, v jval) {
 		f.Name = v
 	case "etcd-version":
 		f.EtcdVersion = v
+	case "heartbeat-interval":
+		f.HeartbeatInterval = v
+	case "election-timeout":
+		f.ElectionTimeout = v
 	}
 }
 

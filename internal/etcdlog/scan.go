@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/etcdperf/etcdperf/internal/result"
 )
@@ -97,8 +98,8 @@ func ScanReader(ctx context.Context, r io.Reader, name, member string, p *Parser
 					s.Event(m, &ev, func() string { return fmt.Sprintf("%s:%d", name, no) })
 				}
 				if s.needFacts(m) {
-					if id, etcdName, version := facts(&e); id != "" || etcdName != "" || version != "" {
-						s.Facts(m, id, etcdName, version)
+					if mf := facts(&e); mf.any() {
+						s.Facts(m, mf)
 					}
 				}
 			}
@@ -139,28 +140,55 @@ func isBlank(b []byte) bool {
 	return true
 }
 
-// facts reads what a member's startup lines say about it: its id, its
-// --name and its version.
-func facts(e *Entry) (id, name, version string) {
+// memberFacts are what a member's lines say about it: its id, its --name,
+// its version, and its timers (--heartbeat-interval, --election-timeout;
+// zero when unknown), at start (atStart) or from a late heartbeat's line.
+type memberFacts struct {
+	id, name, version   string
+	heartbeat, election time.Duration
+	atStart             bool
+}
+
+func (f memberFacts) any() bool {
+	return f.id != "" || f.name != "" || f.version != "" || f.heartbeat > 0 || f.election > 0
+}
+
+// facts reads what a member's startup lines say about it, and the
+// heartbeat interval a late heartbeat's line names.
+func facts(e *Entry) memberFacts {
 	f := &e.Fields
 	m := e.Msg
+	var mf memberFacts
 	switch {
 	case string(m) == "starting an etcd server":
-		version, name = string(f.EtcdVersion.b), string(f.Name.b)
+		mf.version, mf.name = string(f.EtcdVersion.b), string(f.Name.b)
+		mf.heartbeat, _ = parseDur(f.HeartbeatInterval.b)
+		mf.election, _ = parseDur(f.ElectionTimeout.b)
+		mf.atStart = true
 	case hasPrefix(m, "etcd Version: "):
-		version = strings.TrimSpace(string(m[len("etcd Version: "):]))
+		mf.version = strings.TrimSpace(string(m[len("etcd Version: "):]))
 	case hasPrefix(m, "starting server... [version: "): // 3.1-3.4
 		v := m[len("starting server... [version: "):]
 		if i := bytes.IndexByte(v, ','); i > 0 {
-			version = string(v[:i])
+			mf.version = string(v[:i])
 		}
 	case hasPrefix(m, "name = "):
-		name = strings.TrimSpace(string(m[len("name = "):]))
+		mf.name = strings.TrimSpace(string(m[len("name = "):]))
+	case hasPrefix(m, "heartbeat = "): // capnslog: "heartbeat = 100ms"
+		mf.heartbeat, _ = parseDur(m[len("heartbeat = "):])
+		mf.atStart = true
+	case hasPrefix(m, "election = "): // capnslog: "election = 1000ms"
+		mf.election, _ = parseDur(m[len("election = "):])
+		mf.atStart = true
+	case hasPrefix(m, "leader failed to send out heartbeat on time"): // zap
+		mf.heartbeat, _ = parseDur(f.HeartbeatInterval.b)
+	case hasPrefix(m, "failed to send out heartbeat on time (exceeded the "): // capnslog 3.0-3.4
+		mf.heartbeat, _ = parseDur(between(m, "exceeded the ", " timeout"))
 	case hasPrefix(m, "starting member "), hasPrefix(m, "restarting member "):
-		id = string(hexWord(after(m, "member ")))
+		mf.id = string(hexWord(after(m, "member ")))
 	}
-	if id == "" && f.LocalMemberID.str && !bytes.ContainsAny(f.LocalMemberID.b, `\"`) {
-		id = string(f.LocalMemberID.b)
+	if mf.id == "" && f.LocalMemberID.str && !bytes.ContainsAny(f.LocalMemberID.b, `\"`) {
+		mf.id = string(f.LocalMemberID.b)
 	}
-	return id, name, version
+	return mf
 }

@@ -89,12 +89,16 @@ type classAcc struct {
 type memberAcc struct {
 	name                  string
 	id, etcdName, version string
-	lines                 int64
-	classes               [numClasses]int64
-	first, last           time.Time
-	changes               [32]time.Time // ring of the last leader changes
-	nChanges              int
-	maxChanges15m         int
+	// heartbeat and election are its timers at its last start, or the
+	// heartbeat a late heartbeat's line named (timersAtStart false).
+	heartbeat, election time.Duration
+	timersAtStart       bool
+	lines               int64
+	classes             [numClasses]int64
+	first, last         time.Time
+	changes             [32]time.Time // ring of the last leader changes
+	nChanges            int
+	maxChanges15m       int
 }
 
 type tlKey struct {
@@ -198,24 +202,42 @@ func (s *Summary) Line(m int, e *Entry, n int) {
 	}
 }
 
-// Facts records what a member's startup lines say about it.
-func (s *Summary) Facts(m int, id, name, version string) {
+// Facts records what a member's lines say about it. Its timers are those
+// of its last start; a late heartbeat's line tells the heartbeat interval
+// only while no start was seen.
+func (s *Summary) Facts(m int, f memberFacts) {
 	ma := s.members[m]
-	if id != "" && ma.id == "" {
-		ma.id = id
+	if f.id != "" && ma.id == "" {
+		ma.id = f.id
 	}
-	if name != "" && ma.etcdName == "" {
-		ma.etcdName = name
+	if f.name != "" && ma.etcdName == "" {
+		ma.etcdName = f.name
 	}
-	if version != "" {
-		ma.version = version
+	if f.version != "" {
+		ma.version = f.version
+	}
+	switch {
+	case f.atStart:
+		if !ma.timersAtStart {
+			ma.heartbeat, ma.election = 0, 0
+		}
+		ma.timersAtStart = true
+		if f.heartbeat > 0 {
+			ma.heartbeat = f.heartbeat
+		}
+		if f.election > 0 {
+			ma.election = f.election
+		}
+	case f.heartbeat > 0 && !ma.timersAtStart:
+		ma.heartbeat = f.heartbeat
 	}
 }
 
-// needFacts reports whether member m still lacks its id, name or version.
+// needFacts reports whether member m still lacks its id, name, version
+// or timers.
 func (s *Summary) needFacts(m int) bool {
 	ma := s.members[m]
-	return ma.id == "" || ma.etcdName == "" || ma.version == ""
+	return ma.id == "" || ma.etcdName == "" || ma.version == "" || ma.heartbeat == 0 || ma.election == 0
 }
 
 // Event adds a classified line of member m, once for its class and once
@@ -440,6 +462,7 @@ func (s *Summary) Result() *result.Logs {
 	for _, ma := range s.members {
 		lm := result.LogMember{
 			Name: ma.name, ID: ma.id, EtcdName: ma.etcdName, Version: ma.version,
+			HeartbeatInterval: ma.heartbeat.Seconds(), ElectionTimeout: ma.election.Seconds(), TimersAtStart: ma.timersAtStart,
 			Lines: ma.lines, First: timePtr(ma.first), Last: timePtr(ma.last),
 			MaxLeaderChanges15m: ma.maxChanges15m,
 		}

@@ -1,9 +1,13 @@
 package etcdlog
 
 import (
+	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/etcdperf/etcdperf/internal/result"
 )
 
 func event(c Class, t time.Time, took time.Duration, prefix string) *Event {
@@ -109,5 +113,36 @@ func TestLeaderChangesWindow(t *testing.T) {
 	}
 	if len(l.Events) != 3 || l.EventsOmitted != 6 || l.Classes["leader_elected"] != 9 {
 		t.Errorf("%d events listed, %d omitted", len(l.Events), l.EventsOmitted)
+	}
+}
+
+// A member's timers come from its startup lines (zap's "starting an etcd
+// server", capnslog's "heartbeat = " and "election = "), the last start
+// winning; without one, a late heartbeat's line names the heartbeat
+// interval. The lines are etcd 3.4.23's and 3.7's own.
+func TestMemberTimers(t *testing.T) {
+	for _, c := range []struct {
+		name, log   string
+		beat, elect float64
+		atStart     bool
+	}{
+		{"capnslog start", "2026-11-29 00:37:46.686184 I | embed: heartbeat = 150ms\n2026-11-29 00:37:46.686226 I | embed: election = 1500ms\n", 0.15, 1.5, true},
+		{"zap start", `{"level":"info","ts":"2026-11-29T00:37:46.686Z","caller":"embed/etcd.go:310","msg":"starting an etcd server","etcd-version":"3.4.23","name":"default","heartbeat-interval":"150ms","election-timeout":"1.5s"}` + "\n", 0.15, 1.5, true},
+		{"zap restarted with other timers", `{"level":"info","ts":"2026-11-29T00:37:46.686Z","caller":"embed/etcd.go:310","msg":"starting an etcd server","etcd-version":"3.4.23","name":"default","heartbeat-interval":"150ms","election-timeout":"1.5s"}` + "\n" +
+			`{"level":"info","ts":"2026-11-29T01:37:46.686Z","caller":"embed/etcd.go:310","msg":"starting an etcd server","etcd-version":"3.4.23","name":"default","heartbeat-interval":"300ms","election-timeout":"3s"}` + "\n", 0.3, 3, true},
+		{"zap late heartbeat only", `{"level":"warn","ts":"2022-08-30T09:17:30.387Z","caller":"etcdserver/raft.go:369","msg":"leader failed to send out heartbeat on time; took too long, leader is overloaded likely from slow disk","to":"63b75c3d731594fc","heartbeat-interval":"100ms","expected-duration":"200ms","exceeded-duration":"61.150187ms"}` + "\n", 0.1, 0, false},
+		{"capnslog late heartbeat only", "2019-05-02 10:15:31.424816 W | etcdserver: failed to send out heartbeat on time (exceeded the 100ms timeout for 401.80886ms, to 5dbbb8ef1fbd1ef4)\n", 0.1, 0, false},
+		{"a late heartbeat after a start keeps the start's", "2026-11-29 00:37:46.686184 I | embed: heartbeat = 150ms\n2026-11-29 00:37:46.686226 I | embed: election = 1500ms\n" +
+			"2026-11-29 00:39:31.424816 W | etcdserver: failed to send out heartbeat on time (exceeded the 100ms timeout for 401.80886ms, to 5dbbb8ef1fbd1ef4)\n", 0.15, 1.5, true},
+		{"nothing said", "2026-11-29 00:37:46.686184 I | embed: name = default\n", 0, 0, false},
+	} {
+		s := NewSummary(SummaryOptions{MaxEvents: 3})
+		if err := ScanReader(context.Background(), strings.NewReader(c.log), c.name, "m", &Parser{}, s, 1<<20, &result.LogSource{}); err != nil {
+			t.Fatal(err)
+		}
+		m := s.Result().Members[0]
+		if m.HeartbeatInterval != c.beat || m.ElectionTimeout != c.elect || m.TimersAtStart != c.atStart {
+			t.Errorf("%s: heartbeat %g election %g at start %v; want %g %g %v", c.name, m.HeartbeatInterval, m.ElectionTimeout, m.TimersAtStart, c.beat, c.elect, c.atStart)
+		}
 	}
 }

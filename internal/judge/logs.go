@@ -13,6 +13,7 @@ func Logs(r *result.Result, _ []check.Criterion) {
 	r.Checks = nil
 	conclude(r)
 	r.Summary = logsSummary(r)
+	logsTuning(r)
 }
 
 // logsBlindSpot is what etcd's logs cannot show.

@@ -289,3 +289,108 @@ func metricsDefrag(r *result.Result) *result.DefragPlan {
 	}
 	return p
 }
+
+const faqHeartbeat = "etcd FAQ, https://etcd.io/docs/v3.6/faq/#what-does-the-etcd-warning-failed-to-send-out-heartbeat-on-time-mean"
+
+// logsTuning sets a logs Result's tuning. The timers in force are the
+// members' own (their startup lines, else the heartbeat interval a late
+// heartbeat's line names). The logs carry no round trip between members,
+// so the timers are not computed from one; but late heartbeats logged by
+// a member that also logged fdatasyncs over 1s are its disk's (etcd's
+// FAQ): the timers are to be kept, and the disk named.
+func logsTuning(r *result.Result) {
+	l := r.Logs
+	if l == nil {
+		return
+	}
+	t := &result.Tuning{}
+	r.Tuning = t
+	beat, elect, notes := logTimers(l.Members)
+	t.Notes = append(t.Notes, notes...)
+	if beat.Value > 0 {
+		t.Known = append(t.Known, beat)
+	}
+	if elect.Value > 0 {
+		t.Known = append(t.Known, elect)
+	}
+	late, slow := logStatsOf(l, "heartbeat_late"), logStatsOf(l, "slow_fdatasync")
+	if late == nil || late.Count == 0 {
+		t.Notes = append(t.Notes, "etcd's logs carry no round trip between members, and no late heartbeat: etcdperf metrics --endpoints reads the round trips and computes the timers.")
+		return
+	}
+	var both []string
+	for m := range late.Members {
+		if slow != nil && slow.Members[m] > 0 {
+			both = append(both, m)
+		}
+	}
+	sort.Strings(both)
+	if len(both) == 0 {
+		t.Notes = append(t.Notes, fmt.Sprintf("%s (\"failed to send out heartbeat on time\") and no fdatasync over 1s from the same member: "+
+			"a disk slower than etcd's 10ms but under 1s per fdatasync, a CPU or the network; the logs cannot tell which, nor the round trip: "+
+			"etcdperf metrics --endpoints measures the WAL fsyncs and round trips and computes the timers.", plural(late.Count, "late heartbeat")))
+		return
+	}
+	var lines []string
+	for _, m := range both {
+		lines = append(lines, fmt.Sprintf("%s logged %s and %s over 1s", m, plural(late.Members[m], "late heartbeat"), plural(slow.Members[m], "fdatasync")))
+	}
+	why := strings.Join(lines, "; ") + ": the leader's raft loop waited for its disk, not for the network; larger timers would only slow failover and hide the disk: fix the disk (the disk findings above)"
+	for _, fv := range []result.FlagValue{beat, elect} {
+		if fv.Value <= 0 {
+			continue
+		}
+		t.Flags = append(t.Flags, result.TunedFlag{Name: fv.Name, Unit: "ms", Current: fv.Value, CurrentFrom: fv.From, Suggested: fv.Value,
+			Action: result.TuneKeep, Why: why, Source: faqHeartbeat})
+	}
+	if len(t.Flags) == 0 {
+		t.Notes = append(t.Notes, "Keep the timers as they are, whatever they are: "+why+".")
+	}
+}
+
+// logTimers are the members' timers as their logs say them, when the
+// members that say them agree; otherwise a note.
+func logTimers(ms []result.LogMember) (beat, elect result.FlagValue, notes []string) {
+	beat, elect = result.FlagValue{Name: FlagHeartbeat}, result.FlagValue{Name: FlagElection}
+	pick := func(fv *result.FlagValue, get func(result.LogMember) float64, what string) {
+		var who, seen []string
+		vals := map[float64]bool{}
+		for _, m := range ms {
+			if v := get(m); v > 0 {
+				vals[v] = true
+				who = append(who, m.Name)
+				seen = append(seen, fmt.Sprintf("%s %s", m.Name, units.Seconds(v)))
+			}
+		}
+		switch len(vals) {
+		case 0:
+		case 1:
+			for v := range vals {
+				fv.Value = math.Round(v * 1000)
+			}
+			fv.From = "etcd's log of " + strings.Join(who, ", ")
+		default:
+			notes = append(notes, fmt.Sprintf("The members' logs name different %s: %s; etcd expects them alike on every member.", what, strings.Join(seen, ", ")))
+		}
+	}
+	pick(&beat, func(m result.LogMember) float64 { return m.HeartbeatInterval }, "heartbeat intervals")
+	pick(&elect, func(m result.LogMember) float64 { return m.ElectionTimeout }, "election timeouts")
+	return beat, elect, notes
+}
+
+func logStatsOf(l *result.Logs, id string) *result.LogClassStats {
+	for i := range l.Stats {
+		if l.Stats[i].Class == id {
+			return &l.Stats[i]
+		}
+	}
+	return nil
+}
+
+// plural says "1 late heartbeat" or "3 late heartbeats".
+func plural(n int64, one string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %ss", n, one)
+}

@@ -178,3 +178,54 @@ func TestMetricsDefrag(t *testing.T) {
 		t.Errorf("plan %+v without any size, want none", p)
 	}
 }
+
+// etcd's logs carry the timers in force and the late heartbeats, no round
+// trip: late heartbeats beside fdatasyncs over 1s on the same member keep
+// the timers and name the disk; without them, or without late heartbeats,
+// nothing is computed and the note says what would.
+func TestLogsTuning(t *testing.T) {
+	logs := func(late, slow map[string]int64, ms ...result.LogMember) *result.Result {
+		r := result.New(result.KindLogs)
+		r.Logs = &result.Logs{Members: ms}
+		for id, per := range map[string]map[string]int64{"heartbeat_late": late, "slow_fdatasync": slow} {
+			var n int64
+			for _, c := range per {
+				n += c
+			}
+			if n > 0 {
+				r.Logs.Stats = append(r.Logs.Stats, result.LogClassStats{Class: id, Count: n, Members: per})
+			}
+		}
+		return r
+	}
+	m := func(name string, beat, elect float64) result.LogMember {
+		return result.LogMember{Name: name, HeartbeatInterval: beat, ElectionTimeout: elect, TimersAtStart: elect > 0}
+	}
+	// The leader's disk: keep both timers, the disk named.
+	r := logs(map[string]int64{"m1": 4}, map[string]int64{"m1": 2}, m("m1", 0.1, 1), m("m2", 0.1, 1))
+	logsTuning(r)
+	tu := r.Tuning
+	if len(tu.Flags) != 2 || tu.Flags[0].Action != result.TuneKeep || tu.Flags[0].Current != 100 || tu.Flags[1].Current != 1000 ||
+		!strings.Contains(tu.Flags[0].Why, "m1 logged 4 late heartbeats and 2 fdatasyncs over 1s") || !strings.Contains(tu.Flags[0].Why, "hide the disk") ||
+		tu.Flags[0].CurrentFrom != "etcd's log of m1, m2" {
+		t.Errorf("the leader's disk: %+v", tu)
+	}
+	// Late heartbeats on one member, slow fdatasyncs on another: not lined up.
+	r = logs(map[string]int64{"m1": 4}, map[string]int64{"m2": 2}, m("m1", 0.1, 1))
+	logsTuning(r)
+	if len(r.Tuning.Flags) != 0 || !strings.Contains(strings.Join(r.Tuning.Notes, " "), "4 late heartbeats") || len(r.Tuning.Known) != 2 {
+		t.Errorf("not lined up: %+v", r.Tuning)
+	}
+	// No late heartbeat: metrics is what computes the timers.
+	r = logs(nil, nil, m("m1", 0.1, 1))
+	logsTuning(r)
+	if len(r.Tuning.Flags) != 0 || !strings.Contains(strings.Join(r.Tuning.Notes, " "), "etcdperf metrics --endpoints") {
+		t.Errorf("no late heartbeat: %+v", r.Tuning)
+	}
+	// Members that disagree: said, and no value taken as in force.
+	r = logs(nil, nil, m("m1", 0.1, 1), m("m2", 0.3, 1))
+	logsTuning(r)
+	if len(r.Tuning.Known) != 1 || r.Tuning.Known[0].Name != FlagElection || !strings.Contains(strings.Join(r.Tuning.Notes, " "), "different heartbeat intervals: m1 100ms, m2 300ms") {
+		t.Errorf("members that disagree: %+v", r.Tuning)
+	}
+}

@@ -95,13 +95,20 @@ type LogMember struct {
 	Name string `json:"name"`
 	// ID is the etcd member id (hex) when the logs name it; EtcdName the
 	// member's --name; Version the etcd version it logged at start.
-	ID       string           `json:"id,omitempty"`
-	EtcdName string           `json:"etcd_name,omitempty"`
-	Version  string           `json:"version,omitempty"`
-	Lines    int64            `json:"lines"`
-	Classes  map[string]int64 `json:"classes,omitempty"`
-	First    *time.Time       `json:"first,omitempty"`
-	Last     *time.Time       `json:"last,omitempty"`
+	ID       string `json:"id,omitempty"`
+	EtcdName string `json:"etcd_name,omitempty"`
+	Version  string `json:"version,omitempty"`
+	// HeartbeatInterval and ElectionTimeout are its --heartbeat-interval
+	// and --election-timeout in seconds (0: not in the logs), from its
+	// last startup lines (TimersAtStart), else the heartbeat interval a
+	// late heartbeat's line names.
+	HeartbeatInterval float64          `json:"heartbeat_interval,omitempty"`
+	ElectionTimeout   float64          `json:"election_timeout,omitempty"`
+	TimersAtStart     bool             `json:"timers_at_start,omitempty"`
+	Lines             int64            `json:"lines"`
+	Classes           map[string]int64 `json:"classes,omitempty"`
+	First             *time.Time       `json:"first,omitempty"`
+	Last              *time.Time       `json:"last,omitempty"`
 	// MaxLeaderChanges15m is the largest number of leader changes (elected,
 	// changed or lost) this member saw within any 15 minutes.
 	MaxLeaderChanges15m int `json:"max_leader_changes_15m,omitempty"`
