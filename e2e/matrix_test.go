@@ -170,8 +170,9 @@ func matrixCases() []matrixCase {
 			"doctor": blames(f, cpu, 3), "check": blames(f, cpu, 3), "metrics": blames(f, cpu, 3).failOrWarn(), "logs": starvedLogs, "prom": blames(f, unsure, 3).failOrPass()}},
 		{name: "CPU starved on all", faults: all(starved), cold: true, cells: map[string]cell{
 			"doctor": blames(f, cpu, 1, 2, 3), "check": blames(f, cpu, 1, 2, 3), "metrics": blames(f, cpu, 1, 2, 3).failOrWarn(), "logs": starvedLogs, "prom": someOf(f, unsure, 1, 2, 3).failOrPass()}},
-		{name: "network slow to member 3", faults: third(slowLink), args: map[string][]string{"metrics": atDefaults}, cells: map[string]cell{
-			"doctor": blames(f, net, 3), "check": blames(f, net, 3), "metrics": timersRaised(readIndexSlowOn(blames(w, net, 3), 3), 3), "logs": linkBlind, "prom": blames(w, net, 3)}},
+		{name: "network slow to member 3", faults: third(slowLink), args: map[string][]string{"metrics": atDefaults, "prom": atDefaults}, cells: map[string]cell{
+			"doctor": blames(f, net, 3), "check": blames(f, net, 3), "metrics": timersRaised(readIndexSlowOn(blames(w, net, 3), 3), 3), "logs": linkBlind,
+			"prom": timersRaised(blames(w, net, 3), 3)}},
 		{name: "iops cap on member 3", faults: third(capped), cells: map[string]cell{
 			"doctor": blames(f, iopsCap, 3), "check": blames(f, iopsCap, 3), "metrics": blames(f, iopsCap, 3).failOrWarn(), "logs": diskBlind, "prom": blames(f, unsure, 3).failOrPass()}},
 		// Without the volume's figures, the time is said to go below the
@@ -199,22 +200,29 @@ func timersRaised(c cell, n int) cell {
 		if more != nil {
 			more(t, r, mc)
 		}
+		rtts, who := []result.PeerRTT(nil), mc.names[n]
+		switch {
+		case r.Metrics != nil:
+			rtts = r.Metrics.PeerRTTs
+		case r.Prom != nil:
+			rtts, who = r.Prom.PeerRTTs, mc.instances[n]
+		}
 		var slowest result.PeerRTT
-		for _, p := range r.Metrics.PeerRTTs {
+		for _, p := range rtts {
 			if p.Mean > slowest.Mean {
 				slowest = p
 			}
 		}
 		hb, el := tunedFlag(r, "heartbeat-interval"), tunedFlag(r, "election-timeout")
-		if slowest.From != mc.names[n] && slowest.To != mc.names[n] || hb == nil || el == nil {
-			t.Fatalf("metrics: slowest round trip %+v, tuning %+v: want the link to %s and both timers", slowest, r.Tuning, mc.names[n])
+		if slowest.From != who && slowest.To != who || hb == nil || el == nil {
+			t.Fatalf("%s: slowest round trip %+v, tuning %+v: want the link to %s and both timers", r.Kind, slowest, r.Tuning, who)
 		}
 		rtt := slowest.Mean * 1000
 		if hb.Action != result.TuneChange || hb.Suggested < rtt || hb.Suggested > 1.5*rtt+50 || hb.Current != 100 {
-			t.Errorf("metrics: --heartbeat-interval %+v; want 100 raised to about the round trip (%.0fms)", hb, rtt)
+			t.Errorf("%s: --heartbeat-interval %+v; want 100 raised to about the round trip (%.0fms)", r.Kind, hb, rtt)
 		}
 		if el.Action != result.TuneChange || el.Suggested < 10*rtt || el.Suggested != 10*hb.Suggested {
-			t.Errorf("metrics: --election-timeout %+v; want 1000 raised to 10x the heartbeat, at least 10x the round trip (%.0fms)", el, rtt)
+			t.Errorf("%s: --election-timeout %+v; want 1000 raised to 10x the heartbeat, at least 10x the round trip (%.0fms)", r.Kind, el, rtt)
 		}
 	}
 	return c
@@ -412,7 +420,8 @@ func runMatrixCase(t *testing.T, mc matrixCase) {
 	// period say nothing the period does not (they are tested with
 	// TestPromAgainstEmbeddedEtcd).
 	period := end.Sub(start).String()
-	run("prom", "prom", "check", "--url", c.prom.URL, "--start", start.Format(time.RFC3339), "--end", end.Format(time.RFC3339), "--step", period, "--window", period)
+	run("prom", append([]string{"prom", "check", "--url", c.prom.URL, "--start", start.Format(time.RFC3339), "--end", end.Format(time.RFC3339), "--step", period, "--window", period},
+		mc.args["prom"]...)...)
 
 	for _, cmd := range matrixCommands {
 		res := results[cmd]

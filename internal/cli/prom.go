@@ -230,9 +230,14 @@ it warns (exit 0) when limits were passed only in some windows.`,
 	fl.StringVar(&step, "step", "", "time between two evaluation points (default: the period / 1000, at least 1s)")
 	fl.StringArrayVar(&limits, "limit", nil, "override a limit: NAME=VALUE[,WARN], e.g. wal_fsync_p99=5ms (repeatable)")
 	volume.add(fl)
+	current := addCurrentFlag(fl)
 
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		sinks, err := out.sinks()
+		if err != nil {
+			return err
+		}
+		known, err := current.values()
 		if err != nil {
 			return err
 		}
@@ -248,7 +253,7 @@ it warns (exit 0) when limits were passed only in some windows.`,
 			return err
 		}
 		res, err := pipeline.PromCheck(cmd.Context(), pipeline.PromCheckOptions{
-			Conn: conn, Range: rng, Window: win, Selector: sel, Criteria: criteria, Matrix: pf.matrix,
+			Conn: conn, Range: rng, Window: win, Selector: sel, Criteria: criteria, Matrix: pf.matrix, Known: known,
 		})
 		return finish(cmd, sinks, res, err)
 	}

@@ -50,6 +50,7 @@ func PromCheck(r *result.Result, criteria []check.Criterion) {
 	}
 	conclude(r)
 	r.Summary = promCheckSummary(r)
+	promTuning(r)
 }
 
 func promCheckSummary(r *result.Result) string {

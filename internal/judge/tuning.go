@@ -62,14 +62,7 @@ func metricsTimers(r *result.Result) timerFigures {
 		changes += o.LeaderChanges
 		slow += o.SlowApplies
 	}
-	for _, c := range []struct {
-		n    float64
-		what string
-	}{{failures, "heartbeats the leader failed to send"}, {changes, "leader changes"}, {slow, "slow applies"}} {
-		if c.n > 0 {
-			f.late = append(f.late, fmt.Sprintf("%.0f %s", c.n, c.what))
-		}
-	}
+	f.late = lateWords(failures, changes, slow)
 	return f
 }
 
@@ -393,4 +386,41 @@ func plural(n int64, one string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %ss", n, one)
+}
+
+// promTuning sets a prom check Result's timers from the members' round
+// trips over the period (the days a Prometheus holds), as metrics does.
+func promTuning(r *result.Result) {
+	p := r.Prom
+	if p == nil {
+		return
+	}
+	if r.Tuning == nil {
+		r.Tuning = &result.Tuning{}
+	}
+	r.Tuning.Flags, r.Tuning.Notes = nil, nil
+	f := timerFigures{pairs: p.PeerRTTs, blamed: blamedMembers(r.Findings)}
+	var failures, changes, slow float64
+	for _, m := range p.Members {
+		failures += m.Observed["heartbeat_failures"]
+		changes += m.Observed[check.LeaderChanges]
+		slow += m.Observed["slow_applies"]
+	}
+	f.late = lateWords(failures, changes, slow)
+	tuneTimers(r.Tuning, f)
+}
+
+// lateWords says what shows the heartbeats were late: heartbeats the
+// leader failed to send, leader changes, slow applies.
+func lateWords(failures, changes, slow float64) []string {
+	var out []string
+	for _, c := range []struct {
+		n    float64
+		what string
+	}{{failures, "heartbeats the leader failed to send"}, {changes, "leader changes"}, {slow, "slow applies"}} {
+		if c.n > 0 {
+			out = append(out, fmt.Sprintf("%.0f %s", c.n, c.what))
+		}
+	}
+	return out
 }

@@ -122,6 +122,9 @@ type PromCheckOptions struct {
 	// Criteria are the limits to judge by (check.Table, maybe overridden).
 	Criteria []check.Criterion
 	Matrix   []string
+	// Known are etcd's flags in force as the user stated them
+	// (--current-flag): the tuning compares its suggestions with them.
+	Known []result.FlagValue
 }
 
 // PromCheck judges etcd's history in Prometheus: each criterion over the
@@ -138,6 +141,7 @@ func PromCheck(ctx context.Context, o PromCheckOptions) (*result.Result, error) 
 	}
 	res := result.New(result.KindPromCheck)
 	res.Params = promParams(o.Conn, o.Range, o.Selector, o.Window, o.Matrix)
+	res.Tuning = &result.Tuning{Known: o.Known}
 	h, err := c.ReadHistory(ctx, promexport.HistoryOptions{Range: o.Range, Window: o.Window, Selector: o.Selector})
 	if err != nil {
 		return nil, err
