@@ -211,13 +211,22 @@ bad, so that "when" is answered too. A member without a leader, applies
 slower than 100ms and late heartbeats are reported as findings.
 
 The verdict fails (exit 1) when a check fails or a member lost its leader;
-it warns (exit 0) when limits were passed only in some windows.`,
+it warns (exit 0) when limits were passed only in some windows.
+
+After the verdict it says which of etcd's timers the round trips between
+members over the period call for (etcd tuning guide): --heartbeat-interval
+about the slowest pair's mean round trip, --election-timeout 10x it, against
+the values in force stated with --current-flag. Nothing is changed.`,
 		Example: `  # The last 24 hours
   etcdperf prom check --url http://prometheus:9090 --since 24h
 
   # One cluster among several, a stricter fsync limit, the Result as JSON
   etcdperf prom check --url http://prometheus:9090 --since 7d --selector 'job="etcd"' \
       --limit wal_fsync_p99=5ms -o history.json
+
+  # A week of round trips between far-apart members, against the timers in force
+  etcdperf prom check --url http://prometheus:9090 --since 7d \
+      --current-flag heartbeat-interval=100 --current-flag election-timeout=1000
 
   # The breach windows of an incident, at a fine step
   etcdperf prom check --url http://prometheus:9090 --start 2024-05-01T10:00:00Z \
