@@ -599,7 +599,8 @@ func liveConfigRoot(t *testing.T, file, tlsDir, dataDir, clientCert, clientKey s
 	}
 	copyInto(t, tls, files)
 	ep := "127.0.0.1:" + itoa(testutil.FreePort(t))
-	conf := "name: node-a\ndata-dir: " + dataDir + "\nlisten-client-urls: https://" + ep + "\nclient-transport-security:\n" +
+	// Timers of its own, as its configuration and the member have them.
+	conf := "name: node-a\ndata-dir: " + dataDir + "\nlisten-client-urls: https://" + ep + "\nheartbeat-interval: 200\nclient-transport-security:\n" +
 		"  cert-file: " + tlsDir + "/server.crt\n  key-file: " + tlsDir + "/server.key\n  trusted-ca-file: " + tlsDir + "/server-ca.crt\n  client-cert-auth: true\n"
 	if err := os.MkdirAll(filepath.Join(root, filepath.Dir(file)), 0o755); err != nil {
 		t.Fatal(err)
@@ -610,7 +611,7 @@ func liveConfigRoot(t *testing.T, file, tlsDir, dataDir, clientCert, clientKey s
 	logFile := filepath.Join(t.TempDir(), "etcd.log")
 	m, err := cluster.StartMember(context.Background(), cluster.MemberConfig{
 		Name: "node-a", DataDir: filepath.Join(root, dataDir), ClientURL: "https://" + ep,
-		PeerURL: "http://127.0.0.1:" + itoa(testutil.FreePort(t)), LogFile: logFile,
+		PeerURL: "http://127.0.0.1:" + itoa(testutil.FreePort(t)), LogFile: logFile, HeartbeatMs: 200,
 		TLS: &cluster.ServerTLS{CertFile: filepath.Join(tls, "server.crt"), KeyFile: filepath.Join(tls, "server.key"),
 			TrustedCAFile: filepath.Join(tls, "server-ca.crt"), ClientCertAuth: true},
 	})
@@ -696,6 +697,15 @@ func TestDoctorNodeK3sAndSystemd(t *testing.T) {
 		root, _, _ := liveConfigRoot(t, "var/lib/rancher/k3s/server/db/etcd/config", "/var/lib/rancher/k3s/server/tls/etcd",
 			"/var/lib/rancher/k3s/server/db/etcd", "client.crt", "client.key")
 		res := doctorNodeOK(t, root, nil, "member node-a (k3s, /var/lib/rancher/k3s/server/db/etcd/config)")
+		// The timers in force are the configuration's, else etcd's
+		// defaults; a single member has no round trip to compute them from.
+		const conf = "/var/lib/rancher/k3s/server/db/etcd/config"
+		want := []result.FlagValue{{Name: "heartbeat-interval", Value: 200, From: conf},
+			{Name: "election-timeout", Value: 1000, From: "etcd's default (" + conf + " does not set it)"}}
+		if tu := res.Runs[0].Tuning; tu == nil || !reflect.DeepEqual(tu.Known, want) || len(tu.Flags) != 0 ||
+			!strings.Contains(strings.Join(tu.Notes, " "), "The timers are not computed: no round trip between members was recorded") {
+			t.Errorf("tuning %+v; want the timers in force %+v, none computed", tu, want)
+		}
 		// Its log is k3s' journal, empty on this node, read with journalctl.
 		if _, err := exec.LookPath("journalctl"); err != nil {
 			t.Skip("skipped: k3s' log is its journal, read with journalctl, which is missing here (apt-get install systemd)")

@@ -10,6 +10,7 @@ package discover
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -381,6 +382,10 @@ func (f *finder) podLog(pod *corev1.Pod) string {
 	return fmt.Sprintf("kubectl -n %s logs %s-NODE -c etcd (no log under /var/log/pods)", ns, name)
 }
 
+// TunableFlags are the flags of etcd whose values a node's configuration
+// is read for (FoundEtcd.Flags).
+var TunableFlags = []string{"heartbeat-interval", "election-timeout", "quota-backend-bytes", "auto-compaction-mode", "auto-compaction-retention", "snapshot-count"}
+
 // config is one etcd's settings by flag name (data-dir, cert-file...).
 type config struct {
 	flags map[string]string
@@ -432,6 +437,14 @@ func (c config) found(source, file string) result.FoundEtcd {
 		e.Notes = append(e.Notes, "no listen-client-urls: etcd's default "+defaultClientURL)
 	}
 	e.Endpoints = endpoints(e.ListenClientURLs)
+	for _, name := range TunableFlags {
+		if v := c.get(name); v != "" {
+			if e.Flags == nil {
+				e.Flags = map[string]string{}
+			}
+			e.Flags[name] = v
+		}
+	}
 	if m := endpoints(splitURLs(c.get("listen-metrics-urls"))); len(m) > 0 {
 		e.MetricsURL = strings.TrimSuffix(m[0], "/") + "/metrics"
 	}
@@ -578,7 +591,24 @@ func parseConfigYAML(b []byte) (config, error) {
 	if len(cfg.flags) == 0 {
 		return config{}, errors.New("not an etcd config file: none of data-dir, listen-client-urls, name in it")
 	}
+	// The tunable flags, whatever their YAML type (numbers, strings).
+	var all map[string]any
+	if j, err := yaml.YAMLToJSON(b); err == nil && decodeNumbers(j, &all) == nil {
+		for _, name := range TunableFlags {
+			if v, ok := all[name]; ok && v != nil {
+				cfg.flags[name] = fmt.Sprint(v)
+			}
+		}
+	}
 	return cfg, nil
+}
+
+// decodeNumbers decodes JSON into v, its numbers as written (a quota of
+// 8589934592 stays that, not 8.589934592e+09).
+func decodeNumbers(j []byte, v any) error {
+	d := json.NewDecoder(bytes.NewReader(j))
+	d.UseNumber()
+	return d.Decode(v)
 }
 
 // parseEnvFile reads KEY=VALUE lines (systemd's EnvironmentFile, shell

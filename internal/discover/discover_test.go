@@ -193,7 +193,8 @@ func TestFind(t *testing.T) {
 			AdvertiseClientURLs: []string{"https://10.0.0.5:2379"},
 			MetricsURL:          "http://127.0.0.1:2381/metrics",
 			CACert:              pki + "etcd/ca.crt", Cert: pki + "etcd/healthcheck-client.crt", Key: pki + "etcd/healthcheck-client.key",
-			Log: "/var/log/pods/kube-system_etcd-cp-1_9f8e/etcd/0.log",
+			Log:   "/var/log/pods/kube-system_etcd-cp-1_9f8e/etcd/0.log",
+			Flags: map[string]string{"snapshot-count": "10000"},
 		}},
 	}, {
 		name: "kubeadm without the health check's certificate nor the CA",
@@ -211,6 +212,7 @@ func TestFind(t *testing.T) {
 			CACert:              pki + "etcd/ca.crt", Cert: pki + "apiserver-etcd-client.crt", Key: pki + "apiserver-etcd-client.key",
 			Missing: []string{pki + "etcd/ca.crt"},
 			Log:     "kubectl -n kube-system logs etcd-NODE -c etcd (no log under /var/log/pods)",
+			Flags:   map[string]string{"snapshot-count": "10000"},
 		}},
 	}, {
 		name: "k3s",
@@ -232,6 +234,7 @@ func TestFind(t *testing.T) {
 			Cert:                "/var/lib/rancher/k3s/server/tls/etcd/client.crt",
 			Key:                 "/var/lib/rancher/k3s/server/tls/etcd/client.key",
 			Log:                 "journalctl -u k3s (etcd logs in k3s' own log)", Unit: "k3s",
+			Flags: map[string]string{"heartbeat-interval": "500", "election-timeout": "5000"},
 		}},
 	}, {
 		name: "rke2 with only the server's certificate",
@@ -253,6 +256,7 @@ func TestFind(t *testing.T) {
 			Key:                 "/var/lib/rancher/rke2/server/tls/etcd/server-client.key",
 			Missing:             []string{"/var/lib/rancher/rke2/server/tls/etcd/server-ca.crt"},
 			Log:                 "/var/log/pods/kube-system_etcd-rke2-a_77/etcd/0.log",
+			Flags:               map[string]string{"heartbeat-interval": "500", "election-timeout": "5000"},
 		}},
 	}, {
 		name: "openshift, newest revision, this node's peer certificate",

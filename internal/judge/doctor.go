@@ -93,6 +93,7 @@ func target(r *result.Result, criteria []check.Criterion) {
 	if row.Member != "" {
 		r.Summary = "member " + row.Member + ": " + r.Summary
 	}
+	nodeTuning(r)
 	r.MarkIncomplete()
 	t.Verdict = r.Verdict
 }

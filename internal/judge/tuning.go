@@ -306,31 +306,44 @@ func logsTuning(r *result.Result) {
 	if elect.Value > 0 {
 		t.Known = append(t.Known, elect)
 	}
-	late, slow := logStatsOf(l, "heartbeat_late"), logStatsOf(l, "slow_fdatasync")
+	late := logStatsOf(l, "heartbeat_late")
 	if late == nil || late.Count == 0 {
 		t.Notes = append(t.Notes, "etcd's logs carry no round trip between members, and no late heartbeat: etcdperf metrics --endpoints reads the round trips and computes the timers.")
 		return
 	}
-	var both []string
-	for m := range late.Members {
-		if slow != nil && slow.Members[m] > 0 {
-			both = append(both, m)
-		}
-	}
-	sort.Strings(both)
-	if len(both) == 0 {
+	if !keepForTheDisk(t, l) {
 		t.Notes = append(t.Notes, fmt.Sprintf("%s (\"failed to send out heartbeat on time\") and no fdatasync over 1s from the same member: "+
 			"a disk slower than etcd's 10ms but under 1s per fdatasync, a CPU or the network; the logs cannot tell which, nor the round trip: "+
 			"etcdperf metrics --endpoints measures the WAL fsyncs and round trips and computes the timers.", plural(late.Count, "late heartbeat")))
-		return
 	}
+}
+
+// keepForTheDisk keeps the timers in force (t.Known) when a member logged
+// both late heartbeats and fdatasyncs over 1s: its raft loop waited for
+// its disk (etcd's FAQ), and larger timers would hide it. It reports
+// whether the logs showed that.
+func keepForTheDisk(t *result.Tuning, l *result.Logs) bool {
+	late, slow := logStatsOf(l, "heartbeat_late"), logStatsOf(l, "slow_fdatasync")
+	if late == nil || slow == nil {
+		return false
+	}
+	var both []string
+	for m := range late.Members {
+		if slow.Members[m] > 0 {
+			both = append(both, m)
+		}
+	}
+	if len(both) == 0 {
+		return false
+	}
+	sort.Strings(both)
 	var lines []string
 	for _, m := range both {
 		lines = append(lines, fmt.Sprintf("%s logged %s and %s over 1s", m, plural(late.Members[m], "late heartbeat"), plural(slow.Members[m], "fdatasync")))
 	}
 	why := strings.Join(lines, "; ") + ": the leader's raft loop waited for its disk, not for the network; larger timers would only slow failover and hide the disk: fix the disk (the disk findings above)"
-	for _, fv := range []result.FlagValue{beat, elect} {
-		if fv.Value <= 0 {
+	for _, fv := range t.Known {
+		if fv.Name != FlagHeartbeat && fv.Name != FlagElection || fv.Value <= 0 {
 			continue
 		}
 		t.Flags = append(t.Flags, result.TunedFlag{Name: fv.Name, Unit: "ms", Current: fv.Value, CurrentFrom: fv.From, Suggested: fv.Value,
@@ -339,6 +352,38 @@ func logsTuning(r *result.Result) {
 	if len(t.Flags) == 0 {
 		t.Notes = append(t.Notes, "Keep the timers as they are, whatever they are: "+why+".")
 	}
+	return true
+}
+
+// nodeTuning sets the tuning of doctor --node's member, whose timers in
+// force the node's configuration gave (t.Known): kept for its disk when
+// its log lines during the run say so, else computed from the round trips
+// its peers' probes measured, as metrics does.
+func nodeTuning(r *result.Result) {
+	t := r.Tuning
+	if t == nil {
+		return
+	}
+	t.Flags, t.Notes = nil, nil
+	if r.Logs != nil && keepForTheDisk(t, r.Logs) {
+		return
+	}
+	f := timerFigures{blamed: blamedMembers(r.Findings)}
+	if r.Server != nil {
+		f.pairs = r.Server.PeerRTTs
+	}
+	var failures, changes, slow float64
+	for _, m := range diagnose.Members(r) {
+		failures += m.HeartbeatFailures
+		slow += m.SlowApplies
+	}
+	for _, c := range r.Checks {
+		if c.Name == check.LeaderChanges {
+			changes += c.Observed
+		}
+	}
+	f.late = lateWords(failures, changes, slow)
+	tuneTimers(t, f)
 }
 
 // logTimers are the members' timers as their logs say them, when the

@@ -229,3 +229,32 @@ func TestLogsTuning(t *testing.T) {
 		t.Errorf("members that disagree: %+v", r.Tuning)
 	}
 }
+
+// doctor --node's member: the timers in force are the node's; its late
+// heartbeats beside slow fdatasyncs in its log keep them, else its peers'
+// round trips compute them.
+func TestNodeTuning(t *testing.T) {
+	node := func() *result.Result {
+		r := result.New(result.KindDoctor)
+		r.Tuning = &result.Tuning{Known: known(100, 1000)}
+		r.Server = &result.Server{PeerRTTs: pairs(0.002, map[[2]string]float64{{"m1", "m3"}: 0.3, {"m3", "m1"}: 0.3}, "m1", "m2", "m3")}
+		return r
+	}
+	r := node()
+	nodeTuning(r)
+	if len(r.Tuning.Flags) != 2 || r.Tuning.Flags[0].Action != result.TuneChange || r.Tuning.Flags[0].Suggested != 300 || r.Tuning.Flags[1].Suggested != 3000 {
+		t.Errorf("round trips of 300ms: %+v", r.Tuning.Flags)
+	}
+	r = node()
+	r.Logs = &result.Logs{Stats: []result.LogClassStats{{Class: "heartbeat_late", Count: 3, Members: map[string]int64{"m1": 3}},
+		{Class: "slow_fdatasync", Count: 1, Members: map[string]int64{"m1": 1}}}}
+	nodeTuning(r)
+	if len(r.Tuning.Flags) != 2 || r.Tuning.Flags[0].Action != result.TuneKeep || !strings.Contains(r.Tuning.Flags[0].Why, "hide the disk") {
+		t.Errorf("late heartbeats beside slow fdatasyncs: %+v", r.Tuning.Flags)
+	}
+	r = result.New(result.KindDoctor)
+	nodeTuning(r)
+	if r.Tuning != nil {
+		t.Errorf("a doctor run that is not a node's: tuning %+v", r.Tuning)
+	}
+}

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"time"
 
@@ -33,6 +34,7 @@ func doctorNode(ctx context.Context, o DoctorOptions, runID string) (*result.Res
 		d.row.Member = "etcd"
 	}
 	d.row.Dir = n.DataDir
+	d.r.Tuning = &result.Tuning{Known: nodeTimers(n.Found)}
 	d.r.Env = sysinfo.DirEnv(n.DataDir)
 	d.device = d.r.Env.Device
 	began := time.Now()
@@ -139,4 +141,25 @@ func observeMembers(ctx context.Context, r *result.Result, conn cluster.ConnOpti
 		r.Server.Notes = obs.Notes
 	}
 	return runErr
+}
+
+// nodeTimers are the timers in force on the node: as its configuration
+// sets them, else etcd's defaults (a value that is not a number of
+// milliseconds is left unknown).
+func nodeTimers(f result.FoundEtcd) []result.FlagValue {
+	var out []result.FlagValue
+	for _, t := range []struct {
+		name string
+		def  float64
+	}{{"heartbeat-interval", 100}, {"election-timeout", 1000}} {
+		v, ok := f.Flags[t.name]
+		if !ok {
+			out = append(out, result.FlagValue{Name: t.name, Value: t.def, From: "etcd's default (" + f.File + " does not set it)"})
+			continue
+		}
+		if n, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil && n > 0 {
+			out = append(out, result.FlagValue{Name: t.name, Value: n, From: f.File})
+		}
+	}
+	return out
 }

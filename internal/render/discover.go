@@ -3,6 +3,8 @@ package render
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/etcdperf/etcdperf/internal/result"
@@ -57,6 +59,11 @@ func discoverText(w io.Writer, r *result.Result) error {
 			line("missing", strings.Join(f.Missing, ", "))
 		}
 		line("log", f.Log)
+		var flags []string
+		for _, k := range slices.Sorted(maps.Keys(f.Flags)) {
+			flags = append(flags, "--"+k+"="+f.Flags[k])
+		}
+		line("flags", strings.Join(flags, " "))
 		for _, n := range f.Notes {
 			line("note", n)
 		}

@@ -47,6 +47,11 @@ type FoundEtcd struct {
 	// Unit is the systemd unit whose journal holds its log, when it logs
 	// to the journal (a systemd etcd: etcd; k3s: k3s).
 	Unit string `json:"unit,omitempty"`
+	// Flags are the values of etcd's tunable flags (heartbeat-interval,
+	// election-timeout, quota-backend-bytes, auto-compaction-mode,
+	// auto-compaction-retention, snapshot-count) as the configuration sets
+	// them; a flag it does not set is etcd's default.
+	Flags map[string]string `json:"flags,omitempty"`
 	// Notes say what was assumed (a default) or could not be resolved.
 	Notes []string `json:"notes,omitempty"`
 	// NothingListens lists its client endpoints on this host where a
