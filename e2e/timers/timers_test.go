@@ -19,16 +19,7 @@ import (
 	"github.com/etcdperf/etcdperf/internal/testutil"
 )
 
-func TestMain(m *testing.M) {
-	for _, kv := range os.Environ() {
-		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, "ETCDCTL_") {
-			os.Unsetenv(name)
-		}
-	}
-	code := m.Run()
-	testutil.CleanupBinary()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testutil.Main(m)) }
 
 // linkDelay is added to every round trip between the members (each
 // member's peer port behind a slow link): about 900ms. At etcd's default
@@ -114,20 +105,19 @@ func delayedCluster(t *testing.T, bin string, beat, elect uint) *result.Result {
 }
 
 func leaderChanges(r *result.Result) float64 {
-	n := 0.0
-	for _, m := range r.Metrics.Members {
-		if m.Overall != nil {
-			n += m.Overall.LeaderChanges
-		}
-	}
-	return n
+	return overall(r, func(s *result.MetricsSignals) float64 { return s.LeaderChanges })
 }
 
 func heartbeatFailures(r *result.Result) float64 {
+	return overall(r, func(s *result.MetricsSignals) float64 { return s.HeartbeatFailures })
+}
+
+// overall sums a signal over the members' whole runs.
+func overall(r *result.Result, get func(*result.MetricsSignals) float64) float64 {
 	n := 0.0
 	for _, m := range r.Metrics.Members {
 		if m.Overall != nil {
-			n += m.Overall.HeartbeatFailures
+			n += get(m.Overall)
 		}
 	}
 	return n

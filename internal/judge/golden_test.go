@@ -137,20 +137,13 @@ func TestDoctorJudgesItsHoldsAgain(t *testing.T) {
 	if c.PutsPerS != 4000 || !strings.Contains(c.Answer, "up to 4,000 puts/s of 1.0 KiB within its limits, held for 10s") {
 		t.Fatalf("a hold at 4,000 within its limits: %.0f puts/s, %q", c.PutsPerS, c.Answer)
 	}
-	b, err := json.Marshal(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var back result.Result
-	if err := json.Unmarshal(b, &back); err != nil {
-		t.Fatal(err)
-	}
+	back := readBack(t, r)
 	c = back.Runs[0].Capacity
 	last := &c.Steps[len(c.Steps)-1]
 	for i := range last.Intervals {
 		last.Intervals[i].BackendCommitP99 = 0.03
 	}
-	Again(&back)
+	Again(back)
 	if c.PutsPerS != 2000 || !slices.Contains(last.Broke, check.BackendCommitP99) || !strings.Contains(c.Answer, "at 4,000, held for 10s, the backend commit p99 broke (30ms)") {
 		t.Errorf("judged again: %.0f puts/s, hold broke %v, %q; want 2,000 and the hold at 4,000 broken by its commits", c.PutsPerS, last.Broke, c.Answer)
 	}
@@ -169,6 +162,19 @@ func TestCheckJudgesItsSoakAgain(t *testing.T) {
 	if len(s.Broke) != 0 || s.SustainedPutsPerS != 500 {
 		t.Fatalf("a steady soak: broke %v, sustained %.0f", s.Broke, s.SustainedPutsPerS)
 	}
+	back := readBack(t, r)
+	for i := 4; i < 6; i++ {
+		back.Soak.Series[i].WALFsyncP99 = 0.03
+	}
+	Again(back)
+	if !slices.Contains(back.Soak.Broke, check.WALFsyncP99) || !strings.Contains(back.Soak.Answer, "broke the WAL fsync p99") {
+		t.Errorf("judged again: broke %v, %q; want the WAL fsync p99 broken", back.Soak.Broke, back.Soak.Answer)
+	}
+}
+
+// readBack is r written as JSON and read back, as a saved Result is.
+func readBack(t *testing.T, r *result.Result) *result.Result {
+	t.Helper()
 	b, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)
@@ -177,11 +183,5 @@ func TestCheckJudgesItsSoakAgain(t *testing.T) {
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}
-	for i := 4; i < 6; i++ {
-		back.Soak.Series[i].WALFsyncP99 = 0.03
-	}
-	Again(&back)
-	if !slices.Contains(back.Soak.Broke, check.WALFsyncP99) || !strings.Contains(back.Soak.Answer, "broke the WAL fsync p99") {
-		t.Errorf("judged again: broke %v, %q; want the WAL fsync p99 broken", back.Soak.Broke, back.Soak.Answer)
-	}
+	return &back
 }

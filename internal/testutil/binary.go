@@ -47,6 +47,21 @@ func Binary(t testing.TB) string {
 	return binPath
 }
 
+// Main runs a package's tests as a user would run etcdperf, without the
+// etcdctl environment of the developer's shell (ETCDCTL_ENDPOINTS would
+// send every run to their cluster: tests set what they need), and removes
+// the binary Binary built.
+func Main(m *testing.M) int {
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, "ETCDCTL_") {
+			os.Unsetenv(name)
+		}
+	}
+	code := m.Run()
+	CleanupBinary()
+	return code
+}
+
 // CleanupBinary removes the binary Binary built, if any.
 func CleanupBinary() {
 	if binPath != "" {
