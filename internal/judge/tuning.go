@@ -124,7 +124,7 @@ func tuneTimers(t *result.Tuning, f timerFigures) {
 	beat := max(defaultBeatMs, niceMs(rttMs))
 	hb := result.TunedFlag{Name: FlagHeartbeat, Unit: "ms", Suggested: beat, Source: tuningGuide,
 		Why: figure + ": the heartbeat interval should be about the round trip (0.5-1.5x), never under etcd's 100ms default"}
-	current(t, &hb, func(cur float64) bool { return cur >= 0.5*rttMs && cur >= defaultBeatMs/2 })
+	current(t, &hb, func(cur float64) bool { return cur >= 0.5*rttMs })
 	inForce := hb.Suggested
 	if hb.Action == result.TuneKeep {
 		inForce = hb.Current

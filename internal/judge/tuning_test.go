@@ -61,6 +61,10 @@ func TestTuneTimers(t *testing.T) {
 			want{result.TuneAtLeast, 100}, want{result.TuneAtLeast, 1000}, "", true},
 		{"a LAN at the defaults: keep", pairs(0.002, nil, "m1", "m2", "m3"), 100, 1000,
 			want{result.TuneKeep, 100}, want{result.TuneKeep, 1000}, "", true},
+		// A heartbeat under the default but within the guide's band of
+		// the round trip is the operator's choice.
+		{"a LAN with a 25ms heartbeat: keep", pairs(0.002, nil, "m1", "m2", "m3"), 25, 250,
+			want{result.TuneKeep, 25}, want{result.TuneKeep, 250}, "", true},
 		{"a link of 50ms: still the defaults", pairs(0.002, to3(0.05), "m1", "m2", "m3"), 100, 1000,
 			want{result.TuneKeep, 100}, want{result.TuneKeep, 1000}, "", true},
 		// 100ms is 0.56x a round trip of 180ms, inside the guide's band,
