@@ -97,7 +97,7 @@ func ScanReader(ctx context.Context, r io.Reader, name, member string, p *Parser
 					no := lineNo
 					s.Event(m, &ev, func() string { return fmt.Sprintf("%s:%d", name, no) })
 				}
-				if s.needFacts(m) {
+				if s.needFacts(m) || restarts(e.Msg) {
 					if mf := facts(&e); mf.any() {
 						s.Facts(m, mf)
 					}
@@ -138,6 +138,24 @@ func isBlank(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// restarts says whether a line states the timers of a (re)start, which
+// are read even once the member's facts are known: the last start's
+// timers are those in force. Two byte compares for most lines.
+func restarts(m []byte) bool {
+	if len(m) == 0 {
+		return false
+	}
+	switch m[0] {
+	case 's':
+		return string(m) == "starting an etcd server"
+	case 'h':
+		return hasPrefix(m, "heartbeat = ")
+	case 'e':
+		return hasPrefix(m, "election = ")
+	}
+	return false
 }
 
 // memberFacts are what a member's lines say about it: its id, its --name,

@@ -128,7 +128,10 @@ func TestMemberTimers(t *testing.T) {
 	}{
 		{"capnslog start", "2026-11-29 00:37:46.686184 I | embed: heartbeat = 150ms\n2026-11-29 00:37:46.686226 I | embed: election = 1500ms\n", 0.15, 1.5, true},
 		{"zap start", `{"level":"info","ts":"2026-11-29T00:37:46.686Z","caller":"embed/etcd.go:310","msg":"starting an etcd server","etcd-version":"3.4.23","name":"default","heartbeat-interval":"150ms","election-timeout":"1.5s"}` + "\n", 0.15, 1.5, true},
+		// Its id, name and version known from the first start, the
+		// second start's timers are still read.
 		{"zap restarted with other timers", `{"level":"info","ts":"2026-11-29T00:37:46.686Z","caller":"embed/etcd.go:310","msg":"starting an etcd server","etcd-version":"3.4.23","name":"default","heartbeat-interval":"150ms","election-timeout":"1.5s"}` + "\n" +
+			`{"level":"info","ts":"2026-11-29T00:37:46.700Z","caller":"etcdserver/server.go:527","msg":"starting local member","local-member-id":"8e9e05c52164694d","cluster-id":"cdf818194e3a8c32"}` + "\n" +
 			`{"level":"info","ts":"2026-11-29T01:37:46.686Z","caller":"embed/etcd.go:310","msg":"starting an etcd server","etcd-version":"3.4.23","name":"default","heartbeat-interval":"300ms","election-timeout":"3s"}` + "\n", 0.3, 3, true},
 		{"zap late heartbeat only", `{"level":"warn","ts":"2022-08-30T09:17:30.387Z","caller":"etcdserver/raft.go:369","msg":"leader failed to send out heartbeat on time; took too long, leader is overloaded likely from slow disk","to":"63b75c3d731594fc","heartbeat-interval":"100ms","expected-duration":"200ms","exceeded-duration":"61.150187ms"}` + "\n", 0.1, 0, false},
 		{"capnslog late heartbeat only", "2019-05-02 10:15:31.424816 W | etcdserver: failed to send out heartbeat on time (exceeded the 100ms timeout for 401.80886ms, to 5dbbb8ef1fbd1ef4)\n", 0.1, 0, false},
