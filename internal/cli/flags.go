@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -300,14 +299,13 @@ func (c *currentFlags) values() ([]result.FlagValue, error) {
 		if !ok || name == "" || strings.TrimSpace(val) == "" {
 			return nil, usageError("--current-flag %q: want NAME=VALUE, e.g. --current-flag heartbeat-interval=100", s)
 		}
-		unit, known := judge.TunableFlags[name]
-		if !known {
-			return nil, usageError("--current-flag %q: %s is not a flag the tuning computes (%s)", s, name, strings.Join(slices.Sorted(maps.Keys(judge.TunableFlags)), ", "))
+		if !slices.Contains(judge.TunableFlags, name) {
+			return nil, usageError("--current-flag %q: %s is not a flag the tuning computes (%s)", s, name, strings.Join(judge.TunableFlags, ", "))
 		}
 		if slices.ContainsFunc(out, func(f result.FlagValue) bool { return f.Name == name }) {
 			return nil, usageError("--current-flag: %s is stated twice", name)
 		}
-		v, err := flagNumber(strings.TrimSpace(val), unit)
+		v, err := milliseconds(strings.TrimSpace(val))
 		if err != nil {
 			return nil, usageError("--current-flag %q: %v", s, err)
 		}
@@ -316,12 +314,9 @@ func (c *currentFlags) values() ([]result.FlagValue, error) {
 	return out, nil
 }
 
-// flagNumber reads a flag's value in etcd's unit: milliseconds as etcd
-// takes them (a whole number) or as a duration.
-func flagNumber(s, unit string) (float64, error) {
-	if unit != "ms" {
-		return 0, fmt.Errorf("no reader for %s", unit)
-	}
+// milliseconds reads a timer's value as etcd takes it (a whole number of
+// milliseconds) or as a duration.
+func milliseconds(s string) (float64, error) {
 	if n, err := strconv.ParseUint(s, 10, 32); err == nil {
 		if n == 0 {
 			return 0, errors.New("a time of 0ms is not etcd's")

@@ -38,15 +38,6 @@ func logCount(l *result.Logs, ids ...string) int64 {
 	return n
 }
 
-func logStats(l *result.Logs, id string) *result.LogClassStats {
-	for i := range l.Stats {
-		if l.Stats[i].Class == id {
-			return &l.Stats[i]
-		}
-	}
-	return nil
-}
-
 // countEvidence is the evidence "N <what> (class)" for each class with events.
 func countEvidence(l *result.Logs, ids ...string) []result.Evidence {
 	var ev []result.Evidence
@@ -56,7 +47,7 @@ func countEvidence(l *result.Logs, ids ...string) []result.Evidence {
 			continue
 		}
 		what := id
-		if st := logStats(l, id); st != nil {
+		if st := l.Class(id); st != nil {
 			what = fmt.Sprintf("%s lines (%s)", id, st.Title)
 			if st.First != nil && st.Last != nil {
 				what += fmt.Sprintf(", %s to %s", st.First.Format("2006-01-02 15:04:05"), st.Last.Format("2006-01-02 15:04:05"))
@@ -69,7 +60,7 @@ func countEvidence(l *result.Logs, ids ...string) []result.Evidence {
 
 // tookEvidence is the p99 and max of a class's durations, if it has them.
 func tookEvidence(l *result.Logs, id string, limit float64) []result.Evidence {
-	st := logStats(l, id)
+	st := l.Class(id)
 	if st == nil || st.Took == nil || st.Took.Count == 0 {
 		return nil
 	}
@@ -157,7 +148,7 @@ func logsDisk(r *result.Result) []result.Finding {
 	ev := tookEvidence(l, "slow_fdatasync", LimitOf(r, check.DiskSyncP99))
 	ev = append(ev, countEvidence(l, "slow_fdatasync", "heartbeat_late", "server_overloaded", "slow_apply", "tick_missed")...)
 	longest := ""
-	if st := logStats(l, "slow_fdatasync"); st != nil && st.Took != nil {
+	if st := l.Class("slow_fdatasync"); st != nil && st.Took != nil {
 		longest = ", up to " + units.Seconds(st.Took.Max)
 	}
 	title := fmt.Sprintf("The logs point to the disk: %s too slow (over 1s since etcd 3.1%s; etcd needs a p99 under 10ms)", nOf(n, "WAL fdatasync was", "WAL fdatasyncs were"), longest)
@@ -210,7 +201,7 @@ func logsNetwork(r *result.Result) []result.Finding {
 		return nil
 	}
 	ev := countEvidence(l, "peer_unhealthy", "message_dropped", "snapshot_failed", "snapshot_slow", "read_index_slow")
-	if st := logStats(l, "peer_unhealthy"); st != nil && len(st.Members) > 0 {
+	if st := l.Class("peer_unhealthy"); st != nil && len(st.Members) > 0 {
 		ev = append(ev, result.Evidence{What: "members that logged peer failures: " + memberList(st.Members), Source: logsSource})
 	}
 	return []result.Finding{{

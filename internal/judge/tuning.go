@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -16,13 +17,14 @@ import (
 // etcd's timer flags, their defaults (milliseconds) and the bound etcd
 // puts on the election timeout.
 const (
-	FlagHeartbeat   = "heartbeat-interval"
-	FlagElection    = "election-timeout"
-	defaultBeatMs   = 100
-	defaultElectMs  = 1000
-	maxElectionMs   = 50000
-	electionPerBeat = 10 // etcd's defaults, and the tuning guide's 10x the round trip
-	minElectPerBeat = 5  // etcd refuses an election timeout under 5x the heartbeat
+	FlagHeartbeat = "heartbeat-interval"
+	FlagElection  = "election-timeout"
+	// DefaultHeartbeatMs and DefaultElectionMs are etcd's defaults.
+	DefaultHeartbeatMs = 100
+	DefaultElectionMs  = 1000
+	maxElectionMs      = 50000
+	electionPerBeat    = 10 // etcd's defaults, and the tuning guide's 10x the round trip
+	minElectPerBeat    = 5  // etcd refuses an election timeout under 5x the heartbeat
 )
 
 const (
@@ -30,9 +32,9 @@ const (
 	electSource = tuningGuide + "; etcd refuses an election timeout under 5x the heartbeat interval (server/embed/config.go)"
 )
 
-// TunableFlags are the flags a stated value (--current-flag) may name,
-// with their unit.
-var TunableFlags = map[string]string{FlagHeartbeat: "ms", FlagElection: "ms"}
+// TunableFlags are the flags a stated value (--current-flag) may name;
+// both are in milliseconds.
+var TunableFlags = []string{FlagElection, FlagHeartbeat}
 
 // timerFigures are what the timers are computed from: the members' round
 // trips to each other (pairs, each a mean of etcd's smoothed round trips),
@@ -115,13 +117,13 @@ func tuneTimers(t *result.Tuning, f timerFigures) {
 		t.Notes = append(t.Notes, "The timers are not computed: "+why+".")
 		return
 	}
-	slowest := slices.MaxFunc(links, func(a, b result.PeerRTT) int { return cmpFloat(a.Mean, b.Mean) })
+	slowest := slices.MaxFunc(links, func(a, b result.PeerRTT) int { return cmp.Compare(a.Mean, b.Mean) })
 	rttMs := slowest.Mean * 1000
 	figure := fmt.Sprintf("the slowest pair's mean round trip is %s (%s → %s, %.0f recorded, %s)", units.Seconds(slowest.Mean), slowest.From, slowest.To, slowest.Count, slowest.Scope)
 	if f.p99 > 0 {
 		figure += fmt.Sprintf("; the members' round-trip p99 over the run %s", units.Seconds(f.p99))
 	}
-	beat := max(defaultBeatMs, niceMs(rttMs))
+	beat := max(DefaultHeartbeatMs, niceMs(rttMs))
 	hb := result.TunedFlag{Name: FlagHeartbeat, Unit: "ms", Suggested: beat, Source: tuningGuide,
 		Why: figure + ": the heartbeat interval should be about the round trip (0.5-1.5x), never under etcd's 100ms default"}
 	current(t, &hb, func(cur float64) bool { return cur >= 0.5*rttMs })
@@ -129,7 +131,7 @@ func tuneTimers(t *result.Tuning, f timerFigures) {
 	if hb.Action == result.TuneKeep {
 		inForce = hb.Current
 	}
-	elect := math.Min(maxElectionMs, max(defaultElectMs, electionPerBeat*inForce, electionPerBeat*niceMs(rttMs)))
+	elect := math.Min(maxElectionMs, max(DefaultElectionMs, electionPerBeat*inForce, electionPerBeat*niceMs(rttMs)))
 	el := result.TunedFlag{Name: FlagElection, Unit: "ms", Suggested: elect, Source: electSource,
 		Why: fmt.Sprintf("10x the heartbeat interval of %s: at least 10x the round trip of %s, for its variance, and 5x the heartbeat, never under etcd's 1s default",
 			units.Seconds(inForce/1000), units.Seconds(slowest.Mean))}
@@ -187,16 +189,6 @@ func niceMs(ms float64) float64 {
 		step = 100
 	}
 	return math.Ceil(ms/step) * step
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // metricsTuning sets a metrics Result's tuning: the flags the figures
@@ -306,7 +298,7 @@ func logsTuning(r *result.Result) {
 	if elect.Value > 0 {
 		t.Known = append(t.Known, elect)
 	}
-	late := logStatsOf(l, "heartbeat_late")
+	late := l.Class("heartbeat_late")
 	if late == nil || late.Count == 0 {
 		t.Notes = append(t.Notes, "etcd's logs carry no round trip between members, and no late heartbeat: etcdperf metrics --endpoints reads the round trips and computes the timers.")
 		return
@@ -314,7 +306,7 @@ func logsTuning(r *result.Result) {
 	if !keepForTheDisk(t, l) {
 		t.Notes = append(t.Notes, fmt.Sprintf("%s (\"failed to send out heartbeat on time\") and no fdatasync over 1s from the same member: "+
 			"a disk slower than etcd's 10ms but under 1s per fdatasync, a CPU or the network; the logs cannot tell which, nor the round trip: "+
-			"etcdperf metrics --endpoints measures the WAL fsyncs and round trips and computes the timers.", plural(late.Count, "late heartbeat")))
+			"etcdperf metrics --endpoints measures the WAL fsyncs and round trips and computes the timers.", units.Count(late.Count, "late heartbeat")))
 	}
 }
 
@@ -323,7 +315,7 @@ func logsTuning(r *result.Result) {
 // its disk (etcd's FAQ), and larger timers would hide it. It reports
 // whether the logs showed that.
 func keepForTheDisk(t *result.Tuning, l *result.Logs) bool {
-	late, slow := logStatsOf(l, "heartbeat_late"), logStatsOf(l, "slow_fdatasync")
+	late, slow := l.Class("heartbeat_late"), l.Class("slow_fdatasync")
 	if late == nil || slow == nil {
 		return false
 	}
@@ -339,7 +331,7 @@ func keepForTheDisk(t *result.Tuning, l *result.Logs) bool {
 	sort.Strings(both)
 	var lines []string
 	for _, m := range both {
-		lines = append(lines, fmt.Sprintf("%s logged %s and %s over 1s", m, plural(late.Members[m], "late heartbeat"), plural(slow.Members[m], "fdatasync")))
+		lines = append(lines, fmt.Sprintf("%s logged %s and %s over 1s", m, units.Count(late.Members[m], "late heartbeat"), units.Count(slow.Members[m], "fdatasync")))
 	}
 	why := strings.Join(lines, "; ") + ": the leader's raft loop waited for its disk, not for the network; larger timers would only slow failover and hide the disk: fix the disk (the disk findings above)"
 	for _, fv := range t.Known {
@@ -414,23 +406,6 @@ func logTimers(ms []result.LogMember) (beat, elect result.FlagValue, notes []str
 	pick(&beat, func(m result.LogMember) float64 { return m.HeartbeatInterval }, "heartbeat intervals")
 	pick(&elect, func(m result.LogMember) float64 { return m.ElectionTimeout }, "election timeouts")
 	return beat, elect, notes
-}
-
-func logStatsOf(l *result.Logs, id string) *result.LogClassStats {
-	for i := range l.Stats {
-		if l.Stats[i].Class == id {
-			return &l.Stats[i]
-		}
-	}
-	return nil
-}
-
-// plural says "1 late heartbeat" or "3 late heartbeats".
-func plural(n int64, one string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %ss", n, one)
 }
 
 // promTuning sets a prom check Result's timers from the members' round

@@ -9,6 +9,7 @@ import (
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/discover"
 	"github.com/etcdperf/etcdperf/internal/etcdlog"
+	"github.com/etcdperf/etcdperf/internal/judge"
 	"github.com/etcdperf/etcdperf/internal/loadrun"
 	"github.com/etcdperf/etcdperf/internal/memberwatch"
 	"github.com/etcdperf/etcdperf/internal/result"
@@ -151,7 +152,7 @@ func nodeTimers(f result.FoundEtcd) []result.FlagValue {
 	for _, t := range []struct {
 		name string
 		def  float64
-	}{{"heartbeat-interval", 100}, {"election-timeout", 1000}} {
+	}{{judge.FlagHeartbeat, judge.DefaultHeartbeatMs}, {judge.FlagElection, judge.DefaultElectionMs}} {
 		v, ok := f.Flags[t.name]
 		if !ok {
 			out = append(out, result.FlagValue{Name: t.name, Value: t.def, From: "etcd's default (" + f.File + " does not set it)"})

@@ -147,9 +147,7 @@ func logsText(w io.Writer, r *result.Result) error {
 	return nil
 }
 
-func plural(n int64, what string) string {
-	return fmt.Sprintf("%d %s", n, pluralWord(n, what))
-}
+func plural(n int64, what string) string { return units.Count(n, what) }
 
 // pluralWord is what, with an s unless n is 1.
 func pluralWord(n int64, what string) string {

@@ -76,13 +76,10 @@ func TunedFlagWords(f result.TunedFlag) (inForce, todo string) {
 	return inForce, todo
 }
 
-// flagValue is a flag's value for a reader: "250ms", "2.5s", "8.0 GiB".
+// flagValue is a flag's value for a reader: "250ms", "2.5s".
 func flagValue(v float64, unit string) string {
-	switch unit {
-	case "ms":
+	if unit == "ms" {
 		return units.Seconds(v / 1000)
-	case "bytes":
-		return units.Bytes(v)
 	}
 	return fmt.Sprintf("%g", v)
 }

@@ -195,3 +195,14 @@ type LogEvent struct {
 	// Source is the file and line number it came from.
 	Source string `json:"source,omitempty"`
 }
+
+// Class returns the statistics of the class id, nil when none of its lines
+// was seen.
+func (l *Logs) Class(id string) *LogClassStats {
+	for i := range l.Stats {
+		if l.Stats[i].Class == id {
+			return &l.Stats[i]
+		}
+	}
+	return nil
+}

@@ -211,3 +211,11 @@ func Thousands(v float64) string {
 	}
 	return sign + s
 }
+
+// Count says a count of things: "1 fdatasync", "3 fdatasyncs".
+func Count(n int64, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.FormatInt(n, 10) + " " + what + "s"
+}
