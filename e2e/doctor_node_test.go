@@ -47,6 +47,13 @@ func liveKubeadmRootOn(t *testing.T, root string, slowFsync time.Duration) strin
 // client endpoint (host:port, TLS with the node's client certificate).
 func liveKubeadmNode(t *testing.T, root string, slowFsync time.Duration) (string, string) {
 	t.Helper()
+	return liveKubeadmQuota(t, root, slowFsync, 0)
+}
+
+// liveKubeadmQuota is liveKubeadmNode whose member runs, and whose
+// manifest says, --quota-backend-bytes=quota (0: etcd's default).
+func liveKubeadmQuota(t *testing.T, root string, slowFsync time.Duration, quota int64) (string, string) {
+	t.Helper()
 	if slowFsync > 0 {
 		lib := filepath.Join(root, "var/lib")
 		if err := os.MkdirAll(lib, 0o755); err != nil {
@@ -61,7 +68,11 @@ func liveKubeadmNode(t *testing.T, root string, slowFsync time.Duration) (string
 		certs.ClientCert: "healthcheck-client.crt", certs.ClientKey: "healthcheck-client.key",
 	})
 	ep := "127.0.0.1:" + itoa(testutil.FreePort(t))
-	manifest := kubeadmEtcdManifest(t, "https://"+ep, "https://"+ep)
+	var more []string
+	if quota > 0 {
+		more = append(more, "--quota-backend-bytes="+strconv.FormatInt(quota, 10))
+	}
+	manifest := kubeadmEtcdManifest(t, "https://"+ep, "https://"+ep, more...)
 	mf := filepath.Join(root, "etc/kubernetes/manifests/etcd.yaml")
 	if err := os.MkdirAll(filepath.Dir(mf), 0o755); err != nil {
 		t.Fatal(err)
@@ -78,6 +89,7 @@ func liveKubeadmNode(t *testing.T, root string, slowFsync time.Duration) (string
 		PeerURL: "http://127.0.0.1:" + itoa(testutil.FreePort(t)), LogFile: filepath.Join(logDir, "etcd.log"),
 		TLS: &cluster.ServerTLS{CertFile: filepath.Join(pki, "server.crt"), KeyFile: filepath.Join(pki, "server.key"),
 			TrustedCAFile: filepath.Join(pki, "ca.crt"), ClientCertAuth: true},
+		QuotaBackendBytes: quota,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -238,6 +238,20 @@ func TestPromAgainstEmbeddedEtcd(t *testing.T) {
 		if len(names) != 4 || names["leader_changes"].Status != result.StatusPass {
 			t.Errorf("checks %+v", res.Checks)
 		}
+		// The member's database over the period, and the quota from it:
+		// etcd's default, which it reports, kept.
+		if len(p.Databases) != 1 || p.Databases[0].Instance != member || p.Databases[0].Size <= 0 || p.Databases[0].Quota != 2<<30 {
+			t.Errorf("databases %+v", p.Databases)
+		}
+		var quota *result.TunedFlag
+		for i, f := range res.Tuning.Flags {
+			if f.Name == "quota-backend-bytes" {
+				quota = &res.Tuning.Flags[i]
+			}
+		}
+		if quota == nil || quota.Action != result.TuneKeep || quota.Current != 2<<30 || !strings.Contains(quota.Why, "a day over the last") {
+			t.Errorf("quota %+v", quota)
+		}
 	})
 
 	t.Run("check fails on a limit no disk meets, with windows", func(t *testing.T) {

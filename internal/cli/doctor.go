@@ -117,7 +117,13 @@ during the run (kubelet's pod log found on the node, its systemd unit's
 journal, or --log-file) as etcdperf logs does. The stall a
 defragmentation of the member would cause comes from its database size and
 its own past defragmentations, without writing anything. --load s adds check perf's
-load, as with --endpoints.
+load, as with --endpoints. It ends with etcd's flags computed from what it
+measured (the timers from the round trips, the quota from the database and
+the defragmentation's stall, the auto-compaction from the compactions seen),
+each against the value the node's configuration sets; --tuning-out FILE
+writes the changes as the node's layout takes them (a kubeadm
+ClusterConfiguration, k3s' config.yaml, a systemd environment file or
+etcd's config file). Nothing is changed on the node.
 
 The Result is written to etcdperf-report.json in the current directory
 (--report FILE, --no-report); -o and --html as every command. Everything the
@@ -155,6 +161,9 @@ Exit codes: 0 pass or warn, 1 a location failed, 2 the run could not be done.`,
 
   # The same, from a copy of a node's files, over 20 seconds
   etcdperf doctor --node --root /mnt/node1 --duration 20s
+
+  # And the flags to change, as a kubeadm ClusterConfiguration to merge
+  sudo etcdperf doctor --node --tuning-out etcd-flags.yaml
 
   # An existing cluster, profile m, with its disk on this host probed too
   etcdperf doctor --endpoints=10.0.0.1:2379 --load m --data-dir /var/lib/etcd`,
@@ -355,6 +364,7 @@ Exit codes: 0 pass or warn, 1 a location failed, 2 the run could not be done.`,
 				fmt.Fprintf(cmd.ErrOrStderr(), "etcdperf: the Result is in %s (etcdperf report %s -o report.html draws it)\n", reportPath, reportPath)
 			}
 		}
+		runErr = errors.Join(runErr, nf.writeTuning(res))
 		return finish(cmd, sinks, res, runErr)
 	}
 	return cmd

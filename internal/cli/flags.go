@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -285,7 +284,8 @@ type currentFlags struct{ raw []string }
 func addCurrentFlag(fl *pflag.FlagSet) *currentFlags {
 	c := &currentFlags{}
 	fl.StringArrayVar(&c.raw, "current-flag", nil, "an etcd flag in force on the members, NAME=VALUE, for the tuning section to compare with "+
-		"(repeatable): heartbeat-interval and election-timeout in milliseconds or as a duration (100, 100ms, 1s)")
+		"(repeatable): heartbeat-interval and election-timeout in milliseconds or as a duration (100, 100ms, 1s), quota-backend-bytes in bytes or as a size (8GiB), "+
+		"auto-compaction-mode (periodic, revision) and auto-compaction-retention as etcd takes them")
 	return c
 }
 
@@ -299,33 +299,14 @@ func (c *currentFlags) values() ([]result.FlagValue, error) {
 		if !ok || name == "" || strings.TrimSpace(val) == "" {
 			return nil, usageError("--current-flag %q: want NAME=VALUE, e.g. --current-flag heartbeat-interval=100", s)
 		}
-		if !slices.Contains(judge.TunableFlags, name) {
-			return nil, usageError("--current-flag %q: %s is not a flag the tuning computes (%s)", s, name, strings.Join(judge.TunableFlags, ", "))
-		}
 		if slices.ContainsFunc(out, func(f result.FlagValue) bool { return f.Name == name }) {
 			return nil, usageError("--current-flag: %s is stated twice", name)
 		}
-		v, err := milliseconds(strings.TrimSpace(val))
+		v, text, err := judge.ParseFlag(name, val)
 		if err != nil {
 			return nil, usageError("--current-flag %q: %v", s, err)
 		}
-		out = append(out, result.FlagValue{Name: name, Value: v, From: "--current-flag"})
+		out = append(out, result.FlagValue{Name: name, Value: v, Text: text, From: "--current-flag"})
 	}
 	return out, nil
-}
-
-// milliseconds reads a timer's value as etcd takes it (a whole number of
-// milliseconds) or as a duration.
-func milliseconds(s string) (float64, error) {
-	if n, err := strconv.ParseUint(s, 10, 32); err == nil {
-		if n == 0 {
-			return 0, errors.New("a time of 0ms is not etcd's")
-		}
-		return float64(n), nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d <= 0 || d%time.Millisecond != 0 {
-		return 0, fmt.Errorf("%q is not a whole number of milliseconds (100, 100ms, 1s)", s)
-	}
-	return float64(d / time.Millisecond), nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/etcdperf/etcdperf/internal/k8s"
 	"github.com/etcdperf/etcdperf/internal/result"
+	"github.com/etcdperf/etcdperf/internal/units"
 	"github.com/etcdperf/etcdperf/internal/version"
 )
 
@@ -237,7 +238,7 @@ delete it first (kubectl delete job NAME) or give the new one another --name.`,
 				o.Deadline = k8s.DefaultDeadline + soak
 			} else if soak > 0 && o.Deadline <= soak {
 				return usageError("--deadline %s ends the Job before doctor's --soak %s does: give --deadline %s or more, or leave it out (then it is %s)",
-					k8s.ShortDuration(o.Deadline), k8s.ShortDuration(soak), k8s.ShortDuration(k8s.DefaultDeadline+soak), k8s.ShortDuration(k8s.DefaultDeadline+soak))
+					units.ShortDuration(o.Deadline), units.ShortDuration(soak), units.ShortDuration(k8s.DefaultDeadline+soak), units.ShortDuration(k8s.DefaultDeadline+soak))
 			}
 		}
 		job, err := k8s.Job(o)

@@ -87,6 +87,16 @@ func Members(r *result.Result) []Member {
 		for _, m := range s.Members {
 			ms = append(ms, Member{Name: m.Name, WALFsync: m.WALFsync, BackendCommit: m.BackendCommit, Process: processOf(s.Processes, m.Name), Demand: s.Demand})
 		}
+		for i := range ms {
+			for _, d := range s.Databases {
+				if d.Name == ms[i].Name || len(ms) == 1 && len(s.Databases) == 1 {
+					ms[i].DBSize, ms[i].DBSizeInUse, ms[i].Quota = d.Size, d.InUse, d.Quota
+					if d.Quota > 0 {
+						ms[i].QuotaSource = quotaMetric
+					}
+				}
+			}
+		}
 	}
 	ms = withPerfDatabases(ms, r.Perf)
 	for i := range ms {

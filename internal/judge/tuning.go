@@ -32,10 +32,6 @@ const (
 	electSource = tuningGuide + "; etcd refuses an election timeout under 5x the heartbeat interval (server/embed/config.go)"
 )
 
-// TunableFlags are the flags a stated value (--current-flag) may name;
-// both are in milliseconds.
-var TunableFlags = []string{FlagElection, FlagHeartbeat}
-
 // timerFigures are what the timers are computed from: the members' round
 // trips to each other (pairs, each a mean of etcd's smoothed round trips),
 // their p99 over the run where it was observed, what says the heartbeats
@@ -202,6 +198,8 @@ func metricsTuning(r *result.Result) {
 	}
 	r.Tuning.Flags, r.Tuning.Notes = nil, nil
 	tuneTimers(r.Tuning, metricsTimers(r))
+	quotaTuning(r)
+	compactionTuning(r)
 	r.Tuning.Defrag = metricsDefrag(r)
 }
 
@@ -288,8 +286,14 @@ func logsTuning(r *result.Result) {
 	if l == nil {
 		return
 	}
-	t := &result.Tuning{}
-	r.Tuning = t
+	r.Tuning = &result.Tuning{}
+	logsTimers(r.Tuning, l)
+	compactionTuning(r)
+}
+
+// logsTimers keeps the timers in force for the disk when the logs say
+// so, else notes what the logs cannot tell.
+func logsTimers(t *result.Tuning, l *result.Logs) {
 	beat, elect, notes := logTimers(l.Members)
 	t.Notes = append(t.Notes, notes...)
 	if beat.Value > 0 {
@@ -357,9 +361,16 @@ func nodeTuning(r *result.Result) {
 		return
 	}
 	t.Flags, t.Notes = nil, nil
-	if r.Logs != nil && keepForTheDisk(t, r.Logs) {
-		return
+	if r.Logs == nil || !keepForTheDisk(t, r.Logs) {
+		tuneTimers(t, nodeTimers(r))
 	}
+	quotaTuning(r)
+	compactionTuning(r)
+}
+
+// nodeTimers gathers doctor --node's timer figures: the round trips its
+// peers' probes measured, and what says the heartbeats were late.
+func nodeTimers(r *result.Result) timerFigures {
 	f := timerFigures{blamed: blamedMembers(r.Findings)}
 	if r.Server != nil {
 		f.pairs = r.Server.PeerRTTs
@@ -375,7 +386,7 @@ func nodeTuning(r *result.Result) {
 		}
 	}
 	f.late = lateWords(failures, changes, slow)
-	tuneTimers(t, f)
+	return f
 }
 
 // logTimers are the members' timers as their logs say them, when the
@@ -428,6 +439,8 @@ func promTuning(r *result.Result) {
 	}
 	f.late = lateWords(failures, changes, slow)
 	tuneTimers(r.Tuning, f)
+	promQuota(r)
+	compactionTuning(r)
 }
 
 // lateWords says what shows the heartbeats were late: heartbeats the

@@ -3,12 +3,13 @@ package k8s
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/etcdperf/etcdperf/internal/units"
 )
 
 // Labels and annotations the Job and its pods carry.
@@ -122,7 +123,7 @@ func jobAnnotations(o *Options) map[string]string {
 	if o.Namespace != "" {
 		ns = " -n " + o.Namespace
 	}
-	cleanup := fmt.Sprintf("Kubernetes deletes this Job and its pods %s after it finishes (ttlSecondsAfterFinished); delete it sooner with: kubectl%s delete job %s", ShortDuration(o.TTL), ns, o.Name)
+	cleanup := fmt.Sprintf("Kubernetes deletes this Job and its pods %s after it finishes (ttlSecondsAfterFinished); delete it sooner with: kubectl%s delete job %s", units.ShortDuration(o.TTL), ns, o.Name)
 	if !o.OnNodes() && o.Mode != ModeNodeDoctor {
 		cleanup += ". Each pod's volume is a generic ephemeral volume, deleted with its pod."
 	}
@@ -332,18 +333,6 @@ func (o *Options) runAsUser() int64 {
 		return 0
 	}
 	return *o.RunAsUser
-}
-
-// ShortDuration prints 1h instead of 1h0m0s.
-func ShortDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -35,7 +35,7 @@ func doctorNode(ctx context.Context, o DoctorOptions, runID string) (*result.Res
 		d.row.Member = "etcd"
 	}
 	d.row.Dir = n.DataDir
-	d.r.Tuning = &result.Tuning{Known: nodeTimers(n.Found)}
+	d.r.Tuning = &result.Tuning{Known: nodeFlags(n.Found), Layout: &result.FlagLayout{Member: d.row.Member, Source: n.Found.Source, File: n.Found.File}}
 	d.r.Env = sysinfo.DirEnv(n.DataDir)
 	d.device = d.r.Env.Device
 	began := time.Now()
@@ -144,22 +144,23 @@ func observeMembers(ctx context.Context, r *result.Result, conn cluster.ConnOpti
 	return runErr
 }
 
-// nodeTimers are the timers in force on the node: as its configuration
-// sets them, else etcd's defaults (a value that is not a number of
-// milliseconds is left unknown).
-func nodeTimers(f result.FoundEtcd) []result.FlagValue {
+// nodeFlags are etcd's tunable flags in force on the node: as its
+// configuration sets them, else etcd's defaults (the quota is left to
+// the member's own gauge); a value etcd would not take is left unknown.
+func nodeFlags(f result.FoundEtcd) []result.FlagValue {
+	defaults := map[string]string{judge.FlagHeartbeat: strconv.Itoa(judge.DefaultHeartbeatMs), judge.FlagElection: strconv.Itoa(judge.DefaultElectionMs), judge.FlagCompactionMode: "periodic", judge.FlagCompactionRetention: "0"}
 	var out []result.FlagValue
-	for _, t := range []struct {
-		name string
-		def  float64
-	}{{judge.FlagHeartbeat, judge.DefaultHeartbeatMs}, {judge.FlagElection, judge.DefaultElectionMs}} {
-		v, ok := f.Flags[t.name]
-		if !ok {
-			out = append(out, result.FlagValue{Name: t.name, Value: t.def, From: "etcd's default (" + f.File + " does not set it)"})
-			continue
+	for _, name := range judge.TunableFlags {
+		raw, set := f.Flags[name]
+		from := f.File
+		if !set {
+			if raw, set = defaults[name]; !set {
+				continue
+			}
+			from = "etcd's default (" + f.File + " does not set it)"
 		}
-		if n, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil && n > 0 {
-			out = append(out, result.FlagValue{Name: t.name, Value: n, From: f.File})
+		if v, text, err := judge.ParseFlag(name, raw); err == nil {
+			out = append(out, result.FlagValue{Name: name, Value: v, Text: text, From: from})
 		}
 	}
 	return out

@@ -176,6 +176,9 @@ func PromCheck(ctx context.Context, o PromCheckOptions) (*result.Result, error) 
 	if p.Compactions, p.Defrags, err = c.Upkeep(ctx, o.Range, o.Selector); err != nil {
 		return nil, err
 	}
+	if p.Databases, err = c.Databases(ctx, o.Range, o.Selector); err != nil {
+		return nil, err
+	}
 	if o.Window < o.Range.Step {
 		p.Notes = append(p.Notes, fmt.Sprintf("the --window %s is shorter than the --step %s: each point judges only the last %s of its step, and breaches in between can be missed",
 			o.Window, o.Range.Step, o.Window))

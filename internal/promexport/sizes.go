@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sort"
 	"time"
 
+	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/prometheus/common/model"
 )
 
@@ -111,4 +113,54 @@ func (c *Client) instantMax(ctx context.Context, name, expr string, r Resolved) 
 // period is the range as a PromQL duration.
 func period(r Resolved) string {
 	return model.Duration(max(r.End.Sub(r.Start).Round(time.Second), time.Second)).String()
+}
+
+// quotaGauge is etcd's --quota-backend-bytes as a member exports it.
+const quotaGauge = "etcd_server_quota_backend_bytes"
+
+// Databases reads each member's database over the range, by instance:
+// its file's size and the part in use at the range's end (the last
+// sample in it), its quota, and the file's growth over the range (the
+// slope of a least-squares line through its samples, as PromQL's deriv
+// and etcd's own growth alert, predict_linear, fit it). Members whose
+// file size Prometheus does not hold are left out.
+func (c *Client) Databases(ctx context.Context, r Resolved, selector string) ([]result.PromDatabase, error) {
+	b := builder{selector: selector}
+	p := period(r)
+	byInstance := func(name, expr string) (map[string]float64, error) {
+		v, _, err := c.Instant(ctx, Query{Name: name, Expr: expr}, r.End)
+		if err != nil {
+			return nil, err
+		}
+		out := map[string]float64{}
+		for _, s := range v {
+			if f := float64(s.Value); !math.IsNaN(f) && !math.IsInf(f, 0) {
+				out[string(s.Metric["instance"])] = f
+			}
+		}
+		return out, nil
+	}
+	last := func(m string) string { return fmt.Sprintf("max by (instance) (last_over_time(%s[%s]))", b.sel(m), p) }
+	size, err := byInstance("db_size", last(dbTotal))
+	if err != nil || len(size) == 0 {
+		return nil, err
+	}
+	inUse, err := byInstance("db_size_in_use", last(dbInUse))
+	if err != nil {
+		return nil, err
+	}
+	quota, err := byInstance("db_quota", last(quotaGauge))
+	if err != nil {
+		return nil, err
+	}
+	growth, err := byInstance("db_growth", fmt.Sprintf("max by (instance) (deriv(%s[%s]))", b.sel(dbTotal), p))
+	if err != nil {
+		return nil, err
+	}
+	var out []result.PromDatabase
+	for inst, s := range size {
+		out = append(out, result.PromDatabase{Instance: inst, Size: s, InUse: inUse[inst], Quota: quota[inst], Growth: growth[inst]})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Instance < out[j].Instance })
+	return out, nil
 }

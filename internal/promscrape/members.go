@@ -94,6 +94,10 @@ func ServerSection(before, after []MemberScrape) (*result.Server, []string) {
 		srv.LeaderChanges = max(srv.LeaderChanges, ms.LeaderChanges)
 		srv.ProposalsFailed += ms.ProposalsFailed
 		srv.Members = append(srv.Members, ms)
+		if sig := a.Snap.EtcdSignals(); sig.Values["db_size"] > 0 {
+			srv.Databases = append(srv.Databases, result.MemberDatabase{Name: a.Member.Name, Size: sig.Values["db_size"],
+				InUse: sig.Values["db_size_in_use"], Quota: sig.Values["quota"]})
+		}
 	}
 	if got == 0 {
 		return nil, notes

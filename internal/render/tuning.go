@@ -31,6 +31,7 @@ func tuningText(w io.Writer, t *result.Tuning) {
 			fmt.Fprintf(w, "    %d. %s: %s\n", i+1, DefragMemberWords(m), strings.Join(m.Commands, " && "))
 		}
 	}
+	tuningApplyText(w, t)
 }
 
 // DefragWords says whether a defragmentation is due, by what rule, and
@@ -63,29 +64,40 @@ func DefragMemberWords(m result.DefragMember) string {
 func TunedFlagWords(f result.TunedFlag) (inForce, todo string) {
 	inForce = "unknown (state it with --current-flag " + f.Name + "=VALUE)"
 	if f.CurrentFrom != "" {
-		inForce = flagValue(f.Current, f.Unit) + " (" + f.CurrentFrom + ")"
+		v := flagValue(f.Current, f.Unit)
+		if f.CurrentArg != "" {
+			v = f.CurrentArg
+		}
+		inForce = v + " (" + f.CurrentFrom + ")"
 	}
 	switch f.Action {
 	case result.TuneKeep:
 		todo = "keep it"
 	case result.TuneChange:
-		todo = "set --" + f.Name + "=" + flagArg(f.Suggested)
+		todo = "set --" + f.Name + "=" + FlagArg(f)
 	case result.TuneAtLeast:
-		todo = "make sure it is at least " + flagValue(f.Suggested, f.Unit) + " (--" + f.Name + "=" + flagArg(f.Suggested) + ")"
+		todo = "make sure it is at least " + flagValue(f.Suggested, f.Unit) + " (--" + f.Name + "=" + FlagArg(f) + ")"
 	}
 	return inForce, todo
 }
 
-// flagValue is a flag's value for a reader: "250ms", "2.5s".
+// flagValue is a flag's value for a reader: "250ms", "2.5s", "4 GiB".
 func flagValue(v float64, unit string) string {
-	if unit == "ms" {
+	switch unit {
+	case "ms":
 		return units.Seconds(v / 1000)
+	case "bytes":
+		return units.Bytes(v)
 	}
 	return fmt.Sprintf("%g", v)
 }
 
-// flagArg is a flag's value as etcd takes it: milliseconds and bytes are
-// plain integers.
-func flagArg(v float64) string {
-	return fmt.Sprintf("%.0f", v)
+// FlagArg is a suggested value as etcd takes it: a word or a duration
+// as it is ("periodic", "2m30s"), milliseconds and bytes as plain
+// integers.
+func FlagArg(f result.TunedFlag) string {
+	if f.SuggestedArg != "" {
+		return f.SuggestedArg
+	}
+	return fmt.Sprintf("%.0f", f.Suggested)
 }

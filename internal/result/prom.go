@@ -45,6 +45,20 @@ type Prom struct {
 	// defragmentations over the period, from its histograms.
 	Compactions []Compactions `json:"compactions,omitempty"`
 	Defrags     []Defrags     `json:"defrags,omitempty"`
+	// Databases are the members' databases at the end of the period and
+	// their growth over it (prom check).
+	Databases []PromDatabase `json:"databases,omitempty"`
+}
+
+// PromDatabase is one member's database over a history: its file's size
+// and the part in use at the end, its quota (0 when not exported), in
+// bytes, and the file's growth over the period in bytes per second.
+type PromDatabase struct {
+	Instance string  `json:"instance"`
+	Size     float64 `json:"size"`
+	InUse    float64 `json:"in_use,omitempty"`
+	Quota    float64 `json:"quota,omitempty"`
+	Growth   float64 `json:"growth"`
 }
 
 // PromQuery is one PromQL range query and what it returned.

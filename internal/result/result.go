@@ -337,6 +337,19 @@ type Server struct {
 	// member committed and applied (every member commits the same
 	// proposals), as rates per second.
 	Demand *Demand `json:"demand,omitempty"`
+	// Databases are the members' databases at the end of the window, from
+	// their own gauges.
+	Databases []MemberDatabase `json:"databases,omitempty"`
+}
+
+// MemberDatabase is a member's database as its gauges state it: the
+// file's size (what the quota is held against), the part in use, and
+// the quota (0 when etcd does not export it), in bytes.
+type MemberDatabase struct {
+	Name  string  `json:"name"`
+	Size  float64 `json:"size"`
+	InUse float64 `json:"in_use,omitempty"`
+	Quota float64 `json:"quota,omitempty"`
 }
 
 // Demand is the write load a cluster (or a member) carried over a window,

@@ -17,6 +17,35 @@ type Tuning struct {
 	// Defrag is the plan for defragmenting the members (nil: their
 	// databases' sizes are not known).
 	Defrag *DefragPlan `json:"defrag,omitempty"`
+	// Layout is where the member's flags are set on its node (doctor
+	// --node), for the changes to be written as it takes them; nil
+	// elsewhere.
+	Layout *FlagLayout `json:"layout,omitempty"`
+}
+
+// FlagLayout is how a node runs etcd and the file that sets its flags.
+type FlagLayout struct {
+	// Member is the member's name.
+	Member string `json:"member"`
+	// Source is kubeadm, k3s, rke2, openshift or systemd (as discover
+	// names them), File the file discover read the flags from.
+	Source string `json:"source"`
+	File   string `json:"file"`
+}
+
+// Changes are the flags whose suggestion differs from the value in
+// force, or whose value in force is unknown.
+func (t *Tuning) Changes() []TunedFlag {
+	if t == nil {
+		return nil
+	}
+	var out []TunedFlag
+	for _, f := range t.Flags {
+		if f.Action != TuneKeep {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // FlagValue is one etcd flag's value in force, in etcd's own unit
@@ -26,7 +55,11 @@ type FlagValue struct {
 	// Name is the flag without its dashes ("heartbeat-interval").
 	Name  string  `json:"name"`
 	Value float64 `json:"value"`
-	From  string  `json:"from"`
+	// Text is the value as the configuration gives it, where it is not a
+	// plain number (--auto-compaction-mode=periodic, a retention of
+	// "5m").
+	Text string `json:"text,omitempty"`
+	From string `json:"from"`
 }
 
 // Actions of a TunedFlag.
@@ -54,6 +87,10 @@ type TunedFlag struct {
 	// it (TuneKeep, TuneChange, TuneAtLeast).
 	Suggested float64 `json:"suggested"`
 	Action    string  `json:"action"`
+	// CurrentArg and SuggestedArg are the values as etcd takes them where
+	// they are not plain numbers ("periodic", "5m"); empty otherwise.
+	CurrentArg   string `json:"current_arg,omitempty"`
+	SuggestedArg string `json:"suggested_arg,omitempty"`
 	// Why states the measured figure and the rule that gives Suggested,
 	// Source the rule's public source.
 	Why    string `json:"why"`

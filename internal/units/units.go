@@ -219,3 +219,16 @@ func Count(n int64, what string) string {
 	}
 	return strconv.FormatInt(n, 10) + " " + what + "s"
 }
+
+// ShortDuration prints a duration as a flag takes it, without its zero
+// minutes and seconds: 1h instead of 1h0m0s, 5m, 2m30s.
+func ShortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}

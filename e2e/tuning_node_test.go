@@ -1,0 +1,98 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/judge"
+	"github.com/etcdperf/etcdperf/internal/result"
+	"github.com/etcdperf/etcdperf/internal/testutil"
+)
+
+// A kubeadm member whose database is near the quota its manifest sets:
+// doctor --node warns that it is near its quota, suggests a quota that holds it
+// (etcd's default, which a defragmentation's unknown stall does not
+// bound under etcd's suggested maximum), and --tuning-out writes the
+// change as a kubeadm ClusterConfiguration's etcd.local.extraArgs.
+// --tuning-out without --node is refused before anything runs.
+func TestDoctorNodeTuningOut(t *testing.T) {
+	const quota = 18 << 20
+	root, ep := liveKubeadmQuota(t, testutil.QuietDirOr(t, "256M"), 0, quota)
+	pki := filepath.Join(root, "etc/kubernetes/pki/etcd")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	tg, err := cluster.Open(ctx, cluster.TargetOptions{Conn: cluster.ConnOptions{Endpoints: []string{"https://" + ep},
+		CACert: filepath.Join(pki, "ca.crt"), Cert: filepath.Join(pki, "healthcheck-client.crt"), Key: filepath.Join(pki, "healthcheck-client.key")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 14 MiB of values: a file of about 15 MiB, over 80% of the quota.
+	value := strings.Repeat("v", 256<<10)
+	for i := range 56 {
+		if _, err := tg.Client().Put(ctx, "/registry/configmaps/fill/"+itoa(i), value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tg.Close()
+	cwd := t.TempDir()
+	out := filepath.Join(cwd, "etcd-flags.yaml")
+	r := runEnv(t, time.Minute, cwd, nil, "doctor", "--node", "--root", root, "--duration", "3s", "--disk-runtime", "0", "--no-report", "-o", "json", "--tuning-out", out)
+	res := decodeResult(t, r.Stdout)
+	if r.Code != 0 || res.Verdict != result.Warn {
+		t.Fatalf("exit %d, verdict %s, want 0 and a warning (near its quota, under etcd's alert at 95%%); stderr %q", r.Code, res.Verdict, r.Stderr)
+	}
+	run := res.Runs[0]
+	near := false
+	for _, f := range run.Findings {
+		near = near || f.ID == "db_near_quota"
+	}
+	if !near {
+		t.Errorf("no db_near_quota finding: %+v", run.Findings)
+	}
+	var q *result.TunedFlag
+	for i, f := range run.Tuning.Flags {
+		if f.Name == judge.FlagQuota {
+			q = &run.Tuning.Flags[i]
+		}
+	}
+	if q == nil || q.Action != result.TuneChange || q.Current != quota || q.CurrentFrom != "/etc/kubernetes/manifests/etcd.yaml" || q.Suggested != 2<<30 ||
+		!strings.Contains(q.Why, "so at least 1") || !strings.Contains(q.Why, "how long a defragmentation stalls at that size is not known") {
+		t.Fatalf("quota: %+v", q)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Etcd       struct {
+			Local struct {
+				ExtraArgs []struct{ Name, Value string } `json:"extraArgs"`
+			} `json:"local"`
+		} `json:"etcd"`
+	}
+	if err := yaml.UnmarshalStrict(b, &cfg); err != nil {
+		t.Fatalf("%s: %v\n%s", out, err, b)
+	}
+	args := cfg.Etcd.Local.ExtraArgs
+	if cfg.APIVersion != "kubeadm.k8s.io/v1beta4" || cfg.Kind != "ClusterConfiguration" || len(args) != 1 || args[0].Name != "quota-backend-bytes" || args[0].Value != "2147483648" {
+		t.Errorf("%s:\n%s", out, b)
+	}
+	t.Logf("%s:\n%s", out, b)
+
+	refused := runEnv(t, time.Minute, cwd, nil, "doctor", "--tuning-out", filepath.Join(cwd, "other.yaml"))
+	if refused.Code != 2 || strings.Count(strings.TrimSpace(refused.Stderr), "\n") != 0 || !strings.Contains(refused.Stderr, "--tuning-out is for --node") {
+		t.Errorf("--tuning-out without --node: exit %d, stderr %q", refused.Code, refused.Stderr)
+	}
+	if _, err := os.Stat(filepath.Join(cwd, "other.yaml")); err == nil {
+		t.Error("a refused run wrote its --tuning-out")
+	}
+}
