@@ -17,7 +17,7 @@ func TestCurrentFlags(t *testing.T) {
 		t.Fatalf("values %+v, %v; want %+v", got, err, want)
 	}
 	for _, bad := range [][]string{
-		{"heartbeat-interval"}, {"=100"}, {"heartbeat-interval="}, {"heartbeat=100"}, {"quota-backend-bytes=lots"}, {"auto-compaction-mode=hourly"}, {"auto-compaction-retention=soon"}, {"snapshot-count=1"},
+		{"heartbeat-interval"}, {"=100"}, {"heartbeat-interval="}, {"heartbeat=100"}, {"quota-backend-bytes=lots"}, {"auto-compaction-mode=hourly"}, {"auto-compaction-retention=soon"}, {"snapshot-count=many"}, {"max-txn-ops=1"},
 		{"heartbeat-interval=0"}, {"heartbeat-interval=-5"}, {"heartbeat-interval=1.5ms"}, {"heartbeat-interval=fast"},
 		{"heartbeat-interval=100", "heartbeat-interval=200"},
 	} {

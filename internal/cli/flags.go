@@ -285,7 +285,7 @@ func addCurrentFlag(fl *pflag.FlagSet) *currentFlags {
 	c := &currentFlags{}
 	fl.StringArrayVar(&c.raw, "current-flag", nil, "an etcd flag in force on the members, NAME=VALUE, for the tuning section to compare with "+
 		"(repeatable): heartbeat-interval and election-timeout in milliseconds or as a duration (100, 100ms, 1s), quota-backend-bytes in bytes or as a size (8GiB), "+
-		"auto-compaction-mode (periodic, revision) and auto-compaction-retention as etcd takes them")
+		"auto-compaction-mode (periodic, revision), auto-compaction-retention and snapshot-count as etcd takes them")
 	return c
 }
 

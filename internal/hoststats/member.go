@@ -35,6 +35,7 @@ type MemberSnapshot struct {
 	HasDev  bool
 	HostCPU CPUCounters
 	IO      *cgroup.IOStat
+	RSS     float64
 	err     error
 }
 
@@ -67,6 +68,10 @@ func OpenMember(name string, pid int, found string) (*Member, error) {
 	} else if err != nil && !errors.Is(err, cgroup.ErrNoCPUController) {
 		problems = append(problems, err)
 	}
+	if lim, err := cgroup.Host.MemoryLimit(pid); err == nil {
+		m.proc.MemoryLimit = float64(lim)
+	}
+	m.proc.HostMemory = float64(sysinfo.HostMemory())
 	// A cap on its writes (cgroup v1 blkio, v2 io.max) on the disk under
 	// its data: evidence like its CPU throttling.
 	if dev, err := cgroup.Host.DeviceOf(where); err == nil {
@@ -94,6 +99,7 @@ func (m *Member) Take() MemberSnapshot {
 		s.CPU, _ = m.group.Stat()
 	}
 	s.HostCPU, _ = ReadCPU()
+	s.RSS, _ = procstats.Host.RSS(m.pid)
 	if m.ioCapped {
 		if st, err := m.ioGroup.IOStat(m.ioDev); err == nil {
 			s.IO = &st
@@ -116,6 +122,7 @@ func (m *Member) Between(a, b MemberSnapshot) result.MemberProcess {
 	}
 	r := procstats.SchedBetween(a.Sched, b.Sched)
 	p.Seconds, p.CPU, p.RunQueueWait, p.SchedWait = r.Seconds, r.CPU, r.Wait, r.WaitPerSlice
+	p.RSS = b.RSS
 	if m.limited {
 		th := cgroup.Between(a.CPU, b.CPU)
 		p.Throttled, p.ThrottledTime = th.Share, th.Time

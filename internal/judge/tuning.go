@@ -200,6 +200,7 @@ func metricsTuning(r *result.Result) {
 	tuneTimers(r.Tuning, metricsTimers(r))
 	quotaTuning(r)
 	compactionTuning(r)
+	snapshotTuning(r)
 	r.Tuning.Defrag = metricsDefrag(r)
 }
 
@@ -366,6 +367,7 @@ func nodeTuning(r *result.Result) {
 	}
 	quotaTuning(r)
 	compactionTuning(r)
+	snapshotTuning(r)
 }
 
 // nodeTimers gathers doctor --node's timer figures: the round trips its

@@ -12,13 +12,14 @@ import (
 
 // TunableFlags are the flags the tuning computes, whose values in force a
 // command may be told (--current-flag) or read from a node.
-var TunableFlags = []string{FlagElection, FlagHeartbeat, FlagQuota, FlagCompactionMode, FlagCompactionRetention}
+var TunableFlags = []string{FlagElection, FlagHeartbeat, FlagQuota, FlagCompactionMode, FlagCompactionRetention, FlagSnapshotCount}
 
 // ParseFlag reads the value in force of one of TunableFlags as etcd takes
 // it: the timers as whole milliseconds or a duration (100, 100ms, 1s),
 // the quota in bytes or as a size (8589934592, 8GiB), the compaction mode
 // periodic or revision, the retention as etcd reads it for its mode (a
-// duration, hours, or revisions: kept as written). The FlagValue's From
+// duration, hours, or revisions: kept as written), the snapshot count as
+// a number of entries. The FlagValue's From
 // is left to the caller.
 func ParseFlag(name, value string) (Value float64, Text string, err error) {
 	value = strings.TrimSpace(value)
@@ -30,6 +31,12 @@ func ParseFlag(name, value string) (Value float64, Text string, err error) {
 		n, err := units.ParseSize(value)
 		if err != nil || n < 0 {
 			return 0, "", fmt.Errorf("%q is not a number of bytes (8589934592, 8GiB)", value)
+		}
+		return float64(n), "", nil
+	case FlagSnapshotCount:
+		n, err := strconv.ParseUint(value, 10, 64)
+		if err != nil || n == 0 {
+			return 0, "", fmt.Errorf("%q is not a positive number of entries", value)
 		}
 		return float64(n), "", nil
 	case FlagCompactionMode:

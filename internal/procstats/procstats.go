@@ -118,3 +118,21 @@ func (p Proc) Alive(pid int) bool {
 	_, err := os.Stat(p.path(strconv.Itoa(pid)))
 	return err == nil
 }
+
+// RSS is process pid's resident memory in bytes (/proc/PID/statm's
+// second field, in pages).
+func (p Proc) RSS(pid int) (float64, error) {
+	b, err := os.ReadFile(p.path(strconv.Itoa(pid), "statm"))
+	if err != nil {
+		return 0, fmt.Errorf("read the memory of process %d: %w", pid, err)
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0, fmt.Errorf("process %d: statm %q has no resident size", pid, strings.TrimSpace(string(b)))
+	}
+	pages, err := strconv.ParseUint(f[1], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("process %d: statm's resident size %q is not a number", pid, f[1])
+	}
+	return float64(pages) * float64(os.Getpagesize()), nil
+}

@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -165,5 +166,22 @@ func TestOpenEtcdFiles(t *testing.T) {
 	f, err := Host.OpenEtcdFiles(os.Getpid())
 	if err != nil || f.WALDir != wal || f.DataDir() != dir {
 		t.Errorf("%+v (data dir %q), %v", f, f.DataDir(), err)
+	}
+}
+
+// This process's resident memory: more than the 64 MiB it has just
+// touched, less than the host's; a process that is gone is an error.
+func TestRSSSelf(t *testing.T) {
+	buf := make([]byte, 64<<20)
+	for i := 0; i < len(buf); i += 4096 {
+		buf[i] = 1
+	}
+	rss, err := Host.RSS(os.Getpid())
+	if err != nil || rss < 64<<20 {
+		t.Fatalf("rss %g, %v; want at least 64 MiB", rss, err)
+	}
+	runtime.KeepAlive(buf)
+	if _, err := Host.RSS(1 << 30); err == nil {
+		t.Error("the memory of a process that does not exist")
 	}
 }

@@ -22,7 +22,7 @@ var EtcdNames = struct {
 	Compaction, CompactionPause []string
 	// Counters.
 	LeaderChanges, ProposalsCommitted, ProposalsApplied, ProposalsFailed, Puts,
-	SlowApplies, SlowReadIndexes, HeartbeatFailures, PeerSent, PeerReceived, GRPCHandled []string
+	SlowApplies, SlowReadIndexes, HeartbeatFailures, PeerSent, PeerReceived, GRPCHandled, WALBytes []string
 	// Gauges.
 	HasLeader, IsLeader, ProposalsPending, DBSize, DBSizeInUse, Keys, Quota, RSS []string
 }{
@@ -45,6 +45,7 @@ var EtcdNames = struct {
 	PeerSent:           []string{"etcd_network_peer_sent_bytes_total"},
 	PeerReceived:       []string{"etcd_network_peer_received_bytes_total"},
 	GRPCHandled:        []string{"grpc_server_handled_total"},
+	WALBytes:           []string{"etcd_disk_wal_write_bytes_total"},
 	HasLeader:          []string{"etcd_server_has_leader"},
 	IsLeader:           []string{"etcd_server_is_leader"},
 	ProposalsPending:   []string{"etcd_server_proposals_pending"},
@@ -113,6 +114,7 @@ func etcdValues() []etcdSignal {
 		{id: "failed_requests", names: n.GRPCHandled, keep: failedGRPC},
 		{id: "peer_sent", names: n.PeerSent},
 		{id: "peer_received", names: n.PeerReceived},
+		{id: "wal_bytes", names: n.WALBytes},
 		{id: "db_size", names: n.DBSize},
 		{id: "db_size_in_use", names: n.DBSizeInUse},
 		{id: "keys", names: n.Keys},

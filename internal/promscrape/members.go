@@ -129,6 +129,7 @@ var (
 	metricPuts               = []string{"etcd_mvcc_put_total", "etcd_debugging_mvcc_put_total"}
 	metricDeletes            = []string{"etcd_mvcc_delete_total", "etcd_debugging_mvcc_delete_total"}
 	metricTxns               = []string{"etcd_mvcc_txn_total", "etcd_debugging_mvcc_txn_total"}
+	metricWALBytes           = []string{"etcd_disk_wal_write_bytes_total"}
 )
 
 // demandBetween is a member's write demand between two scrapes: its
@@ -147,7 +148,7 @@ func demandBetween(b, a MemberScrape) *result.Demand {
 		return 0
 	}
 	d := &result.Demand{Seconds: secs, ProposalsCommitted: rate(metricProposalsCommitted), Puts: rate(metricPuts),
-		Deletes: rate(metricDeletes), Txns: rate(metricTxns)}
+		Deletes: rate(metricDeletes), Txns: rate(metricTxns), WALBytes: rate(metricWALBytes)}
 	if h, ok := HistDelta(b.Snap, a.Snap, MetricWALFsync); ok {
 		d.WALFsyncs = h.Count / secs
 	}
@@ -168,6 +169,7 @@ func maxDemand(sum, d *result.Demand) *result.Demand {
 	sum.ProposalsCommitted = max(sum.ProposalsCommitted, d.ProposalsCommitted)
 	sum.Puts, sum.Deletes, sum.Txns = max(sum.Puts, d.Puts), max(sum.Deletes, d.Deletes), max(sum.Txns, d.Txns)
 	sum.WALFsyncs = max(sum.WALFsyncs, d.WALFsyncs)
+	sum.WALBytes = max(sum.WALBytes, d.WALBytes)
 	return sum
 }
 

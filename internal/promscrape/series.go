@@ -43,6 +43,9 @@ func SignalsBetween(prev *Etcd, cur Etcd, span float64) (*result.MetricsSignals,
 		s.SlowApplies = delta("slow_applies")
 		s.SlowReadIndexes = delta("slow_read_indexes")
 		s.HeartbeatFailures = delta("heartbeat_failures")
+		if _, ok := cur.Values["wal_bytes"]; ok {
+			s.WALBytes = delta("wal_bytes")
+		}
 	}
 	s.WALFsync, s.BackendCommit, s.PeerRTT = latencyOf(deltas, sigWALFsync), latencyOf(deltas, sigBackendCommit), latencyOf(deltas, sigPeerRTT)
 	s.Upkeep = upkeepOf(deltas)
@@ -95,6 +98,7 @@ func (st *Totals) Add(s *result.MetricsSignals, deltas map[string]Histogram) {
 	c.SlowApplies += s.SlowApplies
 	c.SlowReadIndexes += s.SlowReadIndexes
 	c.HeartbeatFailures += s.HeartbeatFailures
+	c.WALBytes += s.WALBytes
 	st.spanned += s.Seconds
 }
 
@@ -105,7 +109,7 @@ func (st *Totals) Overall(last *result.MetricsSignals) *result.MetricsSignals {
 	c := st.counters
 	o.Seconds = math.Round(st.spanned*1000) / 1000
 	o.LeaderChanges, o.ProposalsCommitted, o.ProposalsFailed = c.LeaderChanges, c.ProposalsCommitted, c.ProposalsFailed
-	o.SlowApplies, o.SlowReadIndexes, o.HeartbeatFailures = c.SlowApplies, c.SlowReadIndexes, c.HeartbeatFailures
+	o.SlowApplies, o.SlowReadIndexes, o.HeartbeatFailures, o.WALBytes = c.SlowApplies, c.SlowReadIndexes, c.HeartbeatFailures, c.WALBytes
 	o.WALFsync, o.BackendCommit, o.PeerRTT = latencyOf(st.hists, sigWALFsync), latencyOf(st.hists, sigBackendCommit), latencyOf(st.hists, sigPeerRTT)
 	o.Upkeep = upkeepOf(st.hists)
 	return &o

@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/etcdperf/etcdperf/internal/result"
@@ -89,7 +90,7 @@ func flagValue(v float64, unit string) string {
 	case "bytes":
 		return units.Bytes(v)
 	}
-	return fmt.Sprintf("%g", v)
+	return strconv.FormatFloat(v, 'f', -1, 64)
 }
 
 // FlagArg is a suggested value as etcd takes it: a word or a duration

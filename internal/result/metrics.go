@@ -102,6 +102,10 @@ type MetricsSignals struct {
 	// HeartbeatFailures counts heartbeats the leader failed to send
 	// (etcd_server_heartbeat_send_failures_total).
 	HeartbeatFailures float64 `json:"heartbeat_failures"`
+	// WALBytes counts the bytes the member wrote to its WAL
+	// (etcd_disk_wal_write_bytes_total, etcd 3.4.13 and later): over
+	// ProposalsCommitted, the mean size of a raft entry.
+	WALBytes float64 `json:"wal_bytes,omitempty"`
 	// Gauges at the end of the span.
 	HasLeader        float64 `json:"has_leader"`
 	IsLeader         float64 `json:"is_leader"`

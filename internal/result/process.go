@@ -38,6 +38,12 @@ type MemberProcess struct {
 	// limit), and Cgroup that group's folder.
 	CPULimit float64 `json:"cpu_limit,omitempty"`
 	Cgroup   string  `json:"cgroup,omitempty"`
+	// MemoryLimit is the memory its cgroups let it use (bytes; 0: no
+	// limit), and HostMemory its host's (bytes).
+	MemoryLimit float64 `json:"memory_limit,omitempty"`
+	HostMemory  float64 `json:"host_memory,omitempty"`
+	// RSS is its resident memory at the end of the span (bytes).
+	RSS float64 `json:"rss,omitempty"`
 	// Throttled is the share of the cgroup's CPU periods in which it ran
 	// out of quota, and ThrottledTime the time it was stopped for it per
 	// second (cgroup cpu.stat).

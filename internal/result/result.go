@@ -364,6 +364,9 @@ type Demand struct {
 	Txns               float64 `json:"txns"`
 	// WALFsyncs is the member's WAL fsyncs per second.
 	WALFsyncs float64 `json:"wal_fsyncs"`
+	// WALBytes is the bytes it wrote to its WAL per second
+	// (etcd_disk_wal_write_bytes_total, etcd 3.4.13 and later; 0 before).
+	WALBytes float64 `json:"wal_bytes,omitempty"`
 }
 
 // MemberServer is the server section of one member.

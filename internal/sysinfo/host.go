@@ -22,11 +22,18 @@ func HostEnv() *result.Env {
 	if err := unix.Uname(&u); err == nil {
 		env.Kernel = unix.ByteSliceToString(u.Release[:])
 	}
-	var si unix.Sysinfo_t
-	if err := unix.Sysinfo(&si); err == nil {
-		env.MemBytes = uint64(si.Totalram) * uint64(si.Unit)
-	}
+	env.MemBytes = HostMemory()
 	return env
+}
+
+// HostMemory is this host's memory in bytes (0 when the kernel does not
+// say).
+func HostMemory() uint64 {
+	var si unix.Sysinfo_t
+	if err := unix.Sysinfo(&si); err != nil {
+		return 0
+	}
+	return uint64(si.Totalram) * uint64(si.Unit)
 }
 
 // DirEnv returns HostEnv completed with where dir lives. A directory whose
