@@ -111,7 +111,8 @@ func tuneQuota(t *result.Tuning, f quotaFigures, used, stall float64) {
 // leaseSource is why a defragmentation's stall is bounded.
 var leaseSource = func() string { c, _ := check.Lookup(check.Table, check.DefragStall); return c.Source }()
 
-// spanWords is a history's span for a reader: "7d", "36h", "45m".
+// spanWords is a span for a reader: "7 days", "36 hours", "45 minutes",
+// "40s".
 func spanWords(s float64) string {
 	d := time.Duration(s * float64(time.Second))
 	switch {
@@ -119,8 +120,10 @@ func spanWords(s float64) string {
 		return fmt.Sprintf("%.0f days", d.Hours()/24)
 	case d >= 2*time.Hour:
 		return fmt.Sprintf("%.0f hours", d.Hours())
+	case d >= 2*time.Minute:
+		return fmt.Sprintf("%.0f minutes", d.Minutes())
 	default:
-		return fmt.Sprintf("%.0f minutes", math.Max(1, d.Minutes()))
+		return units.Seconds(s)
 	}
 }
 

@@ -62,6 +62,9 @@ type pageJudged struct {
 	Checks                                []pageCheck
 	Tuning                                []pageTuned
 	TuningNotes                           []string
+	// TuningFile is the changes as the node's layout takes them (doctor
+	// --node), as --tuning-out writes them.
+	TuningFile string
 }
 
 // pageTuned is one of etcd's flags as the figures call for it.
@@ -227,6 +230,9 @@ func judgedOf(j Run) pageJudged {
 			for i, m := range t.Defrag.Members {
 				pj.TuningNotes = append(pj.TuningNotes, fmt.Sprintf("%d. %s: %s", i+1, scrubText(render.DefragMemberWords(m)), scrubText(strings.Join(m.Commands, " && "))))
 			}
+		}
+		if body, ok := render.TuningFile(t); ok && len(t.Changes()) > 0 {
+			pj.TuningFile = scrubText(body)
 		}
 	}
 	return pj
