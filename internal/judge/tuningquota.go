@@ -72,10 +72,14 @@ func tuneQuota(t *result.Tuning, f quotaFigures, used, stall float64) {
 	hi := float64(maxQuota)
 	bound := "etcd's suggested maximum of 8 GiB"
 	if f.rate > 0 {
-		if byStall := f.rate * stall; byStall < hi {
+		byStall := f.rate * stall
+		copies := fmt.Sprintf("a defragmentation copies %s/s there (%s)", units.Bytes(f.rate), f.rateFrom)
+		if byStall < hi {
 			hi = byStall
-			bound = fmt.Sprintf("%s: a defragmentation copies %s/s there (%s), and of a database that large would stall the member %s, %s's limit (a controller's lease renew deadline)",
-				units.Bytes(byStall), units.Bytes(f.rate), f.rateFrom, units.Seconds(stall), check.DefragStall)
+			bound = fmt.Sprintf("%s: %s, and of a database that large would stall the member %s, %s's limit (a controller's lease renew deadline)",
+				units.Bytes(byStall), copies, units.Seconds(stall), check.DefragStall)
+		} else {
+			bound += fmt.Sprintf(" (%s: up to %s it stalls the member under %s, %s's limit)", copies, units.Bytes(byStall), units.Seconds(stall), check.DefragStall)
 		}
 	}
 	why := fmt.Sprintf("%s: the file should stay under %.0f%% of the quota (%s), so at least %s; at most %s",
