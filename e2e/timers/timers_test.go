@@ -1,6 +1,7 @@
 // Package timers proves the timers etcdperf metrics suggests: a cluster
-// whose links are too slow for etcd's default timers loses its leader,
-// and with the timers the tuning computes from the same links keeps it.
+// whose links are too slow for etcd's default timers does not recover
+// from its leader's crash, and with the timers the tuning computes from
+// the same links it does.
 // It runs apart from package e2e so that its minutes of waiting on slow
 // links overlap the other tests (it uses little CPU).
 package timers
@@ -10,8 +11,12 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/netfault"
@@ -21,41 +26,53 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(testutil.Main(m)) }
 
-// linkDelay is added to every round trip between the members (each
-// member's peer port behind a slow link): about 900ms. At etcd's default
-// timers (100ms, 1s) the leader then steps down every 15-25s for want of
-// its followers' answers within an election timeout (etcd 3.7, pre-vote
-// and check-quorum on); at 1s no leader is ever elected.
-const linkDelay = 900 * time.Millisecond
+// link is every member's peer port behind a slow link: 1.3s more per
+// round trip, from a few seconds after the members start (a link that
+// degrades under a running cluster: at etcd's default timers a cluster
+// whose round trips are already over its 1s election timeout never
+// elects a leader to start with). A leader elected before keeps its
+// followers (their heartbeats keep flowing), but one that crashes is
+// never replaced: the next leader steps down at its first quorum check,
+// 1s after its election, before any follower's answer is back, and so
+// never commits a write (etcd 3.7, pre-vote and check-quorum on).
+var link = netfault.Delay{Latency: 1300 * time.Millisecond, After: 4 * time.Second}
 
-// watch is how long metrics watches each cluster: two of the leader's
-// step-downs at the default timers.
-const watch = 50 * time.Second
+// watch is how long metrics reads the links' round trips; recover how
+// long the two members left get to take a write after the leader
+// crashed: at the suggested timers, an election timeout of 10-20s and
+// two round trips.
+const (
+	watch   = 40 * time.Second
+	recover = 45 * time.Second
+)
 
-// The default timers on links of ~900ms cost the cluster its leader; the
-// tuning, from the round trips metrics read, raises them to about the
-// round trip and 10x it; the same cluster started with those keeps its
-// leader, and the tuning then keeps them.
+// At etcd's default timers, a cluster whose links turned slower than its
+// election timeout takes no write after its leader crashes; the tuning,
+// from the round trips metrics read, raises the timers to about the
+// round trip and 10x it; the same cluster started with those elects a
+// new leader and takes the write, and the tuning then keeps them.
 func TestTimersForSlowLinks(t *testing.T) {
 	bin := testutil.Binary(t)
-	before := delayedCluster(t, bin, 0, 0)
-	changes := leaderChanges(before)
+	before, recovered := delayedCluster(t, bin, 0, 0)
 	hb, el := flag(t, before, "heartbeat-interval"), flag(t, before, "election-timeout")
 	rtt := slowestRTT(before)
-	t.Logf("default timers: %.0f leader changes seen by the members, %.0f heartbeat send failures, round trip %.0fms; suggested %s %g, %s %g",
-		changes, heartbeatFailures(before), rtt*1000, hb.Action, hb.Suggested, el.Action, el.Suggested)
-	if changes == 0 {
-		t.Errorf("at the default timers on links of %s the leader never changed in %s: the links no longer test the timers", linkDelay, watch)
+	t.Logf("default timers: round trip %.0fms (the link %s); after the leader crashed, a write took %s; suggested %s %g, %s %g",
+		rtt*1000, link, recovered, hb.Action, hb.Suggested, el.Action, el.Suggested)
+	if recovered > 0 {
+		t.Errorf("at the default timers on links of %s the two members left took a write %s after the leader crashed: the links no longer test the timers", link, recovered)
 	}
 	if hb.Action != result.TuneChange || hb.Suggested < rtt*1000 || el.Action != result.TuneChange || el.Suggested < 10*rtt*1000 {
 		t.Fatalf("tuning %+v, %+v: want both timers raised past the round trip of %.0fms (and 10x it)", hb, el, rtt*1000)
 	}
 
-	after := delayedCluster(t, bin, uint(hb.Suggested), uint(el.Suggested))
-	t.Logf("suggested timers: %.0f leader changes, %.0f heartbeat send failures, round trip %.0fms",
-		leaderChanges(after), heartbeatFailures(after), slowestRTT(after)*1000)
+	after, recovered := delayedCluster(t, bin, uint(hb.Suggested), uint(el.Suggested))
+	t.Logf("suggested timers: %.0f leader changes before the crash, round trip %.0fms; after the leader crashed, a write took %s",
+		leaderChanges(after), slowestRTT(after)*1000, recovered)
+	if recovered == 0 {
+		t.Errorf("with --heartbeat-interval %g --election-timeout %g the two members left took no write in %s after the leader crashed", hb.Suggested, el.Suggested, recover)
+	}
 	if n := leaderChanges(after); n != 0 {
-		t.Errorf("with --heartbeat-interval %g --election-timeout %g the members saw %.0f leader changes, want none", hb.Suggested, el.Suggested, n)
+		t.Errorf("with --heartbeat-interval %g --election-timeout %g the members saw %.0f leader changes before the crash, want none", hb.Suggested, el.Suggested, n)
 	}
 	for _, name := range []string{"heartbeat-interval", "election-timeout"} {
 		if f := flag(t, after, name); f.Action != result.TuneKeep {
@@ -64,17 +81,18 @@ func TestTimersForSlowLinks(t *testing.T) {
 	}
 }
 
-// delayedCluster starts 3 members whose peer links are linkDelay slow,
+// delayedCluster starts 3 members whose peer links turn slow (link),
 // with the timers given (0: etcd's defaults), and returns what metrics
-// saw of them over watch, told the timers in force.
-func delayedCluster(t *testing.T, bin string, beat, elect uint) *result.Result {
+// saw of them over watch, told the timers in force; then it crashes the
+// leader and returns how long the two members left took to take a write
+// (0: none within recover).
+func delayedCluster(t *testing.T, bin string, beat, elect uint) (*result.Result, time.Duration) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	slow := cluster.Fault{PeerDelay: netfault.Delay{Latency: linkDelay}}
 	dir := t.TempDir()
 	tg, err := cluster.Open(ctx, cluster.TargetOptions{DataDir: dir, RunID: fmt.Sprintf("timers-%d", elect), Members: 3,
-		Faults: []cluster.Fault{slow, slow, slow}, StartTimeout: time.Minute, ServerCommand: []string{bin, "server"},
+		Faults: []cluster.Fault{{PeerDelay: link}, {PeerDelay: link}, {PeerDelay: link}}, StartTimeout: time.Minute, ServerCommand: []string{bin, "server"},
 		HeartbeatMs: beat, ElectionMs: elect})
 	if err != nil {
 		t.Fatal(err)
@@ -101,15 +119,56 @@ func delayedCluster(t *testing.T, bin string, beat, elect uint) *result.Result {
 	if err != nil || res.Metrics == nil {
 		t.Fatalf("metrics: %v\n%s", err, r.Stdout)
 	}
-	return res
+	return res, crashLeader(ctx, t, tg, res)
+}
+
+// crashLeader kills the process of the member that led at the end of
+// the watch (its etcd_server_is_leader) and returns how long the members
+// left took to take a write (0: none within recover). When no member led
+// then, nothing is killed: the cluster had lost its leader already.
+func crashLeader(ctx context.Context, t *testing.T, tg *cluster.Target, res *result.Result) time.Duration {
+	t.Helper()
+	var leader cluster.Member
+	for _, m := range res.Metrics.Members {
+		if m.Overall != nil && m.Overall.IsLeader == 1 {
+			for _, tm := range tg.Members() {
+				if tm.Name == m.Name {
+					leader = tm
+				}
+			}
+		}
+	}
+	var left []string
+	for _, m := range tg.Members() {
+		if m.Name != leader.Name {
+			left = append(left, m.ClientURL)
+		}
+	}
+	c, err := clientv3.New(clientv3.Config{Endpoints: left, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if leader.PID == 0 {
+		t.Logf("no member led at the end of the watch: nothing to crash")
+	} else if err := syscall.Kill(leader.PID, syscall.SIGKILL); err != nil {
+		t.Fatalf("kill the leader %s: %v", leader.Name, err)
+	}
+	crashed := time.Now()
+	for time.Since(crashed) < recover {
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_, err := c.Put(pctx, "/timers/after-the-crash", "v")
+		cancel()
+		if err == nil {
+			return time.Since(crashed).Round(100 * time.Millisecond)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return 0
 }
 
 func leaderChanges(r *result.Result) float64 {
 	return overall(r, func(s *result.MetricsSignals) float64 { return s.LeaderChanges })
-}
-
-func heartbeatFailures(r *result.Result) float64 {
-	return overall(r, func(s *result.MetricsSignals) float64 { return s.HeartbeatFailures })
 }
 
 // overall sums a signal over the members' whole runs.

@@ -93,11 +93,7 @@ func (f Fault) String() string {
 		parts = append(parts, "cpu-limit="+strconv.FormatFloat(f.CPULimit, 'g', -1, 64))
 	}
 	if d := f.PeerDelay; d.Latency > 0 {
-		s := "peer-latency=" + d.Latency.String()
-		if d.Jitter > 0 {
-			s += "," + d.Jitter.String()
-		}
-		parts = append(parts, s)
+		parts = append(parts, "peer-latency="+DelayArg(d))
 	}
 	if f.IOPSLimit > 0 {
 		parts = append(parts, FaultIOPSLimit+"="+strconv.FormatInt(f.IOPSLimit, 10))
@@ -320,11 +316,18 @@ func (f Fault) ValidateDir(dir string) error {
 	return nil
 }
 
-// ParseDelay reads D[,JITTER], e.g. 200ms or 200ms,20ms.
+// ParseDelay reads D[,JITTER][@AFTER], e.g. 200ms, 200ms,20ms or
+// 1.1s@15s (the link turns slow 15s after the member starts).
 func ParseDelay(s string) (netfault.Delay, error) {
-	lat, jit, _ := strings.Cut(s, ",")
+	spec, after, timed := strings.Cut(s, "@")
+	lat, jit, _ := strings.Cut(spec, ",")
 	var d netfault.Delay
 	var err error
+	if timed {
+		if d.After, err = time.ParseDuration(strings.TrimSpace(after)); err != nil {
+			return d, fmt.Errorf("%q: the time after which the link is slow, %q, is not a duration", s, after)
+		}
+	}
 	if d.Latency, err = time.ParseDuration(strings.TrimSpace(lat)); err != nil {
 		return d, fmt.Errorf("%q: want a latency and an optional jitter, e.g. 200ms or 200ms,20ms", s)
 	}
@@ -334,6 +337,18 @@ func ParseDelay(s string) (netfault.Delay, error) {
 		}
 	}
 	return d, d.Validate()
+}
+
+// DelayArg is a delay as ParseDelay reads it.
+func DelayArg(d netfault.Delay) string {
+	s := d.Latency.String()
+	if d.Jitter > 0 {
+		s += "," + d.Jitter.String()
+	}
+	if d.After > 0 {
+		s += "@" + d.After.String()
+	}
+	return s
 }
 
 // ParseFaults reads --fault flags for a cluster of n members: each is

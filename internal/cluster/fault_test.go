@@ -25,6 +25,10 @@ func TestParseFaults(t *testing.T) {
 	if s := got[2].String(); s != "slow-fsync=15ms peer-latency=200ms,20ms" {
 		t.Errorf("String %q", s)
 	}
+	if d, err := ParseDelay("1.1s,100ms@15s"); err != nil || d != (netfault.Delay{Latency: 1100 * time.Millisecond, Jitter: 100 * time.Millisecond, After: 15 * time.Second}) ||
+		DelayArg(d) != "1.1s,100ms@15s" {
+		t.Errorf("a link slow after 15s: %+v, %v, %q", d, err, DelayArg(d))
+	}
 	if got, err := ParseFaults(nil, 3); got != nil || err != nil {
 		t.Errorf("no fault: %v %v", got, err)
 	}
@@ -39,6 +43,8 @@ func TestParseFaults(t *testing.T) {
 		"2:cpu-limit=0.001":        "smallest quota",
 		"2:peer-latency=0s":        "latency must be positive",
 		"2:peer-latency=10ms,20ms": "jitter",
+		"2:peer-latency=1s@soon":   "is not a duration",
+		"2:peer-latency=1s@-5s":    "cannot be negative",
 		"2:noise=1":                "unknown kind",
 	} {
 		if _, err := ParseFaults([]string{spec}, 3); err == nil || !strings.Contains(err.Error(), want) {

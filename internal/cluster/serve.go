@@ -41,7 +41,7 @@ func BindMemberFlags(fs *pflag.FlagSet, cfg *MemberConfig) {
 	fs.BoolVar(&cfg.ExitWithParent, "exit-with-parent", false, "stop when the process that started this one goes away (set by etcdperf for its members)")
 	fs.DurationVar(&cfg.SlowFsync, "slow-fsync", 0, "run etcd on a slow view of --data-dir in which every fsync/fdatasync takes this much longer (etcdperf slowdisk in a child process; needs root and /dev/fuse)")
 	fs.Float64Var(&cfg.CPULimit, "cpu-limit", 0, "let the member use at most this many CPUs, e.g. 0.1 (a CPU cgroup of its own: cgroup v1 cpu.cfs_quota_us or v2 cpu.max; needs root)")
-	fs.Var(delayValue{&cfg.PeerDelay}, "peer-latency", "put the peer port behind a slow link: D[,JITTER] more per round trip of the other members to this one, e.g. 200ms or 200ms,20ms")
+	fs.Var(delayValue{&cfg.PeerDelay}, "peer-latency", "put the peer port behind a slow link: D[,JITTER] more per round trip of the other members to this one, e.g. 200ms or 200ms,20ms; @AFTER makes it slow only that long after the member starts, e.g. 1.1s@15s")
 	fs.Int64Var(&cfg.IOPSLimit, "iops-limit", 0, "let the member do at most this many write operations per second on the disk of --data-dir, e.g. 200, as a volume's IOPS limit (a blkio/io cgroup of its own: cgroup v1 blkio.throttle.write_iops_device or v2 io.max; needs root)")
 	fs.Var(bpsValue{&cfg.WriteBPSLimit}, "write-bps-limit", "let the member write at most this many bytes per second on the disk of --data-dir, e.g. 10m (k, m, g: powers of 1024), as a volume's throughput limit (the same cgroup: blkio.throttle.write_bps_device or io.max; needs root)")
 	fs.Int64Var(&cfg.VolumeIOPS, "volume-iops-limit", 0, "run the member on a volume of its own capped at this many write operations per second below it, e.g. 1500, as a cloud volume: ext4 on a loop device mounted on --data-dir (empty or missing), over a file beside it, whose writes to the disk under that file are capped (a blkio/io cgroup); the member's own device shows its writes queued, and no cgroup caps them (needs root, loop devices, mkfs.ext4)")
@@ -81,11 +81,7 @@ func (v delayValue) String() string {
 	if v.d == nil || v.d.Latency == 0 {
 		return ""
 	}
-	s := v.d.Latency.String()
-	if v.d.Jitter > 0 {
-		s += "," + v.d.Jitter.String()
-	}
-	return s
+	return DelayArg(*v.d)
 }
 
 func (v delayValue) Set(s string) error {
@@ -97,7 +93,7 @@ func (v delayValue) Set(s string) error {
 	return nil
 }
 
-func (delayValue) Type() string { return "D[,JITTER]" }
+func (delayValue) Type() string { return "D[,JITTER][@AFTER]" }
 
 // Args returns the command line of `etcdperf server` for c.
 func (c MemberConfig) Args() []string {

@@ -22,9 +22,11 @@ import (
 )
 
 // Delay is what the link adds to a round trip: half of Latency each way,
-// with up to Jitter/2 more or less each way, uniformly.
+// with up to Jitter/2 more or less each way, uniformly; from After on
+// since the proxy started (0: from the start), as a link that degrades
+// under a running cluster.
 type Delay struct {
-	Latency, Jitter time.Duration
+	Latency, Jitter, After time.Duration
 }
 
 // Validate checks a delay.
@@ -35,6 +37,9 @@ func (d Delay) Validate() error {
 	if d.Jitter < 0 || d.Jitter > d.Latency {
 		return fmt.Errorf("the jitter must be between 0 and the latency (%s)", d.Latency)
 	}
+	if d.After < 0 {
+		return errors.New("the time after which the link is slow cannot be negative")
+	}
 	if d.Latency > time.Minute {
 		return fmt.Errorf("a latency of %s is more than a minute: etcd's peers time out long before", d.Latency)
 	}
@@ -42,10 +47,14 @@ func (d Delay) Validate() error {
 }
 
 func (d Delay) String() string {
+	s := d.Latency.String()
 	if d.Jitter > 0 {
-		return fmt.Sprintf("%s ± %s", d.Latency, d.Jitter/2)
+		s = fmt.Sprintf("%s ± %s", d.Latency, d.Jitter/2)
 	}
-	return d.Latency.String()
+	if d.After > 0 {
+		s += " from " + d.After.String() + " on"
+	}
+	return s
 }
 
 // oneWay is the delay of one chunk in one direction.
@@ -69,6 +78,8 @@ type Proxy struct {
 	ln     net.Listener
 	target string
 	delay  Delay
+	// slowFrom is when the link turns slow (Delay.After after Listen).
+	slowFrom time.Time
 
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
@@ -86,7 +97,7 @@ func Listen(listen, target string, d Delay) (*Proxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the slow link on %s: %w", listen, err)
 	}
-	p := &Proxy{ln: ln, target: target, delay: d, conns: map[net.Conn]struct{}{}}
+	p := &Proxy{ln: ln, target: target, delay: d, slowFrom: time.Now().Add(d.After), conns: map[net.Conn]struct{}{}}
 	p.wg.Add(1)
 	go p.accept()
 	return p, nil
@@ -199,7 +210,11 @@ func (p *Proxy) pipe(dst io.Writer, src io.Reader, cut func()) {
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
-			due := time.Now().Add(p.delay.oneWay())
+			now := time.Now()
+			due := now
+			if !now.Before(p.slowFrom) {
+				due = now.Add(p.delay.oneWay())
+			}
 			if due.Before(last) { // jitter never reorders a stream
 				due = last
 			}

@@ -144,3 +144,31 @@ func TestValidate(t *testing.T) {
 		t.Errorf("%q", s)
 	}
 }
+
+// A link with After is fast until then, and slow from then on, on the
+// connection already open.
+func TestDelayAfter(t *testing.T) {
+	p, err := Listen("127.0.0.1:0", echo(t), Delay{Latency: 300 * time.Millisecond, After: 400 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if rt := roundTrip(t, c); rt >= 300*time.Millisecond {
+		t.Errorf("before After: a round trip of %s, want the link fast", rt)
+	}
+	time.Sleep(time.Until(p.slowFrom))
+	if rt := roundTrip(t, c); rt < 300*time.Millisecond {
+		t.Errorf("after After: a round trip of %s, want at least the latency", rt)
+	}
+	if got := (Delay{Latency: time.Second, After: 15 * time.Second}).String(); got != "1s from 15s on" {
+		t.Errorf("String %q", got)
+	}
+	if err := (Delay{Latency: time.Second, After: -time.Second}).Validate(); err == nil {
+		t.Error("a negative After")
+	}
+}
