@@ -71,8 +71,8 @@ func tuneSnapshot(t *result.Tuning, f snapshotFigures, version string) {
 	entry := f.walBytes / f.commits
 	rate := f.commits / f.seconds
 	held := (inForce.Value + catchUpEntries) * entry
-	figure := fmt.Sprintf("%s wrote %.0f entries/s of %s on average: at %.0f, a snapshot every %s, and up to %s of raft entries held in memory between two (%.0f + %d for slow followers)",
-		f.member, rate, units.Bytes(entry), inForce.Value, units.Seconds(inForce.Value/rate), units.Bytes(held), inForce.Value, catchUpEntries)
+	figure := fmt.Sprintf("%s wrote %s entries/s of %s on average: at %.0f, a snapshot every %s at that rate, and up to %s of raft entries held in memory between two (%.0f + %d for slow followers)",
+		f.member, rateWords(rate), units.Bytes(entry), inForce.Value, spanWords(inForce.Value/rate), units.Bytes(held), inForce.Value, catchUpEntries)
 	if f.limit <= 0 {
 		t.Notes = append(t.Notes, "--snapshot-count is not computed: "+figure+"; the member's memory is not known here (its process is not on this host: etcdperf doctor --node on its node reads it).")
 		return
@@ -139,4 +139,13 @@ func memoryOf(p *result.MemberProcess) (float64, string) {
 		return p.HostMemory, "memory of its host " + p.Host
 	}
 	return 0, ""
+}
+
+// rateWords is a rate with three significant digits, never in
+// exponent form: "1250", "12.5", "0.025".
+func rateWords(r float64) string {
+	if r >= 100 {
+		return fmt.Sprintf("%.0f", r)
+	}
+	return fmt.Sprintf("%.3g", r)
 }
