@@ -204,45 +204,125 @@ func metricsTuning(r *result.Result) {
 	r.Tuning.Defrag = metricsDefrag(r)
 }
 
+// defragCandidate is one member's database as a command read it, for
+// the defragmentation plan.
+type defragCandidate struct {
+	name, id, url string
+	leader        bool
+	size, inUse   float64
+	// stall is its predicted defragmentation's stall (seconds, 0:
+	// unknown) and stallFrom what predicts it.
+	stall     float64
+	stallFrom string
+}
+
 // metricsDefrag plans the members' defragmentation from their databases'
-// sizes at the end of the run: a file of at least db_fragmented_size with
-// under db_in_use of it in use is due (as db_fragmented says it); the
-// followers due first, one at a time, then the leader after moving its
-// leadership to a follower (etcd's maintenance guide: a defragmentation
-// blocks its member while it runs).
+// sizes at the end of a metrics run; each member's stall from its own
+// defragmentations during the run.
 func metricsDefrag(r *result.Result) *result.DefragPlan {
-	size, inUse := diagnose.LimitOf(r, check.DBFragmentedSize), diagnose.LimitOf(r, check.DBInUse)
-	p := &result.DefragPlan{Rule: fmt.Sprintf("at least %s with under %.0f%% of it in use (%s, %s)",
-		units.Bytes(size), inUse*100, check.DBFragmentedSize, check.DBInUse)}
+	urls := targetURLs(r)
+	// The leader at the end of the run, from its own gauge; else the one
+	// that led when the run started.
+	gauge := slices.ContainsFunc(r.Metrics.Members, func(m result.MetricsMember) bool { return m.Overall != nil && m.Overall.IsLeader == 1 })
+	var cs []defragCandidate
+	for _, m := range r.Metrics.Members {
+		o := m.Overall
+		if o == nil || o.DBSize <= 0 {
+			continue
+		}
+		c := defragCandidate{name: m.Name, id: m.ID, url: urls[m.Name], leader: o.IsLeader == 1 || !gauge && m.Leader, size: o.DBSize, inUse: o.DBSizeInUse}
+		if rate, from := pastDefragRate(r.Metrics.Defrags, m.Name, o.DBSizeInUse); rate > 0 {
+			c.stall, c.stallFrom = o.DBSizeInUse/rate, from
+		}
+		cs = append(cs, c)
+	}
+	p := defragPlan(r, cs, "the leader")
+	if p != nil {
+		for _, d := range r.Metrics.Defrags {
+			if d.Longest > p.Took {
+				p.Took, p.TookOn = d.Longest, d.Member
+			}
+		}
+	}
+	return p
+}
+
+// nodeDefrag plans the defragmentation of doctor --node's cluster from
+// its members' gauges at the end of the window; the node's member's
+// stall as the Result predicts it.
+func nodeDefrag(r *result.Result) *result.DefragPlan {
+	if r.Server == nil {
+		return nil
+	}
+	urls, leaders := targetURLs(r), map[string]bool{}
+	if r.Target != nil {
+		for _, m := range r.Target.Members {
+			leaders[m.Name] = m.Leader
+		}
+	}
+	var cs []defragCandidate
+	for _, d := range r.Server.Databases {
+		c := defragCandidate{name: d.Name, url: urls[d.Name], leader: leaders[d.Name], size: d.Size, inUse: d.InUse}
+		if e := r.ExpectedDefrag; e != nil && e.Member == d.Name && e.Seconds > 0 {
+			c.stall, c.stallFrom = e.Seconds, e.RateFrom
+		}
+		cs = append(cs, c)
+	}
+	return defragPlan(r, cs, "the leader")
+}
+
+// promDefrag plans the defragmentation from the members' databases at
+// the end of a history; which member leads is not read from it.
+func promDefrag(r *result.Result) *result.DefragPlan {
+	var cs []defragCandidate
+	for _, d := range r.Prom.Databases {
+		c := defragCandidate{name: d.Instance, size: d.Size, inUse: d.InUse}
+		if rate, from := pastDefragRate(r.Prom.Defrags, d.Instance, d.InUse); rate > 0 {
+			c.stall, c.stallFrom = d.InUse/rate, from
+		}
+		cs = append(cs, c)
+	}
+	return defragPlan(r, cs, "the leader (etcdctl endpoint status says which)")
+}
+
+// targetURLs are the members' client URLs by name.
+func targetURLs(r *result.Result) map[string]string {
 	urls := map[string]string{}
 	if r.Target != nil {
 		for _, m := range r.Target.Members {
 			urls[m.Name] = m.ClientURL
 		}
 	}
-	// The leader at the end of the run, from its own gauge; else the one
-	// that led when the run started.
-	gauge := slices.ContainsFunc(r.Metrics.Members, func(m result.MetricsMember) bool { return m.Overall != nil && m.Overall.IsLeader == 1 })
-	known := false
-	var due []result.DefragMember
-	var follower *result.MetricsMember
-	for i, m := range r.Metrics.Members {
-		o := m.Overall
-		if o == nil || o.DBSize <= 0 {
-			continue
-		}
-		known = true
-		leader := o.IsLeader == 1 || !gauge && m.Leader
-		if !leader && follower == nil && m.ID != "" {
-			follower = &r.Metrics.Members[i]
-		}
-		if o.DBSize < size || o.DBSizeInUse <= 0 || o.DBSizeInUse >= inUse*o.DBSize {
-			continue
-		}
-		due = append(due, result.DefragMember{Name: m.Name, Leader: leader, Size: o.DBSize, InUse: o.DBSizeInUse})
-	}
-	if !known {
+	return urls
+}
+
+// defragPlan plans the members' defragmentation: a file of at least
+// db_fragmented_size with under db_in_use of it in use is due (as
+// db_fragmented says it); the followers due first, one at a time, then
+// the leader after moving its leadership to a follower (etcd's
+// maintenance guide: a defragmentation blocks its member while it runs);
+// nil when no member's database size is known.
+func defragPlan(r *result.Result, cs []defragCandidate, leaderWords string) *result.DefragPlan {
+	if len(cs) == 0 {
 		return nil
+	}
+	size, inUse := diagnose.LimitOf(r, check.DBFragmentedSize), diagnose.LimitOf(r, check.DBInUse)
+	p := &result.DefragPlan{Rule: fmt.Sprintf("at least %s with under %.0f%% of it in use (%s, %s)",
+		units.Bytes(size), inUse*100, check.DBFragmentedSize, check.DBInUse)}
+	follower := ""
+	for _, c := range cs {
+		if !c.leader && c.id != "" && follower == "" {
+			follower = c.id
+		}
+	}
+	var due []result.DefragMember
+	leaderKnown := false
+	for _, c := range cs {
+		leaderKnown = leaderKnown || c.leader
+		if c.size < size || c.inUse <= 0 || c.inUse >= inUse*c.size {
+			continue
+		}
+		due = append(due, result.DefragMember{Name: c.name, Leader: c.leader, Size: c.size, InUse: c.inUse, Stall: c.stall, StallFrom: c.stallFrom})
 	}
 	// Followers first (by name), the leader last.
 	slices.SortStableFunc(due, func(a, b result.DefragMember) int {
@@ -254,22 +334,28 @@ func metricsDefrag(r *result.Result) *result.DefragPlan {
 		}
 		return strings.Compare(a.Name, b.Name)
 	})
+	urls := map[string]string{}
+	for _, c := range cs {
+		urls[c.name] = c.url
+	}
 	for i := range due {
 		d := &due[i]
 		ep := urls[d.Name]
 		if ep == "" {
 			ep = "<" + d.Name + "'s client URL>"
 		}
-		if d.Leader && follower != nil {
-			d.Commands = append(d.Commands, fmt.Sprintf("etcdctl --endpoints=%s move-leader %s", ep, follower.ID))
+		if d.Leader {
+			target := follower
+			if target == "" {
+				target = "<a follower's ID: etcdctl member list>"
+			}
+			d.Commands = append(d.Commands, fmt.Sprintf("etcdctl --endpoints=%s move-leader %s", ep, target))
 		}
 		d.Commands = append(d.Commands, fmt.Sprintf("etcdctl --endpoints=%s defrag", ep))
 	}
 	p.Due, p.Members = len(due) > 0, due
-	for _, d := range r.Metrics.Defrags {
-		if d.Longest > p.Took {
-			p.Took, p.TookOn = d.Longest, d.Member
-		}
+	if p.Due && !leaderKnown {
+		p.Rule += "; which member leads is not known here: take " + leaderWords + " last, after moving its leadership"
 	}
 	return p
 }
@@ -368,6 +454,7 @@ func nodeTuning(r *result.Result) {
 	quotaTuning(r)
 	compactionTuning(r)
 	snapshotTuning(r)
+	t.Defrag = nodeDefrag(r)
 }
 
 // nodeTimers gathers doctor --node's timer figures: the round trips its
@@ -443,6 +530,7 @@ func promTuning(r *result.Result) {
 	tuneTimers(r.Tuning, f)
 	promQuota(r)
 	compactionTuning(r)
+	r.Tuning.Defrag = promDefrag(r)
 }
 
 // lateWords says what shows the heartbeats were late: heartbeats the

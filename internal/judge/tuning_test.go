@@ -183,6 +183,32 @@ func TestMetricsDefrag(t *testing.T) {
 	}
 }
 
+// doctor --node plans from every member's gauges, with the stall its
+// member's prediction gives and a placeholder for a follower's ID; prom
+// check plans from the history's databases, each stall from that
+// member's own defragmentations, and says that it does not know which
+// member leads.
+func TestNodeAndPromDefrag(t *testing.T) {
+	const mib = 1 << 20
+	r := result.New(result.KindDoctor)
+	r.Target = &result.Target{Members: []result.TargetMember{{Name: "cp-1", ClientURL: "https://10.0.0.1:2379", Leader: true}, {Name: "cp-2", ClientURL: "https://10.0.0.2:2379"}}}
+	r.Server = &result.Server{Databases: []result.MemberDatabase{{Name: "cp-1", Size: 900 * mib, InUse: 200 * mib}, {Name: "cp-2", Size: 900 * mib, InUse: 210 * mib}}}
+	r.ExpectedDefrag = &result.ExpectedDefrag{Member: "cp-1", Seconds: 4, Rate: 50 * mib, RateFrom: "its own defragmentations"}
+	p := nodeDefrag(r)
+	if p == nil || len(p.Members) != 2 || p.Members[0].Name != "cp-2" || p.Members[0].Stall != 0 || p.Members[1].Name != "cp-1" || p.Members[1].Stall != 4 ||
+		strings.Join(p.Members[1].Commands, "; ") != "etcdctl --endpoints=https://10.0.0.1:2379 move-leader <a follower's ID: etcdctl member list>; etcdctl --endpoints=https://10.0.0.1:2379 defrag" {
+		t.Errorf("node plan %+v", p)
+	}
+	pr := result.New(result.KindPromCheck)
+	pr.Prom = &result.Prom{Databases: []result.PromDatabase{{Instance: "10.0.0.1:2379", Size: 900 * mib, InUse: 200 * mib}, {Instance: "10.0.0.2:2379", Size: 90 * mib, InUse: 20 * mib}},
+		Defrags: []result.Defrags{{Member: "10.0.0.1:2379", Count: 2, Seconds: 8}}}
+	p = promDefrag(pr)
+	if p == nil || len(p.Members) != 1 || p.Members[0].Stall != 4 || !strings.Contains(p.Rule, "which member leads is not known here") ||
+		strings.Join(p.Members[0].Commands, "; ") != "etcdctl --endpoints=<10.0.0.1:2379's client URL> defrag" {
+		t.Errorf("prom plan %+v", p)
+	}
+}
+
 // etcd's logs carry the timers in force and the late heartbeats, no round
 // trip: late heartbeats beside fdatasyncs over 1s on the same member keep
 // the timers and name the disk; without them, or without late heartbeats,

@@ -57,7 +57,11 @@ func DefragMemberWords(m result.DefragMember) string {
 	if m.Leader {
 		role = "leader"
 	}
-	return fmt.Sprintf("%s (%s, file %s, %s in use)", m.Name, role, units.Bytes(m.Size), units.Bytes(m.InUse))
+	stall := "its stall not known"
+	if m.Stall > 0 {
+		stall = "a stall of about " + units.Seconds(m.Stall) + " (" + m.StallFrom + ")"
+	}
+	return fmt.Sprintf("%s (%s, file %s, %s in use, %s)", m.Name, role, units.Bytes(m.Size), units.Bytes(m.InUse), stall)
 }
 
 // TunedFlagWords says a flag's value in force (and where it was learned,

@@ -17,7 +17,7 @@ func TestTuningText(t *testing.T) {
 		{Name: "election-timeout", Unit: "ms", Suggested: 2500, Action: result.TuneAtLeast, Why: "10x", Source: "etcd tuning guide"},
 	}, Notes: []string{"The findings named m3 (the disk)."},
 		Defrag: &result.DefragPlan{Due: true, Rule: "at least 100.0 MiB with under 50% of it in use", Members: []result.DefragMember{
-			{Name: "m2", Size: 800 << 20, InUse: 120 << 20, Commands: []string{"etcdctl --endpoints=https://10.0.0.2:2379 defrag"}},
+			{Name: "m2", Size: 800 << 20, InUse: 120 << 20, Stall: 1.5, StallFrom: "its own 2 defragmentations", Commands: []string{"etcdctl --endpoints=https://10.0.0.2:2379 defrag"}},
 			{Name: "m1", Leader: true, Size: 800 << 20, InUse: 100 << 20, Commands: []string{"etcdctl --endpoints=https://10.0.0.1:2379 move-leader b2", "etcdctl --endpoints=https://10.0.0.1:2379 defrag"}}}}}
 	var b bytes.Buffer
 	Judgement(&b, r)
@@ -28,8 +28,8 @@ func TestTuningText(t *testing.T) {
 		"note: The findings named m3 (the disk).",
 		"defragmentation: due (a member's database file at least 100.0 MiB with under 50% of it in use): one member at a time after a compaction, followers first",
 		"etcdperf doctor --data-dir on a member's storage predicts how long it stalls",
-		"1. m2 (follower, file 800.0 MiB, 120.0 MiB in use): etcdctl --endpoints=https://10.0.0.2:2379 defrag",
-		"2. m1 (leader, file 800.0 MiB, 100.0 MiB in use): etcdctl --endpoints=https://10.0.0.1:2379 move-leader b2 && etcdctl --endpoints=https://10.0.0.1:2379 defrag",
+		"1. m2 (follower, file 800.0 MiB, 120.0 MiB in use, a stall of about 1.5s (its own 2 defragmentations)): etcdctl --endpoints=https://10.0.0.2:2379 defrag",
+		"2. m1 (leader, file 800.0 MiB, 100.0 MiB in use, its stall not known): etcdctl --endpoints=https://10.0.0.1:2379 move-leader b2 && etcdctl --endpoints=https://10.0.0.1:2379 defrag",
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, b.String())

@@ -135,6 +135,10 @@ type DefragMember struct {
 	// use, in bytes.
 	Size  float64 `json:"size"`
 	InUse float64 `json:"in_use"`
+	// Stall is its defragmentation's predicted stall (seconds; 0: not
+	// known), and StallFrom what predicts it.
+	Stall     float64 `json:"stall,omitempty"`
+	StallFrom string  `json:"stall_from,omitempty"`
 	// Commands defragment it (etcdctl), moving its leadership first.
 	Commands []string `json:"commands"`
 }
