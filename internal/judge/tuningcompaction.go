@@ -2,6 +2,7 @@ package judge
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -126,6 +127,11 @@ func keepSchedule(t *result.Tuning, c result.Compactions, share float64, etcdCom
 		return
 	}
 	todo := fmt.Sprintf("compacting twice as often (every %s) halves what each compaction removes, and so each spike", half)
+	if etcdCompacts && mode.Text != "revision" && retentionOf(retention.Text) >= time.Hour {
+		t.Notes = append(t.Notes, fmt.Sprintf("%s, by %s: %s; but with a retention of an hour or more etcd's periodic compaction runs on its own clock, "+
+			"and a shorter retention keeps less history: compact from the client (kube-apiserver's --etcd-compaction-interval) if the history can be shorter.", figure, who, todo))
+		return
+	}
 	if !etcdCompacts || mode.Text == "revision" {
 		t.Notes = append(t.Notes, fmt.Sprintf("%s, by %s: %s; for kube-apiserver, set --etcd-compaction-interval=%s.", figure, who, todo, half))
 		return
@@ -149,4 +155,16 @@ func currentArg(f *result.TunedFlag, v result.FlagValue, ok func(string) bool) {
 	if f.CurrentArg == "" && f.CurrentFrom != "" {
 		f.CurrentArg = strings.TrimSpace(fmt.Sprintf("%g", v.Value))
 	}
+}
+
+// retentionOf reads a periodic retention as etcd does: a duration, or a
+// bare number of hours; 0 when it is neither.
+func retentionOf(s string) time.Duration {
+	if d, err := time.ParseDuration(s); err == nil {
+		return d
+	}
+	if h, err := strconv.ParseFloat(s, 64); err == nil {
+		return time.Duration(h * float64(time.Hour))
+	}
+	return 0
 }

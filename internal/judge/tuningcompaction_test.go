@@ -27,6 +27,8 @@ func TestTuneCompaction(t *testing.T) {
 		{"etcd's own schedule, quiet: kept", compactionFigures{seen: sched(0, 0), span: 3600, sees: true}, etcd, "auto-compaction-retention=keep:5m", ""},
 		{"etcd's schedule with the spikes: halved", compactionFigures{seen: sched(6, 5), span: 3600, sees: true}, etcd, "auto-compaction-retention=change:2m30s", ""},
 		{"kube-apiserver's schedule with the spikes: its interval halved", compactionFigures{seen: sched(6, 3), span: 3600, sees: true}, nil, "", "--etcd-compaction-interval=2m30s"},
+		{"etcd's hourly schedule with the spikes: a note, not a shorter retention", compactionFigures{seen: []result.Compactions{{Member: "m1", Count: 6, Period: 3600, Regular: true, Spikes: 6, Near: 5, Window: 10, Source: "log"}}, span: 86400, sees: true},
+			[]result.FlagValue{{Name: FlagCompactionMode, Text: "periodic", From: "f"}, {Name: FlagCompactionRetention, Text: "24", From: "f"}}, "", "runs on its own clock"},
 		{"one spike in three near: not the compactions'", compactionFigures{seen: sched(6, 2), span: 3600, sees: true}, etcd, "auto-compaction-retention=keep:5m", ""},
 		{"nothing compacts in a day of history", compactionFigures{span: 86400, sees: true}, nil, "auto-compaction-mode=change:periodic auto-compaction-retention=change:1h", ""},
 		{"nothing compacts, etcd's defaults known", compactionFigures{span: 86400, sees: true},
