@@ -51,6 +51,9 @@ func compactionTuning(r *result.Result) {
 		f.span = r.Logs.Last.Sub(*r.Logs.First).Seconds()
 	case r.Metrics != nil:
 		f.span = r.Metrics.Seconds
+	case r.Server != nil && r.Server.Demand != nil:
+		// doctor --node's window, from the members' scrapes around it.
+		f.span = r.Server.Demand.Seconds
 	}
 	tuneCompaction(r.Tuning, f, diagnose.LimitOf(r, check.CompactionSpikeShare), diagnose.LimitOf(r, check.CompactionsRegular))
 }
@@ -82,8 +85,12 @@ func tuneCompaction(t *result.Tuning, f compactionFigures, share, regular float6
 		t.Notes = append(t.Notes, fmt.Sprintf("The auto-compaction flags are not computed: %s showed no regular schedule (%s; a period needs %.0f at regular intervals).",
 			units.Count(total, "scheduled compaction"), f.seen[0].Source, regular))
 	case !f.sees || f.span < noCompactionSpan.Seconds():
-		t.Notes = append(t.Notes, fmt.Sprintf("The auto-compaction flags are not computed: the run saw no scheduled compaction in %s, and kube-apiserver's default "+
-			"schedule compacts every %s; etcdperf prom check over hours shows the schedule.", spanWords(f.span), units.ShortDuration(apiserverCompaction)))
+		in := ""
+		if f.span > 0 {
+			in = " in " + spanWords(f.span)
+		}
+		t.Notes = append(t.Notes, fmt.Sprintf("The auto-compaction flags are not computed: the run saw no scheduled compaction%s, and kube-apiserver's default "+
+			"schedule compacts every %s; etcdperf prom check over hours shows the schedule.", in, units.ShortDuration(apiserverCompaction)))
 	default:
 		why := fmt.Sprintf("no scheduled compaction in %s of history: nothing compacts etcd's history (no kube-apiserver, no etcd auto-compaction), "+
 			"so every revision stays until the space quota raises the NOSPACE alarm; periodic auto-compaction keeping an hour of history bounds it", spanWords(f.span))

@@ -35,7 +35,8 @@ func TestTuneCompaction(t *testing.T) {
 			[]result.FlagValue{{Name: FlagCompactionMode, Text: "periodic", From: "default"}, {Name: FlagCompactionRetention, Text: "0", From: "default"}},
 			"auto-compaction-mode=keep:periodic auto-compaction-retention=change:1h", ""},
 		{"half an hour of history is too short to say", compactionFigures{span: 1800, sees: true}, nil, "", "saw no scheduled compaction in 30 minutes"},
-		{"a log's silence says nothing", compactionFigures{span: 86400}, nil, "", "saw no scheduled compaction"},
+		{"a log's silence says nothing", compactionFigures{span: 86400}, nil, "", "saw no scheduled compaction in 24 hours"},
+		{"no span known: none said", compactionFigures{}, nil, "", "saw no scheduled compaction, and"},
 		{"irregular compactions", compactionFigures{seen: []result.Compactions{{Member: "m1", Count: 2, Source: "log"}}, span: 86400, sees: true}, nil, "", "showed no regular schedule"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
