@@ -103,4 +103,10 @@ func TestDoctorNodeTuningOut(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(cwd, "other.yaml")); err == nil {
 		t.Error("a refused run wrote its --tuning-out")
 	}
+	// A file that cannot be written is refused before anything runs.
+	unwritable := runEnv(t, time.Minute, cwd, nil, "doctor", "--node", "--root", root, "--tuning-out", filepath.Join(cwd, "missing", "f.yaml"))
+	if unwritable.Code != 2 || strings.Count(strings.TrimSpace(unwritable.Stderr), "\n") != 0 || !strings.Contains(unwritable.Stderr, "--tuning-out") ||
+		!strings.Contains(unwritable.Stderr, "mkdir -p") || strings.Contains(unwritable.Stderr, "judging") {
+		t.Errorf("--tuning-out in a missing directory: exit %d, stderr %q", unwritable.Code, unwritable.Stderr)
+	}
 }
