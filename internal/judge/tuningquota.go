@@ -91,13 +91,15 @@ func tuneQuota(t *result.Tuning, f quotaFigures, used, stall float64) {
 		}
 	}
 	q := result.TunedFlag{Name: FlagQuota, Unit: "bytes", Why: why, Source: quotaSource + "; " + check.DefragStall + ": " + leaseSource}
+	// The room needed, in steps of 512 MiB; etcd's default when it fits;
+	// under the stall's bound when the step passes it. When no quota
+	// fits, the room wins.
 	fits := lo <= hi
 	suggest := math.Ceil(lo/quotaStep) * quotaStep
 	switch {
 	case !fits:
-		suggest = math.Ceil(lo/quotaStep) * quotaStep
 	case float64(diagnose.DefaultQuota) >= lo && float64(diagnose.DefaultQuota) <= hi:
-		suggest = diagnose.DefaultQuota // etcd's default, when it fits
+		suggest = diagnose.DefaultQuota
 	case suggest > hi:
 		suggest = math.Floor(hi/(1<<20)) * (1 << 20)
 	}
@@ -163,16 +165,16 @@ func largestDatabase(r *result.Result) (quotaFigures, bool) {
 	return f, true
 }
 
-// pastDefragRate is how fast member's own defragmentations during the
-// run copied its database (inUse bytes over their mean duration); 0 when
-// it made none.
+// pastDefragRate is how fast member's own defragmentations in what the
+// run read (its window, or a history) copied its database (inUse bytes
+// over their mean duration); 0 when it made none.
 func pastDefragRate(ds []result.Defrags, member string, inUse float64) (float64, string) {
 	for _, d := range ds {
 		if d.Member != member || d.Count <= 0 || d.Seconds <= 0 || inUse <= 0 {
 			continue
 		}
 		mean := d.Seconds / d.Count
-		return inUse / mean, fmt.Sprintf("its own %s during the run, %s on average, %s in use", units.Count(int64(d.Count), "defragmentation"), units.Seconds(mean), units.Bytes(inUse))
+		return inUse / mean, fmt.Sprintf("its own %s (%s), %s on average, %s in use", units.Count(int64(d.Count), "defragmentation"), d.Source, units.Seconds(mean), units.Bytes(inUse))
 	}
 	return 0, ""
 }
