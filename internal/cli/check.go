@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/etcdperf/etcdperf/internal/capacity"
 	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/load"
@@ -74,128 +73,92 @@ func (cf *checkFlags) common(cmd *cobra.Command) (cluster.TargetOptions, []check
 }
 
 func newCheckCmd() *cobra.Command {
-	var duration time.Duration
 	cmd := &cobra.Command{
-		Use:   "check",
-		Short: "etcdctl check perf with latency percentiles and etcd's own disk metrics: PASS or FAIL per criterion",
-		Long: `Run etcdctl check perf's load against etcd and judge it: each profile puts
-256-byte keys with 1 KiB values from a number of clients at a fixed rate:
-
-  s   50 clients,   150 puts/s      m   200 clients, 1000 puts/s
-  l   500 clients, 8000 puts/s      xl 1000 clients, 15000 puts/s
-
-etcdctl's criteria (throughput at least 90% of the rate, slowest request at
-most 0.5s, standard deviation at most 0.1s, no failed request) come with the
-request p99 and with etcd's own view of the same run, from its /metrics: WAL
-fsync p99 under 10ms, backend commit p99 under 25ms, no leader change, no
-failed proposal. Each prints as one line PASS|WARN|FAIL name: observed (limit);
---limit changes a limit. Exit 0 when all pass, 1 when one fails.
-
-The load is open loop on an absolute schedule: request i is due at start +
-i/rate, and latency runs from that time. etcdctl paces with a token bucket
-of one token, which drops every token it is late for, so it often sends less
-than the profile asks at l and xl (etcd issues #13455, #10609: FAIL at l,
-PASS at xl). Here a throughput under the rate means that the clients were all
-waiting for etcd, or that this machine could not send on time; the output
-says which, and does not blame etcd for the second.
-
-Without --endpoints (nor etcdctl's ETCDCTL_ENDPOINTS, read as etcdctl does
-with the other ETCDCTL_ variables of these flags; a flag wins) it starts an
-embedded etcd in a process of its own, with its data in a new folder inside
---data-dir (the storage under test), and removes it afterwards. Keys live under --prefix (default /etcdperf/<run id>/):
-the run refuses a prefix that holds keys and deletes its keys at the end,
-also on Ctrl-C.`,
-		Example: `  # etcdctl check perf --load=s against an embedded etcd on the current directory
-  etcdperf check
-
-  # A running cluster, profile m, as JSON
-  etcdperf check --endpoints=10.0.0.1:2379,10.0.0.2:2379 --load m -o json
-
-  # How many puts/s does this cluster carry, and what breaks first?
-  etcdperf check --endpoints=10.0.0.1:2379 --capacity
-
-  # A quick look: 10 seconds, and a stricter WAL fsync limit
-  etcdperf check --duration 10s --limit wal_fsync_p99=5ms
-
-  # Rehearse a fault: 3 members, the third limited to 0.05 CPU
-  etcdperf check --members 3 --fault 3:cpu-limit=0.05 --duration 20s
-
-  # Memory growth for 10,000 keys of 1 KiB (etcdctl check datascale)
-  etcdperf check datascale --load s
-
-  # etcdctl's spelling works too
-  etcdperf check perf --load m`,
+		Use:     "check",
+		Short:   "etcdctl check perf with latency percentiles and etcd's own disk metrics: PASS or FAIL per criterion",
+		Long:    checkLong,
+		Example: checkExample,
+		// "check perf" is etcdctl's spelling of the same command.
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) == 1 && args[0] == "perf" {
+				return nil
+			}
+			return noArgs(c, args)
+		},
 	}
-	// "check perf" is etcdctl's spelling of the same command.
-	cmd.Args = func(c *cobra.Command, args []string) error {
-		if len(args) == 1 && args[0] == "perf" {
-			return nil
-		}
-		return noArgs(c, args)
-	}
-	cf := addCheckFlags(cmd)
-	cmd.Flags().DurationVar(&duration, "duration", time.Minute, "how long to send (etcdctl: 60s)")
-	var (
-		capacityOn bool
-		capStep    time.Duration
-		capConfirm time.Duration
-		sweep      sweepFlags
-		soak       soakFlags
-	)
-	sweep.add(cmd.Flags(), false)
-	cmd.Flags().BoolVar(&capacityOn, "capacity", false, "after the profile's load, raise the offered write rate step by step until a limit breaks: how many puts/s the cluster carries, and what breaks first (it loads the cluster up to 15,000 puts/s)")
-	cmd.Flags().DurationVar(&capStep, "capacity-step", capacity.DefaultStep, "with --capacity, how long each step loads etcd")
-	cmd.Flags().DurationVar(&capConfirm, "capacity-confirm", capacity.DefaultConfirm, "with --capacity, hold the answer this long after the knee, then rates above it while the holds hold and under it once one breaks, each judged as a soak is (0: no confirm step)")
-	soak.add(cmd.Flags())
+	f := &checkPerfFlags{checkFlags: addCheckFlags(cmd), duration: time.Minute}
+	cmd.Flags().DurationVar(&f.duration, "duration", f.duration, "how long to send (etcdctl: 60s)")
+	f.capacity.add(cmd.Flags(), false)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		sinks, err := cf.out.sinks()
+		sinks, err := f.out.sinks()
 		if err != nil {
 			return err
 		}
-		prof, err := check.LookupProfile(cf.load)
-		if err != nil {
-			return usageError("%v", err)
-		}
-		if duration <= 0 {
-			return usageError("--duration must be positive, got %s", duration)
-		}
-		target, criteria, err := cf.common(cmd)
+		o, err := f.complete(cmd)
 		if err != nil {
 			return err
 		}
-		if capConfirm < 0 {
-			return usageError("--capacity-confirm cannot be negative, got %s", capConfirm)
-		}
-		if err := sweep.apply(&prof, len(target.Conn.Endpoints) > 0, capacityOn); err != nil {
-			return err
-		}
-		if capStep <= 0 {
-			return usageError("--capacity-step must be positive, got %s", capStep)
-		}
-		if capacityOn && cf.prefix != "" {
-			return usageError("--capacity writes each step under a prefix of its own: drop --prefix")
-		}
-		soakOn, err := soak.settings(cmd, capacityOn)
-		if err != nil {
-			return err
-		}
-		if soakOn.Duration > 0 && cf.prefix != "" {
-			return usageError("--soak writes under a prefix of its own: drop --prefix")
-		}
-		o := pipeline.CheckOptions{Target: target, Profile: prof, Duration: duration, Prefix: cf.prefix,
-			AutoCompact: cf.autoCompact, AutoDefrag: cf.autoDefrag, Criteria: criteria, Capacity: capacityOn, CapacityStep: capStep, CapacityConfirm: capConfirm, DBSize: sweep.dbSize, Soak: soakOn}
-		cf.conn.announceLoad(cmd, fmt.Sprintf("check perf's profile %s: %.0f puts/s of %d-byte values from %d clients for %s",
-			prof.Name, prof.Rate, prof.ValSize, prof.Clients, duration))
+		f.conn.announceLoad(cmd, fmt.Sprintf("check perf's profile %s: %.0f puts/s of %d-byte values from %d clients for %s",
+			o.Profile.Name, o.Profile.Rate, o.Profile.ValSize, o.Profile.Clients, o.Duration))
 		var stop func()
-		var phase func(string)
-		o.Progress, o.Started, phase, stop = loadProgress(cmd, len(target.Conn.Endpoints) == 0, duration)
-		o.Soak.Phase = phase
+		o.Progress, o.Started, o.Soak.Phase, stop = loadProgress(cmd, len(o.Target.Conn.Endpoints) == 0, o.Duration)
 		res, runErr := pipeline.Check(cmd.Context(), o)
 		stop()
 		return finish(cmd, sinks, res, runErr)
 	}
 	cmd.AddCommand(newCheckDatascaleCmd())
 	return cmd
+}
+
+// checkPerfFlags are check perf's flags.
+type checkPerfFlags struct {
+	*checkFlags
+	duration time.Duration
+	capacity capacityFlags
+}
+
+// validate checks check perf's own flags by their values alone; given
+// says which were given by name.
+func (f *checkPerfFlags) validate(given func(string) bool) error {
+	if _, err := check.LookupProfile(f.load); err != nil {
+		return usageError("%v", err)
+	}
+	if f.duration <= 0 {
+		return usageError("--duration must be positive, got %s", f.duration)
+	}
+	if err := f.capacity.validate(); err != nil {
+		return err
+	}
+	switch {
+	case f.capacity.on && f.prefix != "":
+		return usageError("--capacity writes each step under a prefix of its own: drop --prefix")
+	case f.capacity.soak.duration > 0 && f.prefix != "":
+		return usageError("--soak writes under a prefix of its own: drop --prefix")
+	}
+	return nil
+}
+
+// complete validates the flags and turns them into the run's options.
+func (f *checkPerfFlags) complete(cmd *cobra.Command) (pipeline.CheckOptions, error) {
+	given := cmd.Flags().Changed
+	if err := f.validate(given); err != nil {
+		return pipeline.CheckOptions{}, err
+	}
+	target, criteria, err := f.common(cmd)
+	if err != nil {
+		return pipeline.CheckOptions{}, err
+	}
+	prof, _ := check.LookupProfile(f.load)
+	if err := f.capacity.sizes.apply(&prof, len(target.Conn.Endpoints) > 0, f.capacity.on); err != nil {
+		return pipeline.CheckOptions{}, err
+	}
+	soak, err := f.capacity.soak.settings(given, f.capacity.on)
+	if err != nil {
+		return pipeline.CheckOptions{}, err
+	}
+	return pipeline.CheckOptions{Target: target, Profile: prof, Duration: f.duration, Prefix: f.prefix,
+		AutoCompact: f.autoCompact, AutoDefrag: f.autoDefrag, Criteria: criteria, Capacity: f.capacity.on, CapacityStep: f.capacity.step,
+		CapacityConfirm: f.capacity.confirm, DBSize: f.capacity.sizes.dbSize, Soak: soak}, nil
 }
 
 func newCheckDatascaleCmd() *cobra.Command {

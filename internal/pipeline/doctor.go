@@ -96,9 +96,58 @@ type DoctorOptions struct {
 	DiskExplicit bool
 }
 
+// Validate refuses options that cannot go together: the locations and
+// their options are for doctor's own etcd, not for a cluster it reaches.
+func (o DoctorOptions) Validate() error {
+	if len(o.Conn.Endpoints) == 0 {
+		return nil
+	}
+	switch {
+	case len(o.DataDirs) > 1:
+		return errors.New("with --endpoints, give at most one --data-dir: the disk of the cluster on this host, to probe")
+	case o.SimulateFsyncDelay > 0:
+		return errors.New("--simulate-fsync-delay slows the embedded etcd's disk; it cannot be used with --endpoints")
+	case o.Noise && len(o.DataDirs) == 0:
+		return errors.New("--noise writes on the storage under test: with --endpoints, give the cluster's --data-dir on this host")
+	}
+	return nil
+}
+
+// SweepsCapacity says whether a run sweeps the capacity with --capacity
+// at on (asked: given by name): by default on a storage of its own (an
+// embedded etcd); on a cluster it reaches (--endpoints, --node) only when
+// asked by name, since the sweep loads that cluster up to 15,000 puts/s.
+func SweepsCapacity(on, asked, cluster bool) bool { return on && (!cluster || asked) }
+
+// ProbeRate is the disk probe's pace, rate fdatasyncs/s at most: beside a
+// live member (live) the probe leaves the device to etcd; on a storage of
+// its own it goes as fast as the device allows (0) unless the user gave
+// the rate by name (asked).
+func ProbeRate(rate float64, live, asked bool) float64 {
+	if live || asked {
+		return rate
+	}
+	return 0
+}
+
+// Phase is what kind of work a doctor run is doing, for a progress line.
+type Phase int
+
+const (
+	// PhaseOther is any phase without a counter (starting etcd, the
+	// sweep, the soak).
+	PhaseOther Phase = iota
+	// PhaseProbe is the disk probe (DoctorProgress.Disk counts its bytes).
+	PhaseProbe
+	// PhaseLoad is check perf's load (DoctorProgress.Load counts its
+	// requests).
+	PhaseLoad
+)
+
 // DoctorProgress tells a watcher what a doctor run is doing.
 type DoctorProgress struct {
 	mu    sync.Mutex
+	kind  Phase
 	phase string
 	since time.Time
 	// Disk and Load count the probe's bytes and the load's requests.
@@ -106,19 +155,24 @@ type DoctorProgress struct {
 	Load load.Progress
 }
 
-// Phase returns what the run is doing and since when.
-func (p *DoctorProgress) Phase() (string, time.Time) {
+// Phase returns what the run is doing, its kind and since when.
+func (p *DoctorProgress) Phase() (string, Phase, time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.phase, p.since
+	return p.phase, p.kind, p.since
 }
 
+// set says what the run does now, a phase without a counter.
 func (p *DoctorProgress) set(format string, args ...any) {
+	p.setKind(PhaseOther, format, args...)
+}
+
+func (p *DoctorProgress) setKind(kind Phase, format string, args ...any) {
 	if p == nil {
 		return
 	}
 	p.mu.Lock()
-	p.phase, p.since = fmt.Sprintf(format, args...), time.Now()
+	p.kind, p.phase, p.since = kind, fmt.Sprintf(format, args...), time.Now()
 	p.mu.Unlock()
 }
 
@@ -149,13 +203,13 @@ func Doctor(ctx context.Context, o DoctorOptions) (*result.Result, error) {
 	top.Params = doctorParams(o)
 	top.Doctor = &result.Doctor{}
 	runID := cluster.NewRunID()
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
 	external := len(o.Conn.Endpoints) > 0
 	dirs := o.DataDirs
 	if len(dirs) == 0 && !external {
 		dirs = []string{"."}
-	}
-	if external && len(dirs) > 1 {
-		return nil, errors.New("with --endpoints, give at most one --data-dir (the cluster's disk on this host, to probe)")
 	}
 	var err error
 	if o.Node != nil {
@@ -266,7 +320,7 @@ func noisyRun(ctx context.Context, o DoctorOptions, copts CheckOptions, dir, run
 	}
 	copts.Target.RunID = runID + "-noise"
 	copts.Started = func() {
-		o.Progress.set("loading etcd on %s with a neighbour writing bulk data", where)
+		o.Progress.setKind(PhaseLoad, "loading etcd on %s with a neighbour writing bulk data", where)
 	}
 	res, err := runCheck(ctx, copts)
 	written := nz.Bytes()

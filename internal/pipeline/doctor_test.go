@@ -101,7 +101,7 @@ func TestDoctorInterrupted(t *testing.T) {
 	defer cancel()
 	go func() {
 		for {
-			if p, _ := o.Progress.Phase(); strings.HasPrefix(p, "loading") && o.Progress.Load.Done() > 50 {
+			if _, kind, _ := o.Progress.Phase(); kind == PhaseLoad && o.Progress.Load.Done() > 50 {
 				cancel()
 				return
 			}
@@ -146,5 +146,40 @@ func TestDoctorExternal(t *testing.T) {
 	o.DataDirs = []string{t.TempDir(), t.TempDir()}
 	if _, err := Doctor(context.Background(), o); err == nil {
 		t.Error("two --data-dir with --endpoints accepted")
+	}
+}
+
+// TestDoctorOptionsValidate checks the options that cannot go with a
+// cluster doctor reaches, and the defaults that depend on it.
+func TestDoctorOptionsValidate(t *testing.T) {
+	ep := cluster.ConnOptions{Endpoints: []string{"127.0.0.1:2379"}}
+	for _, c := range []struct {
+		name string
+		o    DoctorOptions
+		want string
+	}{
+		{"two locations", DoctorOptions{DataDirs: []string{"a", "b"}}, ""},
+		{"a cluster and its disk", DoctorOptions{Conn: ep, DataDirs: []string{"a"}, Noise: true}, ""},
+		{"a cluster and two disks", DoctorOptions{Conn: ep, DataDirs: []string{"a", "b"}}, "at most one --data-dir"},
+		{"a cluster slowed", DoctorOptions{Conn: ep, SimulateFsyncDelay: time.Millisecond}, "--simulate-fsync-delay"},
+		{"a cluster's noise nowhere", DoctorOptions{Conn: ep, Noise: true}, "--noise writes on the storage under test"},
+	} {
+		err := c.o.Validate()
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: got %v, want %q", c.name, err, c.want)
+		}
+	}
+	for _, c := range []struct{ on, asked, cluster, want bool }{
+		{true, false, false, true}, {false, false, false, false}, {true, false, true, false}, {true, true, true, true}, {false, true, true, false},
+	} {
+		if got := SweepsCapacity(c.on, c.asked, c.cluster); got != c.want {
+			t.Errorf("SweepsCapacity(%v, %v, %v) = %v", c.on, c.asked, c.cluster, got)
+		}
+	}
+	if ProbeRate(50, false, false) != 0 || ProbeRate(50, true, false) != 50 || ProbeRate(20, false, true) != 20 {
+		t.Error("ProbeRate: a storage of its own goes as fast as the device allows unless the rate is given; beside a member it is paced")
 	}
 }

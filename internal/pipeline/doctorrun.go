@@ -139,7 +139,7 @@ func (d *doctorRun) probe(ctx context.Context) error {
 	if d.dir == "" || d.o.SkipDisk || d.live {
 		return nil
 	}
-	d.o.Progress.set("probing the disk under %s", d.dir)
+	d.o.Progress.setKind(PhaseProbe, "probing the disk under %s", d.dir)
 	probe := d.o.Disk
 	probe.Dir = d.storage
 	dres, err := probeDisk(ctx, DiskOptions{Probe: probe, Engine: EngineNative, Progress: d.o.Progress.disk()})
@@ -164,7 +164,7 @@ func (d *doctorRun) probeBeside(ctx context.Context) error {
 		Probe: func(ctx context.Context, p diskprobe.Options) (*result.Result, error) {
 			return probeDisk(ctx, DiskOptions{Probe: p, Engine: EngineNative, Progress: o.Progress.disk()})
 		},
-		Progress: func(phase string) { o.Progress.set("%s", phase) },
+		Progress: func(phase string) { o.Progress.setKind(PhaseProbe, "%s", phase) }, // the probe beside the member
 	}, d.r.Server, d.storage, d.device)
 	d.row.DiskProbe = out.Row
 	if out.Disk != nil {
@@ -211,7 +211,7 @@ func (d *doctorRun) checkOptions() CheckOptions {
 		// stall, from its /metrics.
 		DefragMember: d.row.Member,
 		Started: func() {
-			o.Progress.set("loading etcd on %s: profile %s, %.0f puts/s", where, o.Profile.Name, o.Profile.Rate)
+			o.Progress.setKind(PhaseLoad, "loading etcd on %s: profile %s, %.0f puts/s", where, o.Profile.Name, o.Profile.Rate)
 		},
 	}
 }

@@ -1,0 +1,168 @@
+package cli
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/etcdperf/etcdperf/internal/capacity"
+	"github.com/etcdperf/etcdperf/internal/k8s"
+	"github.com/etcdperf/etcdperf/internal/scale"
+)
+
+// givenFlags is a validate's "given by name" for a test: the flags named.
+func givenFlags(names ...string) func(string) bool {
+	return func(n string) bool { return slices.Contains(names, n) }
+}
+
+// wantUsage checks a validate's outcome: no error when want is empty,
+// else a usage error of one line that says want.
+func wantUsage(t *testing.T, name string, err error, want string) {
+	t.Helper()
+	if want == "" {
+		if err != nil {
+			t.Errorf("%s: want no error, got %v", name, err)
+		}
+		return
+	}
+	if err == nil {
+		t.Errorf("%s: want a usage error with %q, got none", name, want)
+		return
+	}
+	usage(t, err, want)
+}
+
+// TestDoctorValidate checks doctor's flags by their values alone, without
+// cobra: each case changes the defaults and names the flags given.
+func TestDoctorValidate(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		set     func(*doctorFlags)
+		given   []string
+		reaches bool
+		want    string
+	}{
+		{name: "defaults"},
+		{name: "unknown load", set: func(f *doctorFlags) { f.load = "q" }, want: "q"},
+		{name: "zero duration", set: func(f *doctorFlags) { f.duration = 0 }, want: "--duration must be positive"},
+		{name: "negative probe", set: func(f *doctorFlags) { f.diskRuntime = -time.Second }, want: "--disk-runtime cannot be negative"},
+		{name: "no probe, any size", set: func(f *doctorFlags) { f.diskRuntime, f.diskSize = 0, 1 }},
+		{name: "probe smaller than a block", set: func(f *doctorFlags) { f.diskSize = 1024 }, want: "give it at least one"},
+		{name: "negative demand", set: func(f *doctorFlags) { f.demand = -1 }, want: "--demand must be a positive rate"},
+		{name: "demand twice", set: func(f *doctorFlags) { f.demand, f.demandFrom = 10, "http://p:9090" }, given: []string{"demand"}, want: "not both"},
+		{name: "demand-since alone", given: []string{"demand-since"}, want: "--demand-since is for --demand-from"},
+		{name: "demand without a sweep", set: func(f *doctorFlags) { f.demand, f.capacity.on = 10, false }, want: "drop --capacity=false"},
+		{name: "negative confirm", set: func(f *doctorFlags) { f.capacity.confirm = -time.Second }, want: "--capacity-confirm cannot be negative"},
+		{name: "zero step", set: func(f *doctorFlags) { f.capacity.step = 0 }, want: "--capacity-step must be positive"},
+		{name: "negative pace", set: func(f *doctorFlags) { f.diskRate = -1 }, want: "--disk-rate cannot be negative"},
+		{name: "slow view too slow", set: func(f *doctorFlags) { f.slowDelay = 3 * time.Hour }, want: "--simulate-fsync-delay"},
+		{name: "soak too short", set: func(f *doctorFlags) { f.capacity.soak.duration = 4 * time.Second; f.capacity.soak.interval = capacity.DefaultSoakInterval },
+			want: "shorter than three --soak-interval"},
+		{name: "soak of nothing", set: func(f *doctorFlags) {
+			f.capacity.on, f.capacity.soak.duration, f.capacity.soak.interval = false, time.Minute, capacity.DefaultSoakInterval
+		}, given: []string{"capacity"}, want: "--soak-rate N"},
+		// On a cluster the sweep runs only when --capacity is given by
+		// name: a soak there needs its rate.
+		{name: "soak on a cluster", set: func(f *doctorFlags) { f.capacity.soak.duration, f.capacity.soak.interval = time.Minute, capacity.DefaultSoakInterval },
+			reaches: true, want: "--soak-rate N"},
+		{name: "soak on a cluster swept", set: func(f *doctorFlags) { f.capacity.soak.duration, f.capacity.soak.interval = time.Minute, capacity.DefaultSoakInterval },
+			given: []string{"capacity"}, reaches: true},
+	} {
+		f := defaultDoctorFlags()
+		f.capacity.soak.interval = capacity.DefaultSoakInterval
+		if c.set != nil {
+			c.set(f)
+		}
+		wantUsage(t, c.name, f.validate(givenFlags(c.given...), c.reaches), c.want)
+	}
+}
+
+func TestCheckValidate(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		set  func(*checkPerfFlags)
+		want string
+	}{
+		{name: "defaults"},
+		{name: "unknown load", set: func(f *checkPerfFlags) { f.load = "xxl" }, want: "xxl"},
+		{name: "zero duration", set: func(f *checkPerfFlags) { f.duration = 0 }, want: "--duration must be positive"},
+		{name: "zero step", set: func(f *checkPerfFlags) { f.capacity.step = 0 }, want: "--capacity-step must be positive"},
+		{name: "sweep under a prefix", set: func(f *checkPerfFlags) { f.capacity.on, f.prefix = true, "/mine/" }, want: "drop --prefix"},
+		{name: "soak under a prefix", set: func(f *checkPerfFlags) { f.capacity.soak.duration, f.prefix = time.Minute, "/mine/" }, want: "drop --prefix"},
+		{name: "prefix alone", set: func(f *checkPerfFlags) { f.prefix = "/mine/" }},
+	} {
+		f := &checkPerfFlags{checkFlags: &checkFlags{load: "s"}, duration: time.Minute,
+			capacity: capacityFlags{step: capacity.DefaultStep, confirm: capacity.DefaultConfirm}}
+		if c.set != nil {
+			c.set(f)
+		}
+		wantUsage(t, c.name, f.validate(givenFlags()), c.want)
+	}
+}
+
+func TestScaleValidate(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		set   func(*scaleFlags)
+		given []string
+		want  string
+	}{
+		{name: "defaults"},
+		{name: "an API server's flag", given: []string{"qps"}, want: "--qps applies through the API server"},
+		{name: "unknown kind", set: func(f *scaleFlags) { f.objects = "dragons=10" }, want: "dragons"},
+		{name: "bad size", set: func(f *scaleFlags) { f.sizes = []string{"pods=lots"} }, want: "lots"},
+		{name: "no connection", set: func(f *scaleFlags) { f.o.Conns = 0 }, want: "--conns must be at least 1"},
+		{name: "no page", set: func(f *scaleFlags) { f.o.PageLimit = 0 }, want: "--page-limit must be at least 1"},
+	} {
+		f := &scaleFlags{objects: scale.DefaultObjects}
+		f.o.Conns, f.o.PageLimit = 1, scale.DefaultPageLimit
+		if c.set != nil {
+			c.set(f)
+		}
+		err := f.validate(givenFlags(c.given...))
+		wantUsage(t, c.name, err, c.want)
+		if err == nil && len(f.o.Counts) == 0 {
+			t.Errorf("%s: validate set no objects to write", c.name)
+		}
+	}
+}
+
+func TestManifestValidate(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		set   func(*manifestFlags)
+		given []string
+		args  []string
+		want  string
+		// deadline, when set, is the Job's deadline validate leaves.
+		deadline time.Duration
+	}{
+		{name: "defaults", deadline: k8s.DefaultDeadline},
+		{name: "ttl 0", given: []string{"ttl"}, want: "--ttl 0 would delete the Job"},
+		{name: "deadline 0", set: func(f *manifestFlags) { f.o.Deadline = 0 }, given: []string{"deadline"}, want: "--deadline 0 would let a pod"},
+		{name: "bad requests", set: func(f *manifestFlags) { f.requests = "cpu" }, want: "--requests"},
+		{name: "disk's arguments", args: []string{"--runtime", "30s"}},
+		{name: "disk's unknown flag", args: []string{"--soak", "1m"}, want: "are for 'etcdperf disk'"},
+		{name: "doctor's soak lengthens the deadline", set: func(f *manifestFlags) { f.mode = "doctor" }, args: []string{"--soak", "20m"},
+			deadline: k8s.DefaultDeadline + 20*time.Minute},
+		{name: "doctor's flags by their values", set: func(f *manifestFlags) { f.mode = "doctor" }, args: []string{"--duration", "0s"},
+			want: "--duration must be positive"},
+		{name: "deadline under the soak", set: func(f *manifestFlags) { f.mode, f.o.Deadline = "doctor", 10*time.Minute }, given: []string{"deadline"},
+			args: []string{"--soak", "20m"}, want: "ends the Job before doctor's --soak"},
+	} {
+		f := &manifestFlags{mode: string(k8s.ModeDisk)}
+		f.o.TTL, f.o.Deadline = 0, k8s.DefaultDeadline
+		if c.set != nil {
+			c.set(f)
+		}
+		err := f.validate(givenFlags(c.given...), c.args)
+		wantUsage(t, c.name, err, c.want)
+		if c.deadline > 0 && f.o.Deadline != c.deadline {
+			t.Errorf("%s: the Job's deadline is %s, want %s", c.name, f.o.Deadline, c.deadline)
+		}
+		if err != nil && strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %q is not one line", c.name, err)
+		}
+	}
+}
