@@ -57,16 +57,23 @@ func TestDoctorValidate(t *testing.T) {
 		{name: "zero step", set: func(f *doctorFlags) { f.capacity.step = 0 }, want: "--capacity-step must be positive"},
 		{name: "negative pace", set: func(f *doctorFlags) { f.diskRate = -1 }, want: "--disk-rate cannot be negative"},
 		{name: "slow view too slow", set: func(f *doctorFlags) { f.slowDelay = 3 * time.Hour }, want: "--simulate-fsync-delay"},
-		{name: "soak too short", set: func(f *doctorFlags) { f.capacity.soak.duration = 4 * time.Second; f.capacity.soak.interval = capacity.DefaultSoakInterval },
+		{name: "soak too short", set: func(f *doctorFlags) {
+			f.capacity.soak.duration = 4 * time.Second
+			f.capacity.soak.interval = capacity.DefaultSoakInterval
+		},
 			want: "shorter than three --soak-interval"},
 		{name: "soak of nothing", set: func(f *doctorFlags) {
 			f.capacity.on, f.capacity.soak.duration, f.capacity.soak.interval = false, time.Minute, capacity.DefaultSoakInterval
 		}, given: []string{"capacity"}, want: "--soak-rate N"},
 		// On a cluster the sweep runs only when --capacity is given by
 		// name: a soak there needs its rate.
-		{name: "soak on a cluster", set: func(f *doctorFlags) { f.capacity.soak.duration, f.capacity.soak.interval = time.Minute, capacity.DefaultSoakInterval },
+		{name: "soak on a cluster", set: func(f *doctorFlags) {
+			f.capacity.soak.duration, f.capacity.soak.interval = time.Minute, capacity.DefaultSoakInterval
+		},
 			reaches: true, want: "--soak-rate N"},
-		{name: "soak on a cluster swept", set: func(f *doctorFlags) { f.capacity.soak.duration, f.capacity.soak.interval = time.Minute, capacity.DefaultSoakInterval },
+		{name: "soak on a cluster swept", set: func(f *doctorFlags) {
+			f.capacity.soak.duration, f.capacity.soak.interval = time.Minute, capacity.DefaultSoakInterval
+		},
 			given: []string{"capacity"}, reaches: true},
 	} {
 		f := defaultDoctorFlags()
