@@ -42,9 +42,8 @@ func volumeSize(dir string) (int64, error) {
 // allocate writes size bytes of zeros to f, synced, so that the volume's
 // writes land on blocks the file system under it has allocated already,
 // as a cloud volume's do: in a sparse (or fallocated) file, each first
-// write to a block also commits the file system's metadata for it, and a
-// volume over one answered etcd's fdatasyncs at 150 puts/s with a p99 of
-// 10ms on a disk whose own took 0.4ms.
+// write to a block also commits the file system's metadata for it, which
+// slows every fdatasync (docs/evidence.md, "Notes behind the rules").
 func allocate(f *os.File, size int64) error {
 	buf := make([]byte, 4<<20)
 	for off := int64(0); off < size; off += int64(len(buf)) {

@@ -67,9 +67,8 @@ func Soak(s *result.Soak, criteria []check.Criterion) {
 		// they fell, else by etcd's own fsyncs. Not by the fsyncs when the
 		// device's writes fell: etcd then packs more puts into each fsync
 		// (its backend's commits and compactions taking the writes), and
-		// they fall much further than what it serves (a soak at 1,000
-		// puts/s whose device fell from 2,255 to 303 IOPS served 537
-		// puts/s on 13 fsyncs/s).
+		// they fall much further than what it serves
+		// (docs/evidence.md, "Notes behind the rules").
 		switch {
 		case d.IOPSBefore > 0 && d.IOPSAfter < d.IOPSBefore && contains(d.Fell, "device_iops"):
 			s.SustainedPutsPerS, s.SustainedFrom = math.Min(late.achieved, s.Rate*d.IOPSAfter/d.IOPSBefore), "device_iops"
