@@ -262,7 +262,7 @@ func (f *doctorFlags) readProm(cmd *cobra.Command, o *pipeline.DoctorOptions) er
 		if _, err := promexport.CheckURL(f.demandFrom); err != nil {
 			return usageError("--demand-from: %v", err)
 		}
-		d, words, err := pipeline.PeakDemand(cmd.Context(), conn, f.demandSince)
+		d, words, err := promexport.PeakDemand(cmd.Context(), conn, f.demandSince)
 		if err != nil {
 			return usageError("--demand-from %s: %v", f.demandFrom, err)
 		}

@@ -14,7 +14,6 @@ import (
 	"github.com/etcdperf/etcdperf/internal/capacity"
 	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/judge"
-	"github.com/etcdperf/etcdperf/internal/pipeline"
 	"github.com/etcdperf/etcdperf/internal/promexport"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
@@ -204,14 +203,14 @@ func (s *sweepFlags) readProm(ctx context.Context, prof *check.Profile, conn pro
 		return from, usageError("%s reads the cluster's metrics from the Prometheus of --demand-from URL: give it too", s.promFlags())
 	}
 	if s.dbFromProm {
-		n, words, err := pipeline.ClusterDBSize(ctx, conn, since)
+		n, words, err := promexport.ClusterDBSize(ctx, conn, since)
 		if err != nil {
 			return from, usageError("--db-size %s (%s): %v; give the size instead, e.g. --db-size 2g", fromProm, conn.URL, err)
 		}
 		s.dbSize, from.DB = n, words
 	}
 	if s.valueFromProm {
-		n, words, err := pipeline.ClusterMeanWrite(ctx, conn, since)
+		n, words, err := promexport.ClusterMeanWrite(ctx, conn, since)
 		if err != nil {
 			return from, usageError("--value-size %s (%s): %v; give the size instead, e.g. --value-size 2k", fromProm, conn.URL, err)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/etcdperf/etcdperf/internal/load"
 	"github.com/etcdperf/etcdperf/internal/loadrun"
 	"github.com/etcdperf/etcdperf/internal/memberwatch"
+	"github.com/etcdperf/etcdperf/internal/promscrape"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/sysinfo"
 )
@@ -166,7 +167,7 @@ func runCheck(ctx context.Context, o CheckOptions) (*result.Result, error) {
 			"so a shortfall here is etcd's or this machine's, as the findings say.", p.Rate))
 	}
 	res.Host = obs.Host
-	res.ExpectedDefrag = expectedAroundLoad(o.DefragMember, obs.First, obs.Last)
+	res.ExpectedDefrag = promscrape.ExpectedAroundLoad(o.DefragMember, obs.First, obs.Last)
 	if o.AutoDefrag {
 		note, derr := defragAfter(ctx, res, o.Target.Conn)
 		res.Perf.Notes = append(res.Perf.Notes, note)

@@ -12,6 +12,7 @@ import (
 	"github.com/etcdperf/etcdperf/internal/judge"
 	"github.com/etcdperf/etcdperf/internal/loadrun"
 	"github.com/etcdperf/etcdperf/internal/memberwatch"
+	"github.com/etcdperf/etcdperf/internal/promscrape"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/sysinfo"
 )
@@ -137,7 +138,7 @@ func observeMembers(ctx context.Context, r *result.Result, conn cluster.ConnOpti
 	}
 	obs := win.Stop(context.WithoutCancel(ctx))
 	r.Server, r.Host = obs.Server, obs.Host
-	r.ExpectedDefrag = expectedOfMember(member, obs.Last, "")
+	r.ExpectedDefrag = promscrape.ExpectedOfMember(member, obs.Last, "")
 	if r.Server != nil {
 		r.Server.Notes = obs.Notes
 	}

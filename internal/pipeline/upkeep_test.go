@@ -91,13 +91,13 @@ func TestMetricsUpkeep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := expectedFromMember("m1", snap)
+	e := promscrape.ExpectedDefrag("m1", snap)
 	if e == nil || e.Past == nil || e.Past.Count < 1 || e.Seconds <= 0 || e.DBSize <= 0 || e.Missing != "" {
 		t.Errorf("expected from the member's own defragmentation: %+v", e)
 	}
 	// A member that never defragmented (etcd 3.4.13's captured metrics):
 	// what it would need.
-	if e := expectedFromMember("etcd-0", capturedMetrics(t, "etcd-3.4.13.metrics")); e == nil || e.Seconds != 0 || !strings.Contains(e.Missing, "etcdperf doctor --data-dir") || e.DBSize != 65536 {
+	if e := promscrape.ExpectedDefrag("etcd-0", capturedMetrics(t, "etcd-3.4.13.metrics")); e == nil || e.Seconds != 0 || !strings.Contains(e.Missing, "etcdperf doctor --data-dir") || e.DBSize != 65536 {
 		t.Errorf("expected without a past defragmentation: %+v", e)
 	}
 
@@ -212,42 +212,6 @@ func TestCheckStatesMemberDefrag(t *testing.T) {
 	}
 	if res.ExpectedDefrag != nil {
 		t.Errorf("without a member: expected %+v", res.ExpectedDefrag)
-	}
-}
-
-// The stall of a member's next defragmentation around a load comes from
-// its scrape before the load; when that scrape failed, from the one after
-// it, and the source says which.
-func TestExpectedAroundLoad(t *testing.T) {
-	before := []promscrape.MemberScrape{{Member: cluster.Member{Name: "etcd-0"}, Snap: capturedMetrics(t, "etcd-3.4.13.metrics")}}
-	after := []promscrape.MemberScrape{{Member: cluster.Member{Name: "etcd-0"}, Snap: capturedMetrics(t, "etcd-3.6.16.metrics")}}
-	failed := []promscrape.MemberScrape{{Member: cluster.Member{Name: "etcd-0"}, Err: fmt.Errorf("connection refused")}}
-	for _, c := range []struct {
-		name         string
-		first, last  []promscrape.MemberScrape
-		member, when string
-		before       bool // the size is the scrape's before the load
-	}{
-		{"the scrape before the load", before, after, "etcd-0", "before the load", true},
-		{"the scrape before failed", failed, after, "etcd-0", "after the load", false},
-		{"both failed", failed, failed, "etcd-0", "", false},
-		{"no member to state it for", before, after, "", "", false},
-	} {
-		e := expectedAroundLoad(c.member, c.first, c.last)
-		if c.when == "" {
-			if e != nil {
-				t.Errorf("%s: %+v, want none", c.name, e)
-			}
-			continue
-		}
-		used := c.last
-		if c.before {
-			used = c.first
-		}
-		want := used[0].Snap.EtcdSignals().Values["db_size_in_use"]
-		if e == nil || !strings.HasSuffix(e.DBSizeFrom, ", "+c.when) || e.DBSize != want || want <= 0 {
-			t.Errorf("%s: %+v, want %v bytes %s", c.name, e, want, c.when)
-		}
 	}
 }
 
