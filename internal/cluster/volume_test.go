@@ -12,7 +12,7 @@ import (
 
 	"github.com/etcdperf/etcdperf/internal/cgroup"
 	"github.com/etcdperf/etcdperf/internal/cluster"
-	"github.com/etcdperf/etcdperf/internal/hoststats"
+	"github.com/etcdperf/etcdperf/internal/memberproc"
 	"github.com/etcdperf/etcdperf/internal/sysinfo"
 	"github.com/etcdperf/etcdperf/internal/testutil"
 )
@@ -86,7 +86,7 @@ func TestVolumeIOPSMember(t *testing.T) {
 	}
 	// Its own device, the loop device, shows no cap: not to the cgroup
 	// reading, not to the member's process figures.
-	hm, err := hoststats.OpenMember(m.Name, m.PID, "test")
+	hm, err := memberproc.Open(m.Name, m.PID, "test")
 	if err != nil {
 		t.Fatal(err)
 	}

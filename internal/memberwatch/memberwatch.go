@@ -26,6 +26,7 @@ import (
 
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/hoststats"
+	"github.com/etcdperf/etcdperf/internal/memberproc"
 	"github.com/etcdperf/etcdperf/internal/promscrape"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/sysinfo"
@@ -50,7 +51,7 @@ type Window struct {
 	members []cluster.Member
 	// first is the scrape at Start, last the latest mark's.
 	first, last []promscrape.MemberScrape
-	procs       *hoststats.MemberWatch
+	procs       *memberproc.Watcher
 	sampler     *hoststats.Sampler
 	// hostErr is why the host could not be sampled (Options.Host).
 	hostErr error
@@ -70,7 +71,7 @@ func Start(ctx context.Context, client *http.Client, members []cluster.Member, o
 	w := &Window{client: client, members: members}
 	w.first = promscrape.ScrapeMembers(ctx, client, members)
 	w.last = w.first
-	w.procs = hoststats.WatchMembers(members)
+	w.procs = memberproc.Watch(members)
 	if o.Host {
 		w.sampler, w.hostErr = hoststats.Start(o.Device, time.Second)
 	}

@@ -1,4 +1,4 @@
-package hoststats
+package memberproc
 
 import (
 	"errors"
@@ -6,15 +6,16 @@ import (
 	"os"
 
 	"github.com/etcdperf/etcdperf/internal/cgroup"
+	"github.com/etcdperf/etcdperf/internal/hoststats"
 	"github.com/etcdperf/etcdperf/internal/procstats"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/sysinfo"
 )
 
-// Member follows one etcd member process that runs on this host: its
+// Process follows one etcd member process that runs on this host: its
 // threads' CPU time and run-queue wait, its CPU cgroup's quota and
 // throttling, and the device under its write-ahead log.
-type Member struct {
+type Process struct {
 	proc result.MemberProcess
 	pid  int
 	// group is the cgroup that limits the process, if one does.
@@ -27,25 +28,25 @@ type Member struct {
 	ioCapped bool
 }
 
-// MemberSnapshot is a member process's counters at one instant.
-type MemberSnapshot struct {
+// Snapshot is a member process's counters at one instant.
+type Snapshot struct {
 	Sched   procstats.Sched
 	CPU     cgroup.Stat
-	Disk    DiskCounters
+	Disk    hoststats.DiskCounters
 	HasDev  bool
-	HostCPU CPUCounters
+	HostCPU hoststats.CPUCounters
 	IO      *cgroup.IOStat
 	RSS     float64
 	err     error
 }
 
-// OpenMember finds out where process pid (the member called name, found
+// Open finds out where process pid (the member called name, found
 // as found says) keeps its WAL and what limits its CPU. A process that
 // holds no etcd files is an error; what cannot be found of the rest is
 // said in the member's Error.
-func OpenMember(name string, pid int, found string) (*Member, error) {
+func Open(name string, pid int, found string) (*Process, error) {
 	host, _ := os.Hostname()
-	m := &Member{pid: pid, proc: result.MemberProcess{Name: name, Host: host, PID: pid, Found: found}}
+	m := &Process{pid: pid, proc: result.MemberProcess{Name: name, Host: host, PID: pid, Found: found}}
 	files, err := procstats.Host.OpenEtcdFiles(pid)
 	if err != nil {
 		return nil, err
@@ -90,15 +91,15 @@ func OpenMember(name string, pid int, found string) (*Member, error) {
 }
 
 // Take reads the member's counters now.
-func (m *Member) Take() MemberSnapshot {
-	var s MemberSnapshot
+func (m *Process) Take() Snapshot {
+	var s Snapshot
 	if s.Sched, s.err = procstats.Host.ReadSched(m.pid); s.err != nil {
 		return s
 	}
 	if m.limited {
 		s.CPU, _ = m.group.Stat()
 	}
-	s.HostCPU, _ = ReadCPU()
+	s.HostCPU, _ = hoststats.ReadCPU()
 	s.RSS, _ = procstats.Host.RSS(m.pid)
 	if m.ioCapped {
 		if st, err := m.ioGroup.IOStat(m.ioDev); err == nil {
@@ -106,7 +107,7 @@ func (m *Member) Take() MemberSnapshot {
 		}
 	}
 	if m.device != "" {
-		if d, err := ReadDisk(m.device); err == nil {
+		if d, err := hoststats.ReadDisk(m.device); err == nil {
 			s.Disk, s.HasDev = d, true
 		}
 	}
@@ -114,7 +115,7 @@ func (m *Member) Take() MemberSnapshot {
 }
 
 // Between returns the member's process figures from a to b.
-func (m *Member) Between(a, b MemberSnapshot) result.MemberProcess {
+func (m *Process) Between(a, b Snapshot) result.MemberProcess {
 	p := m.proc
 	if err := errors.Join(a.err, b.err); err != nil {
 		p.Error = err.Error()
@@ -127,7 +128,7 @@ func (m *Member) Between(a, b MemberSnapshot) result.MemberProcess {
 		th := cgroup.Between(a.CPU, b.CPU)
 		p.Throttled, p.ThrottledTime = th.Share, th.Time
 	}
-	hs := Between(Snapshot{At: a.Sched.At, Disk: a.Disk, HasDev: a.HasDev, CPU: a.HostCPU}, Snapshot{At: b.Sched.At, Disk: b.Disk, HasDev: b.HasDev, CPU: b.HostCPU})
+	hs := hoststats.Between(hoststats.Snapshot{At: a.Sched.At, Disk: a.Disk, HasDev: a.HasDev, CPU: a.HostCPU}, hoststats.Snapshot{At: b.Sched.At, Disk: b.Disk, HasDev: b.HasDev, CPU: b.HostCPU})
 	p.HostCPUBusy = hs.CPUBusy
 	if a.IO != nil && b.IO != nil {
 		p.CappedWriteIOPS = cgroup.IOBetween(*a.IO, *b.IO).WriteIOPS
@@ -140,4 +141,4 @@ func (m *Member) Between(a, b MemberSnapshot) result.MemberProcess {
 }
 
 // Process is what is known of the member before any figure is measured.
-func (m *Member) Process() result.MemberProcess { return m.proc }
+func (m *Process) Process() result.MemberProcess { return m.proc }

@@ -1,4 +1,4 @@
-package hoststats
+package memberproc
 
 import (
 	"net/url"
@@ -9,20 +9,20 @@ import (
 	"github.com/etcdperf/etcdperf/internal/result"
 )
 
-// MemberWatch follows the member MemberWatch that run on this host over a
+// Watcher follows the member processes that run on this host over a
 // run: the members etcdperf started, and those listening on a loopback
 // address.
-type MemberWatch struct {
-	members []*Member
-	first   []MemberSnapshot
+type Watcher struct {
+	members []*Process
+	first   []Snapshot
 	// fixed are members whose process cannot be measured, with why.
 	fixed []result.MemberProcess
 }
 
-// WatchMembers finds the members that run on this host and takes the
+// Watch finds the members that run on this host and takes the
 // first reading of each.
-func WatchMembers(members []cluster.Member) *MemberWatch {
-	p := &MemberWatch{}
+func Watch(members []cluster.Member) *Watcher {
+	p := &Watcher{}
 	for _, m := range members {
 		pid, found := localProcess(m)
 		if pid == 0 {
@@ -34,7 +34,7 @@ func WatchMembers(members []cluster.Member) *MemberWatch {
 			// load generator's.
 			found = "etcdperf's own process, with the load generator"
 		}
-		hm, err := OpenMember(m.Name, pid, found)
+		hm, err := Open(m.Name, pid, found)
 		if err != nil {
 			host, _ := os.Hostname()
 			p.fixed = append(p.fixed, result.MemberProcess{Name: m.Name, Host: host, PID: pid, Found: found, Error: err.Error()})
@@ -65,7 +65,7 @@ func localProcess(m cluster.Member) (int, string) {
 
 // Since returns each member process's figures from the first reading to
 // now, by member name order of the watch.
-func (p *MemberWatch) Since() []result.MemberProcess {
+func (p *Watcher) Since() []result.MemberProcess {
 	if p == nil {
 		return nil
 	}
