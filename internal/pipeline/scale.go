@@ -16,7 +16,12 @@ import (
 )
 
 // ScaleOptions configure `etcdperf scale`.
-type ScaleOptions = scale.Options
+type ScaleOptions struct {
+	scale.Options
+	// Criteria are the limits the steps and the run are judged by
+	// (default check.Table).
+	Criteria []check.Criterion
+}
 
 // Scale grows Kubernetes-shaped data in etcd step by step, with the
 // background traffic of a control plane, and records etcd's figures after
@@ -27,6 +32,9 @@ type ScaleOptions = scale.Options
 // its partial Result with the error.
 func Scale(ctx context.Context, o ScaleOptions) (res *result.Result, err error) {
 	o.Defaults()
+	if o.Criteria == nil {
+		o.Criteria = check.Table
+	}
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
@@ -49,7 +57,7 @@ func Scale(ctx context.Context, o ScaleOptions) (res *result.Result, err error) 
 		return nil, err
 	}
 
-	run := scale.NewRun(o, t, conns)
+	run := scale.NewRun(o.Options, t, conns)
 	// Whatever happens from here on, the keys and leases go.
 	defer func() {
 		if cerr := run.Cleanup(context.WithoutCancel(ctx)); cerr != nil {

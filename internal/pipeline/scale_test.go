@@ -26,8 +26,8 @@ func counts(t *testing.T, spec string) []scale.Count {
 
 func TestScaleEmbedded(t *testing.T) {
 	dir := t.TempDir()
-	o := ScaleOptions{Target: cluster.TargetOptions{DataDir: dir}, Counts: counts(t, "pods=600,services=60,events=60"),
-		Steps: 3, Clients: 4, UpdateRate: 200, Lists: 2, ListInterval: 50 * time.Millisecond}
+	o := ScaleOptions{Options: scale.Options{Target: cluster.TargetOptions{DataDir: dir}, Counts: counts(t, "pods=600,services=60,events=60"),
+		Steps: 3, Clients: 4, UpdateRate: 200, Lists: 2, ListInterval: 50 * time.Millisecond}}
 	res, err := Scale(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +93,7 @@ func TestScaleStopsAtALimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := ScaleOptions{Target: cluster.TargetOptions{DataDir: t.TempDir()}, Counts: counts(t, "pods=200"), Steps: 4, Lists: 1, Criteria: criteria}
+	o := ScaleOptions{Options: scale.Options{Target: cluster.TargetOptions{DataDir: t.TempDir()}, Counts: counts(t, "pods=200"), Steps: 4, Lists: 1}, Criteria: criteria}
 	res, err := Scale(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
@@ -125,7 +125,7 @@ func TestScaleExternal(t *testing.T) {
 	if _, err := cli.Put(ctx, "/etcdperf/taken/x", "1"); err != nil {
 		t.Fatal(err)
 	}
-	o := ScaleOptions{Target: cluster.TargetOptions{Conn: conn}, Counts: counts(t, "pods=20,events=16"), Steps: 2, Clients: 1, Lists: 1, Prefix: "/etcdperf/taken/"}
+	o := ScaleOptions{Options: scale.Options{Target: cluster.TargetOptions{Conn: conn}, Counts: counts(t, "pods=20,events=16"), Steps: 2, Clients: 1, Lists: 1, Prefix: "/etcdperf/taken/"}}
 	if _, err := Scale(ctx, o); !errors.Is(err, ErrPrefixInUse) {
 		t.Errorf("a used prefix: %v", err)
 	}
@@ -173,7 +173,7 @@ func TestScaleExternal(t *testing.T) {
 }
 
 func TestScaleOptionsValidate(t *testing.T) {
-	good := ScaleOptions{Counts: []scale.Count{{Kind: scale.Kinds[0], N: 10}}, Steps: 2, Clients: 1}
+	good := ScaleOptions{Options: scale.Options{Counts: []scale.Count{{Kind: scale.Kinds[0], N: 10}}, Steps: 2, Clients: 1}}
 	for want, mod := range map[string]func(o *ScaleOptions){
 		"names no object":    func(o *ScaleOptions) { o.Counts = nil },
 		"--steps must be":    func(o *ScaleOptions) { o.Steps = 0 },

@@ -15,7 +15,6 @@ import (
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/hist"
 	"github.com/etcdperf/etcdperf/internal/load"
@@ -53,8 +52,6 @@ type Options struct {
 	Namespaces int
 	// CatchUpTimeout bounds the wait for the watches at the end of a step.
 	CatchUpTimeout time.Duration
-	// Criteria are the limits the steps and the run are judged by.
-	Criteria []check.Criterion
 	// RandomState makes the objects' names and sizes reproducible; 0 picks one.
 	RandomState uint64
 	// Progress, when not nil, follows the run.
@@ -104,9 +101,6 @@ func (o *Options) Defaults() {
 	}
 	if o.CatchUpTimeout == 0 {
 		o.CatchUpTimeout = DefaultCatchUpTimeout
-	}
-	if o.Criteria == nil {
-		o.Criteria = check.Table
 	}
 	if o.RandomState == 0 {
 		o.RandomState = uint64(time.Now().UnixNano())
