@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/pipeline"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/testutil"
@@ -180,9 +180,9 @@ func TestDoctorCapacity(t *testing.T) {
 // says it with the figures.
 func busyWithOthers(t *testing.T, c *result.Capacity) (bool, string) {
 	t.Helper()
-	lv, ok := check.Lookup(check.Table, check.HostCPUBusy)
+	lv, ok := limits.Lookup(limits.Table, limits.HostCPUBusy)
 	if !ok {
-		t.Fatalf("no %s in the table", check.HostCPUBusy)
+		t.Fatalf("no %s in the table", limits.HostCPUBusy)
 	}
 	// The step the sweep's cause is judged from, as judge.Capacity picks
 	// it: the lowest rate above the answer that broke (a confirm step

@@ -13,7 +13,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/testutil"
 )
@@ -219,7 +219,7 @@ func logLatencies(t *testing.T, res *result.Result, instance string, ends []time
 	if tb == nil {
 		return
 	}
-	for _, id := range []string{check.WALFsyncP99, check.BackendCommitP99} {
+	for _, id := range []string{limits.WALFsyncP99, limits.BackendCommitP99} {
 		col := -1
 		for j, c := range tb.Columns {
 			if c.Query == id && c.Labels["instance"] == instance {

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/etcdperf/etcdperf/internal/cgroup"
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/netfault"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/testutil"
@@ -330,8 +330,8 @@ func underLimits(t *testing.T, r *result.Result) bool {
 		return false
 	}
 	for _, m := range r.Prom.Members {
-		for _, id := range []string{check.WALFsyncP99, check.BackendCommitP99} {
-			c, ok := check.Lookup(check.Table, id)
+		for _, id := range []string{limits.WALFsyncP99, limits.BackendCommitP99} {
+			c, ok := limits.Lookup(limits.Table, id)
 			if !ok {
 				t.Fatalf("no %s in the table", id)
 			}

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/load"
 	"github.com/etcdperf/etcdperf/internal/loadrun"
+	"github.com/etcdperf/etcdperf/internal/profile"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
@@ -59,7 +59,7 @@ const fillValue = 32 << 10
 // load, with the history compacted during each (compactEvery); on a
 // cluster's endpoints, a new key each, deleted after each load.
 type space struct {
-	base   check.Profile
+	base   profile.Profile
 	device string
 	conn   cluster.ConnOptions
 	runID  string
@@ -73,7 +73,7 @@ type space struct {
 // sweep, the soak) share, and writes its key space on an etcd of their
 // own. Its loads reach an embedded etcd as a cluster on this host, and a
 // member on a capped volume through the volume's device.
-func openSpace(ctx context.Context, what string, to cluster.TargetOptions, base check.Profile, device string) (*space, *cluster.Target, error) {
+func openSpace(ctx context.Context, what string, to cluster.TargetOptions, base profile.Profile, device string) (*space, *cluster.Target, error) {
 	sp := &space{base: base, device: device, own: len(to.Conn.Endpoints) == 0}
 	to.Separate = sp.own
 	t, err := cluster.Open(ctx, to)
@@ -111,7 +111,7 @@ func (sp *space) compactionSeconds() float64 {
 
 // load is a load of prof for d: on its own etcd, over the key space with
 // compactions; under a run ID of its own.
-func (sp *space) load(prof check.Profile, d time.Duration) Load {
+func (sp *space) load(prof profile.Profile, d time.Duration) Load {
 	l := Load{Target: cluster.TargetOptions{Conn: sp.conn, RunID: fmt.Sprintf("%s-load%d", sp.runID, sp.loads)}, Profile: prof, Duration: d, Device: sp.device,
 		Compact: sp.own, KeySpace: sp.keySpace(), CompactEvery: sp.compactEvery(d), Prefix: sp.prefix, Overwrite: sp.own}
 	sp.loads++
@@ -182,7 +182,7 @@ func (s *sweep) fill(ctx context.Context) error {
 	// in the seconds after it: a second of the verdict's load, not
 	// judged, lets them pass before the first step.
 	warm := o.Base
-	warm.Clients = check.ClientsFor(warm.Rate)
+	warm.Clients = profile.ClientsFor(warm.Rate)
 	if _, err := o.Run(ctx, Load{Target: cluster.TargetOptions{Conn: s.sp.conn, RunID: s.sp.runID + "-warm"}, Profile: warm, Duration: time.Second}); err != nil {
 		return fmt.Errorf("capacity sweep: a second of load after the fill: %w", err)
 	}

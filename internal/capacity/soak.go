@@ -6,9 +6,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/loadrun"
+	"github.com/etcdperf/etcdperf/internal/profile"
 	"github.com/etcdperf/etcdperf/internal/promscrape"
 	"github.com/etcdperf/etcdperf/internal/result"
 )
@@ -32,7 +32,7 @@ type SoakOptions struct {
 	// of its own, or a cluster's endpoints.
 	Target cluster.TargetOptions
 	// Base is check perf's profile whose key and value sizes the puts use.
-	Base check.Profile
+	Base profile.Profile
 	// Rate is the offered rate (puts/s), RateFrom where it came from
 	// (result.SoakRateCapacity, SoakRateFlag).
 	Rate     float64
@@ -67,7 +67,7 @@ func Soak(ctx context.Context, o SoakOptions) (*result.Soak, error) {
 	if o.Interval <= 0 {
 		o.Interval = DefaultSoakInterval
 	}
-	clients := check.ClientsFor(o.Rate)
+	clients := profile.ClientsFor(o.Rate)
 	s := &result.Soak{Rate: o.Rate, RateFrom: o.RateFrom, Clients: clients, ValueSize: o.Base.ValSize, KeySize: o.Base.KeySize,
 		IntervalSeconds: o.Interval.Seconds()}
 	sp, t, err := openSpace(ctx, "soak", o.Target, o.Base, o.Device)

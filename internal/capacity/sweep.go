@@ -6,9 +6,10 @@ import (
 	"math"
 	"time"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/loadrun"
+	"github.com/etcdperf/etcdperf/internal/profile"
 	"github.com/etcdperf/etcdperf/internal/result"
 )
 
@@ -52,9 +53,9 @@ var rates = func() []float64 {
 
 // profileRate is the rate of check perf's profile name.
 func profileRate(name string) float64 {
-	p, err := check.LookupProfile(name)
+	p, err := profile.Lookup(name)
 	if err != nil {
-		panic(err) // check.Profiles is the program's own table
+		panic(err) // profile.Profiles is the program's own table
 	}
 	return p.Rate
 }
@@ -64,7 +65,7 @@ func profileRate(name string) float64 {
 // for Duration.
 type Load struct {
 	Target   cluster.TargetOptions
-	Profile  check.Profile
+	Profile  profile.Profile
 	Duration time.Duration
 	// Device is the block device under the data (for /proc/diskstats).
 	Device string
@@ -96,12 +97,12 @@ type Options struct {
 	// Base is check perf's profile whose key and value sizes the steps
 	// use; First, when set, is the verdict's own load at Base's rate
 	// judged as a step, the sweep's first step.
-	Base  check.Profile
+	Base  profile.Profile
 	First *result.CapacityStep
 	Step  time.Duration
 	// Device is the block device under the data (for /proc/diskstats).
 	Device   string
-	Criteria []check.Criterion
+	Criteria []limits.Criterion
 	// Demand, when positive, is the cluster's peak write demand (puts/s)
 	// to judge the capacity against, DemandFrom where it came from.
 	Demand     float64
@@ -199,7 +200,7 @@ type sweep struct {
 // limit.
 func (s *sweep) step(ctx context.Context, r float64, d time.Duration, confirm bool) (bool, error) {
 	o := s.o
-	clients := check.ClientsFor(r)
+	clients := profile.ClientsFor(r)
 	if o.Stepping != nil {
 		o.Stepping(r, clients, confirm)
 	}
@@ -270,7 +271,7 @@ func (s *sweep) knee(ctx context.Context, held, bad float64) error {
 	}
 	brokeAt := stepAt(s.c.Steps, bad)
 	if over := twoDigits(bad * math.Sqrt2); brokeAt != nil && over <= rates[len(rates)-1] &&
-		brokeAt.FsyncsBehind(check.LimitOf(s.o.Criteria, check.FsyncsFlatGrowth)) {
+		brokeAt.FsyncsBehind(limits.LimitOf(s.o.Criteria, limits.FsyncsFlatGrowth)) {
 		if _, err := s.step(ctx, over, s.o.Step, false); err != nil {
 			return err
 		}

@@ -6,7 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
+	"github.com/etcdperf/etcdperf/internal/profile"
 	"github.com/etcdperf/etcdperf/internal/result"
 )
 
@@ -30,7 +31,7 @@ func (s *storage) run(_ context.Context, l Load) (*result.CapacityStep, error) {
 		limit = s.hold
 	}
 	if r > limit {
-		st.Broke = []string{check.WALFsyncP99}
+		st.Broke = []string{limits.WALFsyncP99}
 	}
 	return st, nil
 }
@@ -63,7 +64,7 @@ func TestSweepSteps(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := tc.st
-			s := &sweep{o: Options{Step: DefaultStep, Confirm: DefaultConfirm, Criteria: check.Table, Run: st.run}, c: &result.Capacity{Steps: []result.CapacityStep{*first}}, sp: &space{}, first: true}
+			s := &sweep{o: Options{Step: DefaultStep, Confirm: DefaultConfirm, Criteria: limits.Table, Run: st.run}, c: &result.Capacity{Steps: []result.CapacityStep{*first}}, sp: &space{}, first: true}
 			held, bad, err := s.climb(context.Background())
 			if err == nil {
 				err = s.knee(context.Background(), held, bad)
@@ -86,8 +87,8 @@ func TestSweepSteps(t *testing.T) {
 				t.Errorf("the last step %+v is not a confirm step of %s", last, DefaultConfirm)
 			}
 			for i, l := range st.ran {
-				if l.Profile.Clients != check.ClientsFor(l.Profile.Rate) {
-					t.Errorf("step %d at %.0f puts/s ran %d clients, want check perf's %d", i, l.Profile.Rate, l.Profile.Clients, check.ClientsFor(l.Profile.Rate))
+				if l.Profile.Clients != profile.ClientsFor(l.Profile.Rate) {
+					t.Errorf("step %d at %.0f puts/s ran %d clients, want check perf's %d", i, l.Profile.Rate, l.Profile.Clients, profile.ClientsFor(l.Profile.Rate))
 				}
 				if i > 0 && l.Target.RunID == st.ran[i-1].Target.RunID {
 					t.Errorf("steps %d and %d share the run ID %s", i-1, i, l.Target.RunID)
@@ -102,19 +103,19 @@ func TestSweepSteps(t *testing.T) {
 // cluster no load compacts or overwrites, and each has a run ID of its
 // own.
 func TestSpaceLoads(t *testing.T) {
-	own := &space{own: true, base: check.Profile{ValSize: 1024}, prefix: "/etcdperf/x-keys/"}
-	short, long := own.load(check.Profile{Rate: 1000}, compactEvery/2), own.load(check.Profile{Rate: 1000}, 2*time.Second)
+	own := &space{own: true, base: profile.Profile{ValSize: 1024}, prefix: "/etcdperf/x-keys/"}
+	short, long := own.load(profile.Profile{Rate: 1000}, compactEvery/2), own.load(profile.Profile{Rate: 1000}, 2*time.Second)
 	if short.CompactEvery != 0 || long.CompactEvery != compactEvery || !long.Overwrite || long.KeySpace != keySpace || long.Prefix != own.prefix {
 		t.Errorf("own etcd, 1 KiB values: a ½s load %+v, a 2s load %+v", short, long)
 	}
 	if short.Target.RunID == long.Target.RunID {
 		t.Errorf("two loads share the run ID %s", long.Target.RunID)
 	}
-	if n := (&space{own: true, base: check.Profile{ValSize: 4 << 20}}).keySpace(); n != 10 {
+	if n := (&space{own: true, base: profile.Profile{ValSize: 4 << 20}}).keySpace(); n != 10 {
 		t.Errorf("own etcd, 4 MiB values: %d keys, want at least 10", n)
 	}
-	live := &space{base: check.Profile{ValSize: 1024}}
-	if l := live.load(check.Profile{Rate: 1000}, 8*time.Second); l.CompactEvery != 0 || l.Overwrite || l.KeySpace != 0 || l.Compact || live.compactionSeconds() != 0 {
+	live := &space{base: profile.Profile{ValSize: 1024}}
+	if l := live.load(profile.Profile{Rate: 1000}, 8*time.Second); l.CompactEvery != 0 || l.Overwrite || l.KeySpace != 0 || l.Compact || live.compactionSeconds() != 0 {
 		t.Errorf("a live cluster's load: %+v", l)
 	}
 }
@@ -134,7 +135,7 @@ func TestHoldInterval(t *testing.T) {
 		}
 	}
 	st := storage{limit: 3000, hold: 3000, fsyncs: 1e9}
-	s := &sweep{o: Options{Step: DefaultStep, Confirm: DefaultConfirm, Criteria: check.Table, Run: st.run}, c: &result.Capacity{}, sp: &space{}}
+	s := &sweep{o: Options{Step: DefaultStep, Confirm: DefaultConfirm, Criteria: limits.Table, Run: st.run}, c: &result.Capacity{}, sp: &space{}}
 	held, bad, err := s.climb(context.Background())
 	if err != nil || held != 2000 || bad != 4000 {
 		t.Fatalf("climb: held %.0f, broke %.0f, %v", held, bad, err)

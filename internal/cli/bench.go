@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/load"
 	"github.com/etcdperf/etcdperf/internal/pipeline"
 	"github.com/etcdperf/etcdperf/internal/render"
@@ -271,7 +271,7 @@ func runBench(cmd *cobra.Command, args []string, bf *benchFlags) error {
 	if err := probe.Validate(); err != nil {
 		return usageError("%v", err)
 	}
-	o.Criteria, err = check.Override(check.Table, bf.thresholds)
+	o.Criteria, err = limits.Override(limits.Table, bf.thresholds)
 	if err != nil {
 		return usageError("%v", err)
 	}

@@ -8,10 +8,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/load"
 	"github.com/etcdperf/etcdperf/internal/pipeline"
+	"github.com/etcdperf/etcdperf/internal/profile"
 )
 
 // checkFlags are the flags check perf and check datascale share.
@@ -42,7 +43,7 @@ func addCheckFlags(cmd *cobra.Command) *checkFlags {
 }
 
 // common validates the shared flags and returns the target and criteria.
-func (cf *checkFlags) common(cmd *cobra.Command) (cluster.TargetOptions, []check.Criterion, error) {
+func (cf *checkFlags) common(cmd *cobra.Command) (cluster.TargetOptions, []limits.Criterion, error) {
 	var t cluster.TargetOptions
 	conn, err := cf.conn.options(cmd)
 	if err != nil {
@@ -120,7 +121,7 @@ type checkPerfFlags struct {
 // validate checks check perf's own flags by their values alone; given
 // says which were given by name.
 func (f *checkPerfFlags) validate(given func(string) bool) error {
-	if _, err := check.LookupProfile(f.load); err != nil {
+	if _, err := profile.Lookup(f.load); err != nil {
 		return usageError("%v", err)
 	}
 	if f.duration <= 0 {
@@ -148,7 +149,7 @@ func (f *checkPerfFlags) complete(cmd *cobra.Command) (pipeline.CheckOptions, er
 	if err != nil {
 		return pipeline.CheckOptions{}, err
 	}
-	prof, _ := check.LookupProfile(f.load)
+	prof, _ := profile.Lookup(f.load)
 	if err := f.capacity.sizes.apply(&prof, len(target.Conn.Endpoints) > 0, f.capacity.on); err != nil {
 		return pipeline.CheckOptions{}, err
 	}
@@ -191,7 +192,7 @@ memory is etcd's alone. The keys are deleted at the end, also on Ctrl-C.`,
 		if err != nil {
 			return err
 		}
-		prof, err := check.LookupScaleProfile(cf.load)
+		prof, err := profile.LookupScale(cf.load)
 		if err != nil {
 			return usageError("%v", err)
 		}

@@ -6,17 +6,17 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/dbfile"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/pipeline"
 )
 
 func newDBCmd() *cobra.Command {
 	var (
-		o        pipeline.DBOptions
-		quota    int64
-		prefixes []string
-		limits   []string
+		o         pipeline.DBOptions
+		quota     int64
+		prefixes  []string
+		overrides []string
 	)
 	cmd := &cobra.Command{
 		Use:   "db FILE [FILE...]",
@@ -84,7 +84,7 @@ etcdutl snapshot restore) and the files whose history diverged (exit 1).`,
 	fl.Var(sizeValue{&quota}, "quota-backend-bytes", "the members' --quota-backend-bytes (default etcd's 2 GiB)")
 	fl.StringArrayVar(&prefixes, "etcd-prefix", nil, "where kube-apiserver keeps its objects, its --etcd-prefix (repeatable; default /registry, /kubernetes.io and /openshift.io)")
 	fl.IntVar(&o.Read.Top, "top", dbfile.DefaultTop, "how many namespaces, keys with most revisions and leases to list")
-	fl.StringArrayVar(&limits, "limit", nil, "override a limit: NAME=VALUE[,WARN], e.g. db_quota_used=90%,70% or db_fragmented_size=50m (repeatable)")
+	fl.StringArrayVar(&overrides, "limit", nil, "override a limit: NAME=VALUE[,WARN], e.g. db_quota_used=90%,70% or db_fragmented_size=50m (repeatable)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		sinks, err := out.sinks()
 		if err != nil {
@@ -104,7 +104,7 @@ etcdutl snapshot restore) and the files whose history diverged (exit 1).`,
 		} else {
 			o.Read.KubePrefixes = dbfile.DefaultKubePrefixes
 		}
-		if o.Criteria, err = check.Override(check.Table, limits); err != nil {
+		if o.Criteria, err = limits.Override(limits.Table, overrides); err != nil {
 			return usageError("%v", err)
 		}
 		o.Path = args[0]

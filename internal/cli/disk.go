@@ -6,20 +6,20 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/diskprobe"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/pipeline"
 )
 
 func newDiskCmd() *cobra.Command {
 	var (
-		o      = diskprobe.Options{BlockSize: diskprobe.DefaultBlockSize, Size: diskprobe.DefaultSize}
-		bs     = int64(diskprobe.DefaultBlockSize)
-		sync   string
-		rw     string
-		engine string
-		limits []string
-		ioeng  string
+		o         = diskprobe.Options{BlockSize: diskprobe.DefaultBlockSize, Size: diskprobe.DefaultSize}
+		bs        = int64(diskprobe.DefaultBlockSize)
+		sync      string
+		rw        string
+		engine    string
+		overrides []string
+		ioeng     string
 	)
 	cmd := &cobra.Command{
 		Use:   "disk",
@@ -72,7 +72,7 @@ pre-allocated file when one is full, as etcd cuts WAL segments.`,
 	fl.IntVar(&o.Jobs, "numjobs", 1, "fio's name for --jobs")
 	fl.StringVar(&ioeng, "ioengine", "", "as fio's --ioengine: sync or psync, the only ones etcd's WAL uses (one synchronous write at a time); the probe always writes so")
 	fl.StringVar(&engine, "engine", pipeline.EngineNative, "native (built in) or fio (runs the installed fio with the same parameters)")
-	fl.StringArrayVar(&limits, "limit", nil, "override a limit: NAME=VALUE[,WARN], e.g. disk_sync_p99=5ms (repeatable)")
+	fl.StringArrayVar(&overrides, "limit", nil, "override a limit: NAME=VALUE[,WARN], e.g. disk_sync_p99=5ms (repeatable)")
 
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		sinks, err := out.sinks()
@@ -95,7 +95,7 @@ pre-allocated file when one is full, as etcd cuts WAL segments.`,
 		if engine != pipeline.EngineNative && engine != pipeline.EngineFio {
 			return usageError("--engine must be native or fio, got %q", engine)
 		}
-		criteria, err := check.Override(check.Table, limits)
+		criteria, err := limits.Override(limits.Table, overrides)
 		if err != nil {
 			return usageError("%v", err)
 		}

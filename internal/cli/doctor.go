@@ -11,10 +11,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/etcdperf/etcdperf/internal/capacity"
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/diskprobe"
 	"github.com/etcdperf/etcdperf/internal/pipeline"
+	"github.com/etcdperf/etcdperf/internal/profile"
 	"github.com/etcdperf/etcdperf/internal/promexport"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/slowfs"
@@ -107,7 +107,7 @@ func addDoctorFlags(cmd *cobra.Command) *doctorFlags {
 // run reaches a cluster (--endpoints, etcdctl's environment, --node). It
 // returns the first usage error.
 func (f *doctorFlags) validate(given func(string) bool, reaches bool) error {
-	if _, err := check.LookupProfile(f.load); err != nil {
+	if _, err := profile.Lookup(f.load); err != nil {
 		return usageError("%v", err)
 	}
 	switch {
@@ -187,7 +187,7 @@ func (f *doctorFlags) complete(cmd *cobra.Command) (pipeline.DoctorOptions, erro
 		f.dataDirs = nil
 	}
 	reaches := len(co.Endpoints) > 0 || f.node.on
-	prof, _ := check.LookupProfile(f.load)
+	prof, _ := profile.Lookup(f.load)
 	if err := f.capacity.sizes.apply(&prof, reaches, f.capacity.on); err != nil {
 		return pipeline.DoctorOptions{}, err
 	}

@@ -12,8 +12,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/etcdperf/etcdperf/internal/capacity"
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/judge"
+	"github.com/etcdperf/etcdperf/internal/limits"
+	"github.com/etcdperf/etcdperf/internal/profile"
 	"github.com/etcdperf/etcdperf/internal/promexport"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
@@ -66,7 +67,7 @@ func (a autoInt) Set(s string) error {
 
 func (autoInt) Type() string { return "int" }
 
-// limitsValue collects --limit NAME=VALUE[,WARN] overrides of check limits;
+// limitsValue collects --limit NAME=VALUE[,WARN] overrides of the limits;
 // the same value may sit under several flag names (bench's old
 // --threshold), each use adding to the list.
 type limitsValue struct{ v *[]string }
@@ -86,15 +87,15 @@ func (limitsValue) Type() string { return "stringArray" }
 // etcd benchmark's limit (keys per range), NAME=VALUE[,WARN] overrides a
 // check's limit as --limit does in every other command.
 type rangeLimitValue struct {
-	keys   *int64
-	limits *[]string
+	keys      *int64
+	overrides *[]string
 }
 
 func (r rangeLimitValue) String() string { return strconv.FormatInt(*r.keys, 10) }
 
 func (r rangeLimitValue) Set(s string) error {
 	if strings.Contains(s, "=") {
-		*r.limits = append(*r.limits, s)
+		*r.overrides = append(*r.overrides, s)
 		return nil
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
@@ -117,14 +118,14 @@ func (v *volumeFlags) add(fl *pflag.FlagSet) {
 	fl.Float64Var(&v.mibps, "volume-mbps", 0, "the volume's provisioned throughput in MiB/s, e.g. 125 for gp3's default")
 }
 
-// limits are the --limit settings the flags stand for, or an error for a
+// overrides are the --limit settings the flags stand for, or an error for a
 // value that is not a positive figure.
-func (v *volumeFlags) limits() ([]string, error) {
+func (v *volumeFlags) overrides() ([]string, error) {
 	var out []string
 	for _, f := range []struct {
 		flag, level string
 		v, scale    float64
-	}{{"--volume-iops", check.VolumeIOPS, v.iops, 1}, {"--volume-mbps", check.VolumeWriteBPS, v.mibps, 1 << 20}} {
+	}{{"--volume-iops", limits.VolumeIOPS, v.iops, 1}, {"--volume-mbps", limits.VolumeWriteBPS, v.mibps, 1 << 20}} {
 		switch {
 		case f.v < 0 || math.IsNaN(f.v) || math.IsInf(f.v, 0):
 			return nil, fmt.Errorf("%s %g: want the volume's provisioned figure, more than 0", f.flag, f.v)
@@ -168,7 +169,7 @@ func (s *sweepFlags) add(fl *pflag.FlagSet, prom bool) {
 }
 
 // apply sets the profile's value size, or says why the flags cannot be.
-func (s *sweepFlags) apply(prof *check.Profile, external, capacity bool) error {
+func (s *sweepFlags) apply(prof *profile.Profile, external, capacity bool) error {
 	if s.valueSize > maxValueSize {
 		return usageError("--value-size %s: etcd refuses a request over %s (--max-request-bytes)", units.Size(s.valueSize), units.Size(maxValueSize))
 	}
@@ -197,7 +198,7 @@ func (s *sweepFlags) apply(prof *check.Profile, external, capacity bool) error {
 // Prometheus at conn over since, sets them, and says where they came
 // from. It is called before anything is measured: an error is a usage
 // error of one line.
-func (s *sweepFlags) readProm(ctx context.Context, prof *check.Profile, conn promexport.Options, since string) (capacity.SizesFrom, error) {
+func (s *sweepFlags) readProm(ctx context.Context, prof *profile.Profile, conn promexport.Options, since string) (capacity.SizesFrom, error) {
 	var from capacity.SizesFrom
 	if (s.dbFromProm || s.valueFromProm) && conn.URL == "" {
 		return from, usageError("%s reads the cluster's metrics from the Prometheus of --demand-from URL: give it too", s.promFlags())
@@ -262,14 +263,14 @@ func (c clusterSize) Set(str string) error {
 
 func (clusterSize) Type() string { return "size" }
 
-// criteriaOf is check.Table with --limit's settings and the volume's
+// criteriaOf is limits.Table with --limit's settings and the volume's
 // stated figures applied; an error is a usage error.
-func criteriaOf(limits []string, vol *volumeFlags) ([]check.Criterion, error) {
-	vl, err := vol.limits()
+func criteriaOf(overrides []string, vol *volumeFlags) ([]limits.Criterion, error) {
+	vl, err := vol.overrides()
 	if err != nil {
 		return nil, usageError("%v", err)
 	}
-	criteria, err := check.Override(check.Table, append(slices.Clone(limits), vl...))
+	criteria, err := limits.Override(limits.Table, append(slices.Clone(overrides), vl...))
 	if err != nil {
 		return nil, usageError("%v", err)
 	}

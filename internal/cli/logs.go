@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/etcdlog"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/pipeline"
 	"github.com/etcdperf/etcdperf/internal/promexport"
 )
@@ -30,7 +30,7 @@ func newLogsCmd() *cobra.Command {
 		year      int
 		since     string
 		until     string
-		limits    []string
+		overrides []string
 	)
 	cmd := &cobra.Command{
 		Use:     "logs FILE... | -",
@@ -49,12 +49,12 @@ func newLogsCmd() *cobra.Command {
 	fl.StringVar(&since, "since", "", "read only the lines from this time on: RFC3339 (2026-11-23T21:30:00Z), or a time before now (-2h)")
 	fl.StringVar(&until, "until", "", "read only the lines before this time (as --since)")
 
-	fl.StringArrayVar(&limits, "limit", nil, "override a level of the findings: NAME=VALUE, e.g. leader_changes_15m=2 or large_range_keys=500 (repeatable; docs/limits.md lists them)")
+	fl.StringArrayVar(&overrides, "limit", nil, "override a level of the findings: NAME=VALUE, e.g. leader_changes_15m=2 or large_range_keys=500 (repeatable; docs/limits.md lists them)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if len(args) == 0 {
 			return usageError("give the log files, directories or - for standard input (see '%s --help')", cmd.CommandPath())
 		}
-		criteria, err := check.Override(check.Table, limits)
+		criteria, err := limits.Override(limits.Table, overrides)
 		if err != nil {
 			return usageError("%v", err)
 		}

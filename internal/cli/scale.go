@@ -7,10 +7,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/discover"
 	"github.com/etcdperf/etcdperf/internal/kubescale"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/pipeline"
 	"github.com/etcdperf/etcdperf/internal/scale"
 )
@@ -30,7 +30,7 @@ func newScaleCmd() *cobra.Command {
 			return err
 		}
 		if f.kube(cmd.Flags().Changed) {
-			return runKubeScale(cmd, sinks, f.conn, &f.ko, f.objects, f.limits, f.kubeNode, f.kubeRoot)
+			return runKubeScale(cmd, sinks, f.conn, &f.ko, f.objects, f.overrides, f.kubeNode, f.kubeRoot)
 		}
 		o, err := f.complete(cmd)
 		if err != nil {
@@ -45,16 +45,16 @@ func newScaleCmd() *cobra.Command {
 // each way (etcd directly, through the API server) that flags set as
 // they are.
 type scaleFlags struct {
-	conn     *connFlags
-	out      *outputFlag
-	members  *memberFlags
-	objects  string
-	sizes    []string
-	limits   []string
-	o        pipeline.ScaleOptions
-	ko       pipeline.KubeScaleOptions
-	kubeNode bool
-	kubeRoot string
+	conn      *connFlags
+	out       *outputFlag
+	members   *memberFlags
+	objects   string
+	sizes     []string
+	overrides []string
+	o         pipeline.ScaleOptions
+	ko        pipeline.KubeScaleOptions
+	kubeNode  bool
+	kubeRoot  string
 }
 
 func addScaleFlags(cmd *cobra.Command) *scaleFlags {
@@ -76,7 +76,7 @@ func addScaleFlags(cmd *cobra.Command) *scaleFlags {
 	fl.StringVar(&o.Target.DataDir, "data-dir", ".", "embedded etcd: directory on the storage under test that receives its data")
 	f.members = addMemberFlags(cmd)
 	fl.BoolVar(&o.Target.KeepData, "keep-data", false, "embedded etcd: keep its data dir and logs")
-	fl.StringArrayVar(&f.limits, "limit", nil, "override a limit: NAME=VALUE[,WARN], e.g. put_p99=50ms, list_all_p99=10s, db_quota_used=50%, api_mutating_p99=500ms (repeatable)")
+	fl.StringArrayVar(&f.overrides, "limit", nil, "override a limit: NAME=VALUE[,WARN], e.g. put_p99=50ms, list_all_p99=10s, db_quota_used=50%, api_mutating_p99=500ms (repeatable)")
 	fl.StringVar(&ko.Conn.Kubeconfig, "kubeconfig", "", "through Kubernetes' API server: its kubeconfig file (the current context, or --context)")
 	fl.StringVar(&ko.Conn.Context, "context", "", "with --kubeconfig: the context to use")
 	fl.StringVar(&ko.Conn.Server, "server", "", "through Kubernetes' API server: its URL (with --token; overrides the kubeconfig's)")
@@ -150,7 +150,7 @@ func (f *scaleFlags) complete(cmd *cobra.Command) (pipeline.ScaleOptions, error)
 	if err := o.Validate(); err != nil {
 		return o, usageError("%v", err)
 	}
-	if o.Criteria, err = check.Override(check.Table, f.limits); err != nil {
+	if o.Criteria, err = limits.Override(limits.Table, f.overrides); err != nil {
 		return o, usageError("%v", err)
 	}
 	return o, nil
@@ -182,7 +182,7 @@ func (f *scaleFlags) run(cmd *cobra.Command, sinks []sink, o pipeline.ScaleOptio
 }
 
 // runKubeScale is `etcdperf scale` through Kubernetes' API server.
-func runKubeScale(cmd *cobra.Command, sinks []sink, conn *connFlags, ko *pipeline.KubeScaleOptions, objects string, limits []string, node bool, root string) error {
+func runKubeScale(cmd *cobra.Command, sinks []sink, conn *connFlags, ko *pipeline.KubeScaleOptions, objects string, overrides []string, node bool, root string) error {
 	fl := cmd.Flags()
 	for _, f := range []string{"value-size", "conns", "rate", "prefix", "data-dir", "keep-data", "event-ttl", "members", "fault"} {
 		if fl.Changed(f) {
@@ -214,7 +214,7 @@ func runKubeScale(cmd *cobra.Command, sinks []sink, conn *connFlags, ko *pipelin
 	ko.PageLimit, _ = fl.GetInt64("page-limit")
 	ko.Lists, _ = fl.GetInt("lists")
 	ko.ListInterval, _ = fl.GetDuration("list-interval")
-	if ko.Criteria, err = check.Override(check.Table, limits); err != nil {
+	if ko.Criteria, err = limits.Override(limits.Table, overrides); err != nil {
 		return usageError("%v", err)
 	}
 	copts, err := conn.options(cmd)

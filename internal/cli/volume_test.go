@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
 )
 
 // --volume-iops and --volume-mbps set the levels a cap below the guest is
@@ -15,16 +15,16 @@ func TestVolumeFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := check.LimitOf(c, check.VolumeIOPS); v != 3000 {
+	if v := limits.LimitOf(c, limits.VolumeIOPS); v != 3000 {
 		t.Errorf("volume_iops %g, want 3000", v)
 	}
-	if v := check.LimitOf(c, check.VolumeWriteBPS); v != 125<<20 {
+	if v := limits.LimitOf(c, limits.VolumeWriteBPS); v != 125<<20 {
 		t.Errorf("volume_write_bps %g, want 125 MiB", v)
 	}
-	if v := check.LimitOf(c, check.WALFsyncP99); v != 0.005 {
+	if v := limits.LimitOf(c, limits.WALFsyncP99); v != 0.005 {
 		t.Errorf("--limit lost beside the volume's figures: wal_fsync_p99 %g", v)
 	}
-	if c, _ := criteriaOf(nil, &volumeFlags{}); check.LimitOf(c, check.VolumeIOPS) != 0 {
+	if c, _ := criteriaOf(nil, &volumeFlags{}); limits.LimitOf(c, limits.VolumeIOPS) != 0 {
 		t.Error("volume_iops set though not stated")
 	}
 	for _, v := range []volumeFlags{{iops: -1}, {mibps: -5}} {

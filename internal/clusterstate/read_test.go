@@ -21,12 +21,12 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/clusterstate"
 	"github.com/etcdperf/etcdperf/internal/dbfile"
 	"github.com/etcdperf/etcdperf/internal/diagnose"
 	"github.com/etcdperf/etcdperf/internal/judge"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/netfault"
 	"github.com/etcdperf/etcdperf/internal/render"
 	"github.com/etcdperf/etcdperf/internal/result"
@@ -473,7 +473,7 @@ func TestReadFaults(t *testing.T) {
 					t.Fatal(err)
 				}
 				r := &result.Result{Kind: result.KindDB, DBMembers: cmp}
-				judge.Judge(r, check.Table)
+				judge.Judge(r, limits.Table)
 				var titles []string
 				for _, f := range r.Findings {
 					titles = append(titles, f.ID+": "+f.Title)

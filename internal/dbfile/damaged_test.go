@@ -14,8 +14,8 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/judge"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/testutil"
 )
@@ -133,7 +133,7 @@ func TestDamagedSnapshotJudged(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &result.Result{Kind: result.KindDB, DB: d}
-	judge.Judge(r, check.Table)
+	judge.Judge(r, limits.Table)
 	if d.SnapshotHash != "mismatch" || r.Verdict != result.Fail || len(r.Findings) == 0 || r.Findings[0].ID != "db_snapshot_damaged" {
 		t.Errorf("hash %q, verdict %s, findings %+v; want the damage critical", d.SnapshotHash, r.Verdict, r.Findings)
 	}

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 )
 
@@ -32,7 +32,7 @@ func benchErrors(r *result.Result) []result.Finding {
 		Severity: result.Warning,
 		Title:    fmt.Sprintf("%d of %d requests failed, most with %q", failed, total, keys[0]),
 	}
-	if float64(failed) >= LimitOf(r, check.RequestsFailed)*float64(total) {
+	if float64(failed) >= LimitOf(r, limits.RequestsFailed)*float64(total) {
 		f.Severity = result.Critical
 	}
 	for _, k := range keys {

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
@@ -45,7 +45,7 @@ func memberSymptoms(r *result.Result, v Member) []symptom {
 	for _, s := range []struct {
 		id string
 		l  *result.Latency
-	}{{check.WALFsyncP99, v.WALFsync}, {check.BackendCommitP99, v.BackendCommit}} {
+	}{{limits.WALFsyncP99, v.WALFsync}, {limits.BackendCommitP99, v.BackendCommit}} {
 		if s.l == nil || s.l.Count == 0 {
 			continue
 		}
@@ -360,7 +360,7 @@ func underLimits(v Member) string {
 	for _, l := range []struct {
 		id string
 		l  *result.Latency
-	}{{check.WALFsyncP99, v.WALFsync}, {check.BackendCommitP99, v.BackendCommit}} {
+	}{{limits.WALFsyncP99, v.WALFsync}, {limits.BackendCommitP99, v.BackendCommit}} {
 		if l.l != nil && l.l.Count > 0 {
 			bound := l.l.Bucketed && l.l.Resolution > 0 && l.l.P99 <= l.l.Resolution
 			under = append(under, symptomNames[l.id]+" "+LatencyText(result.Check{Observed: l.l.P99, Bound: bound}))
@@ -405,7 +405,7 @@ func clusterStalled(views []Member) bool {
 }
 
 // symptomNames are the disk latencies the cause rules judge, in words.
-var symptomNames = map[string]string{check.WALFsyncP99: "WAL fsync p99", check.BackendCommitP99: "backend commit p99"}
+var symptomNames = map[string]string{limits.WALFsyncP99: "WAL fsync p99", limits.BackendCommitP99: "backend commit p99"}
 
 // LatencyText is a latency check's observed value, "<= 1ms" when it is
 // only a bound (a p99 in the lowest bucket of a histogram).

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 )
 
@@ -35,8 +35,8 @@ func metricsOf(ms []member, rtts []result.PeerRTT) *result.Result {
 		r.Metrics.Members = append(r.Metrics.Members, mm)
 		worst = max(worst, m.wal)
 	}
-	c, _ := check.Lookup(check.Table, check.WALFsyncP99)
-	r.Checks = append(r.Checks, check.Evaluate(c, worst))
+	c, _ := limits.Lookup(limits.Table, limits.WALFsyncP99)
+	r.Checks = append(r.Checks, limits.Evaluate(c, worst))
 	return r
 }
 

@@ -3,7 +3,7 @@ package diagnose
 import (
 	"fmt"
 
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
@@ -33,11 +33,11 @@ func LoadLimitedBy(r *result.Result) result.Cause {
 	if pf == nil || r.Bench == nil || pf.TargetRate <= 0 {
 		return ""
 	}
-	if c, ok := FindCheck(r, check.Throughput); ok {
+	if c, ok := FindCheck(r, limits.Throughput); ok {
 		if c.Status != result.StatusFail {
 			return ""
 		}
-	} else if pf.Reached >= LimitOf(r, check.Throughput) {
+	} else if pf.Reached >= LimitOf(r, limits.Throughput) {
 		return ""
 	}
 	if clientReasons(r) != nil {
@@ -52,7 +52,7 @@ func clientReasons(r *result.Result) []result.Evidence {
 	pf := r.Perf
 	cpus := float64(max(pf.CPUs, 1))
 	var ev []result.Evidence
-	clientCPUHigh, cpuBusyHigh := LimitOf(r, check.ClientCPU), LimitOf(r, check.HostCPUBusy)
+	clientCPUHigh, cpuBusyHigh := LimitOf(r, limits.ClientCPU), LimitOf(r, limits.HostCPUBusy)
 	if pf.ClientOnly && pf.ClientCPU >= clientCPUHigh*cpus {
 		ev = append(ev, result.Evidence{What: fmt.Sprintf("etcdperf's own CPU use (share of the machine's %d CPUs)", pf.CPUs),
 			Observed: pf.ClientCPU / cpus, Limit: clientCPUHigh, Unit: "ratio", Source: "getrusage"})
@@ -84,13 +84,13 @@ func clientReasons(r *result.Result) []result.Evidence {
 // all free) keeps under the clients.
 func pacerBehind(r *result.Result) (behind, measured bool) {
 	pf := r.Perf
-	if pf.SentRate >= LimitOf(r, check.Throughput)*pf.TargetRate || pf.Clients <= 0 {
+	if pf.SentRate >= LimitOf(r, limits.Throughput)*pf.TargetRate || pf.Clients <= 0 {
 		return false, pf.BusyLag != nil
 	}
 	if pf.BusyLag != nil {
-		return pf.ScheduleLag-*pf.BusyLag >= LimitOf(r, check.PacerOwnLag)*pf.ScheduleLag, true
+		return pf.ScheduleLag-*pf.BusyLag >= LimitOf(r, limits.PacerOwnLag)*pf.ScheduleLag, true
 	}
-	return pf.InFlight < LimitOf(r, check.ClientsBusy)*float64(pf.Clients), false
+	return pf.InFlight < LimitOf(r, limits.ClientsBusy)*float64(pf.Clients), false
 }
 
 func clientSaturated(r *result.Result) []result.Finding {
@@ -119,7 +119,7 @@ func etcdTooSlowForProfile(r *result.Result) []result.Finding {
 		ID:       "etcd_too_slow_for_profile",
 		Severity: result.Critical,
 		Title:    fmt.Sprintf("etcd could not sustain %.0f puts/s: it answered %.0f/s", pf.TargetRate, b.Throughput),
-		Evidence: []result.Evidence{{What: "throughput, as a share of the profile's rate", Observed: pf.Reached, Limit: LimitOf(r, check.Throughput), Unit: "ratio", Source: "etcdctl check perf"}},
+		Evidence: []result.Evidence{{What: "throughput, as a share of the profile's rate", Observed: pf.Reached, Limit: LimitOf(r, limits.Throughput), Unit: "ratio", Source: "etcdctl check perf"}},
 		Recommendation: "Find the resource that slows etcd down in the other findings (WAL fsync: the disk; etcd's CPU); " +
 			"give etcd a faster disk (SSD/NVMe, provisioned IOPS) and dedicated CPUs, or plan for a smaller load.",
 	}
@@ -129,7 +129,7 @@ func etcdTooSlowForProfile(r *result.Result) []result.Finding {
 		f.Evidence = append(f.Evidence, result.Evidence{What: fmt.Sprintf("requests waiting for etcd on average, of %d clients", pf.Clients),
 			Observed: pf.InFlight, Limit: float64(pf.Clients), Unit: "count", Source: "throughput x mean service time"})
 	}
-	if c, ok := FindCheck(r, check.WALFsyncP99); ok && c.Status != result.StatusPass {
+	if c, ok := FindCheck(r, limits.WALFsyncP99); ok && c.Status != result.StatusPass {
 		f.Evidence = append(f.Evidence, EvidenceOf(c))
 		f.Recommendation = "etcd waits for its disk (WAL fsync over its limit): " + diskAdvice
 	}
@@ -156,7 +156,7 @@ func diskEvidence(r *result.Result) []result.Evidence {
 }
 
 func deviceBusy(r *result.Result) []result.Finding {
-	deviceBusyHigh := LimitOf(r, check.DeviceBusy)
+	deviceBusyHigh := LimitOf(r, limits.DeviceBusy)
 	if r.Perf == nil || r.Host == nil || r.Host.Device == "" || r.Host.Summary.Util < deviceBusyHigh {
 		return nil
 	}
@@ -178,7 +178,7 @@ func leaderChangesUnderLoad(r *result.Result) []result.Finding {
 	if r.Perf == nil {
 		return nil
 	}
-	c, ok := FindCheck(r, check.LeaderChanges)
+	c, ok := FindCheck(r, limits.LeaderChanges)
 	if !ok || c.Status != result.StatusFail {
 		return nil
 	}

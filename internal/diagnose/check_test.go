@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 )
 
@@ -60,13 +60,13 @@ func loadResult(c loadCase) *result.Result {
 		r.Server.Processes = []result.MemberProcess{p}
 	}
 	eval := func(id string, v float64) {
-		cr, _ := check.Lookup(check.Table, id)
-		r.Checks = append(r.Checks, check.Evaluate(cr, v))
+		cr, _ := limits.Lookup(limits.Table, id)
+		r.Checks = append(r.Checks, limits.Evaluate(cr, v))
 	}
-	eval(check.Throughput, c.reached)
-	eval(check.WALFsyncP99, c.wal)
-	eval(check.BackendCommitP99, c.commit)
-	eval(check.LeaderChanges, c.leaderChanges)
+	eval(limits.Throughput, c.reached)
+	eval(limits.WALFsyncP99, c.wal)
+	eval(limits.BackendCommitP99, c.commit)
+	eval(limits.LeaderChanges, c.leaderChanges)
 	return r
 }
 
@@ -382,12 +382,12 @@ func TestDoctorRules(t *testing.T) {
 // was judged by (--limit throughput=95%), not etcdctl's 90%.
 func TestTooSlowForProfileUsesTheRunsLimit(t *testing.T) {
 	r := loadResult(with(func(c *loadCase) { c.reached, c.sent, c.inFlight = 0.92, 150, 49 }))
-	crit, err := check.Override(check.Table, []string{"throughput=95%"})
+	crit, err := limits.Override(limits.Table, []string{"throughput=95%"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, _ := check.Lookup(crit, check.Throughput)
-	r.Checks[0] = check.Evaluate(c, 0.92)
+	c, _ := limits.Lookup(crit, limits.Throughput)
+	r.Checks[0] = limits.Evaluate(c, 0.92)
 	for _, f := range Run(r) {
 		if f.ID == "etcd_too_slow_for_profile" {
 			if f.Evidence[0].Limit != 0.95 {
@@ -414,11 +414,11 @@ func TestBenchErrorsLevel(t *testing.T) {
 	if s := sev(r); s != result.Critical {
 		t.Errorf("12%% failed: %s, want critical", s)
 	}
-	crit, err := check.Override(check.Table, []string{check.RequestsFailed + "=20%"})
+	crit, err := limits.Override(limits.Table, []string{limits.RequestsFailed + "=20%"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.Limits = check.Changed(crit)
+	r.Limits = limits.Changed(crit)
 	if s := sev(r); s != result.Warning {
 		t.Errorf("12%% failed with requests_failed=20%%: %s, want a warning", s)
 	}

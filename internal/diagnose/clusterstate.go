@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
@@ -102,7 +102,7 @@ type clusterLv struct {
 }
 
 func clusterLevels(r *result.Result) clusterLv {
-	return clusterLv{behind: LimitOf(r, check.MemberBehind), applyGap: LimitOf(r, check.MemberApplyGap), readIndex: LimitOf(r, check.ReadIndexWait)}
+	return clusterLv{behind: LimitOf(r, limits.MemberBehind), applyGap: LimitOf(r, limits.MemberApplyGap), readIndex: LimitOf(r, limits.ReadIndexWait)}
 }
 
 // label names a member of the state: its name and endpoint.

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
@@ -29,7 +29,7 @@ func init() {
 // level, half the quota, is the scale check's early notice; a cluster
 // half full is no finding.)
 func dbNearQuota(r *result.Result) []result.Finding {
-	warn, limit := LimitOf(r, check.DBQuotaUsed), LimitOf(r, check.DBQuotaAlarm)
+	warn, limit := LimitOf(r, limits.DBQuotaUsed), LimitOf(r, limits.DBQuotaAlarm)
 	f := result.Finding{ID: "db_near_quota", Severity: result.Warning}
 	var names []string
 	for _, m := range Members(r) {
@@ -59,7 +59,7 @@ func dbNearQuota(r *result.Result) []result.Finding {
 // dbFragmented advises a defragmentation when much of a large database
 // is free pages, which count against the quota until then.
 func dbFragmented(r *result.Result) []result.Finding {
-	size, inUse := LimitOf(r, check.DBFragmentedSize), LimitOf(r, check.DBInUse)
+	size, inUse := LimitOf(r, limits.DBFragmentedSize), LimitOf(r, limits.DBInUse)
 	f := result.Finding{ID: "db_fragmented", Severity: result.Info}
 	var titles, names []string
 	for _, m := range Members(r) {

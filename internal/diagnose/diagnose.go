@@ -3,7 +3,7 @@ package diagnose
 import (
 	"slices"
 
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 )
 
@@ -43,7 +43,7 @@ func sortBySeverity(fs []result.Finding) {
 // Verdict combines the checks with the findings: a critical finding fails,
 // a warning warns.
 func Verdict(checks []result.Check, findings []result.Finding) result.Verdict {
-	v := check.Verdict(checks)
+	v := limits.Verdict(checks)
 	for _, f := range findings {
 		switch f.Severity {
 		case result.Critical:
@@ -66,14 +66,14 @@ func FindCheck(r *result.Result, id string) (result.Check, bool) {
 }
 
 // LimitOf returns the limit r's check or level id was judged by (set with
-// --limit), or check.Table's when r holds neither.
+// --limit), or limits.Table's when r holds neither.
 func LimitOf(r *result.Result, id string) float64 { return Level(r, id).Limit }
 
 // Level returns the criterion id as r was judged by it: its check's limit,
 // warning level and source, or the level r records (set with --limit),
-// else check.Table's.
-func Level(r *result.Result, id string) check.Criterion {
-	c, _ := check.Lookup(check.Table, id)
+// else limits.Table's.
+func Level(r *result.Result, id string) limits.Criterion {
+	c, _ := limits.Lookup(limits.Table, id)
 	if ch, ok := FindCheck(r, id); ok {
 		c.Limit, c.Warn, c.Source = ch.Limit, ch.Warn, ch.Source
 		return c

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 )
 
@@ -12,8 +12,8 @@ func diskResult(p99 float64, fs string, volatile bool, sync string) *result.Resu
 	r := result.New("disk")
 	r.Env = &result.Env{Dir: "/d", FSType: fs, Volatile: volatile}
 	r.Disk = &result.Disk{Sync: sync}
-	c, _ := check.Lookup(check.Table, check.DiskSyncP99)
-	r.Checks = []result.Check{check.Evaluate(c, p99)}
+	c, _ := limits.Lookup(limits.Table, limits.DiskSyncP99)
+	r.Checks = []result.Check{limits.Evaluate(c, p99)}
 	return r
 }
 
@@ -85,7 +85,7 @@ func TestHostRules(t *testing.T) {
 	}
 	// A limit failed or came near: the steal is part of the explanation.
 	for _, st := range []result.Status{result.StatusWarn, result.StatusFail} {
-		r.Checks = []result.Check{{Name: check.WALFsyncP99, Status: result.StatusPass}, {Name: check.BackendCommitP99, Status: st}}
+		r.Checks = []result.Check{{Name: limits.WALFsyncP99, Status: result.StatusPass}, {Name: limits.BackendCommitP99, Status: st}}
 		if got := ids(Run(r)); got["host_cpu_steal"] != result.Warning {
 			t.Errorf("a check at %s: findings %v, want the steal as a warning", st, got)
 		}
@@ -138,19 +138,19 @@ func TestDiskTooSlowNotTheDiskWhenCPUStarved(t *testing.T) {
 	}
 }
 
-// The levels of the rules come from check.Table, or from the limits a
+// The levels of the rules come from limits.Table, or from the limits a
 // Result records (set with --limit).
 func TestRulesHonourLimits(t *testing.T) {
 	r := diskResult(0.007, "ext4", false, "fdatasync")
 	r.Host = &result.Host{Device: "vda", Summary: result.HostSample{CPUBusy: 0.3, Steal: 0.15}}
 	if got := ids(Run(r)); got["host_cpu_steal"] != result.Info {
-		t.Fatalf("findings %v, want steal over check.Table's 10%%", got)
+		t.Fatalf("findings %v, want steal over limits.Table's 10%%", got)
 	}
-	r.Limits = []result.Limit{{Name: check.HostCPUSteal, Limit: 0.2}}
+	r.Limits = []result.Limit{{Name: limits.HostCPUSteal, Limit: 0.2}}
 	if got := ids(Run(r)); got["host_cpu_steal"] != "" {
 		t.Errorf("findings %v, want no steal under a level set at 20%%", got)
 	}
-	r.Limits = []result.Limit{{Name: check.HostCPUBusy, Limit: 0.25}}
+	r.Limits = []result.Limit{{Name: limits.HostCPUBusy, Limit: 0.25}}
 	got := Run(r)
 	if ids(got)["host_cpu_saturated"] != result.Info {
 		t.Fatalf("findings %v, want a busy host at a level set at 25%%", ids(got))

@@ -3,7 +3,7 @@ package diagnose
 import (
 	"fmt"
 
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
@@ -36,7 +36,7 @@ func volatileStorage(r *result.Result) []result.Finding {
 const diskAdvice = result.DiskRemedy
 
 func diskTooSlow(r *result.Result) []result.Finding {
-	c, ok := FindCheck(r, check.DiskSyncP99)
+	c, ok := FindCheck(r, limits.DiskSyncP99)
 	if !ok || c.Status == result.StatusPass {
 		return nil
 	}
@@ -69,7 +69,7 @@ func diskTooSlow(r *result.Result) []result.Finding {
 }
 
 func diskLowIOPS(r *result.Result) []result.Finding {
-	c, ok := FindCheck(r, check.DiskIOPS)
+	c, ok := FindCheck(r, limits.DiskIOPS)
 	if !ok || c.Status != result.StatusFail {
 		return nil
 	}
@@ -105,7 +105,7 @@ func blameCPU(f *result.Finding, r *result.Result) {
 	f.Cause = result.CauseCPU
 	f.Title += fmt.Sprintf(", yet %s while the CPUs were %.0f%% busy: the time went to waiting for a CPU, not to a disk",
 		deviceTime(r), r.Host.Summary.CPUBusy*100)
-	f.Evidence = append(f.Evidence, result.Evidence{What: "CPU busy (all CPUs)", Observed: r.Host.Summary.CPUBusy, Limit: LimitOf(r, check.HostCPUBusy), Unit: "ratio", Source: "/proc/stat"})
+	f.Evidence = append(f.Evidence, result.Evidence{What: "CPU busy (all CPUs)", Observed: r.Host.Summary.CPUBusy, Limit: LimitOf(r, limits.HostCPUBusy), Unit: "ratio", Source: "/proc/stat"})
 	f.Recommendation = cpuAdvice
 }
 
@@ -121,11 +121,11 @@ func cpuStarved(r *result.Result, p99 float64) bool {
 		return r.Host != nil
 	}
 	h := r.Host
-	if h == nil || h.Summary.CPUBusy < LimitOf(r, check.HostCPUBusy) {
+	if h == nil || h.Summary.CPUBusy < LimitOf(r, limits.HostCPUBusy) {
 		return false
 	}
 	dev := deviceServiceTime(h)
-	return h.Device != "" && dev > 0 && dev*LimitOf(r, check.DeviceFastFactor) <= p99
+	return h.Device != "" && dev > 0 && dev*LimitOf(r, limits.DeviceFastFactor) <= p99
 }
 
 // deviceServiceTime is the device's mean flush time, or its mean write

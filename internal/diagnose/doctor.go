@@ -3,7 +3,7 @@ package diagnose
 import (
 	"fmt"
 
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
@@ -44,7 +44,7 @@ func DoctorLimit(r *result.Result) (result.Cause, []string) {
 			return f.Cause, f.Members
 		}
 	}
-	if c, ok := FindCheck(r, check.LeaderChanges); ok && c.Status == result.StatusFail {
+	if c, ok := FindCheck(r, limits.LeaderChanges); ok && c.Status == result.StatusFail {
 		return result.CauseNetwork, nil
 	}
 	if LoadLimitedBy(r) == result.CauseServer {
@@ -67,9 +67,9 @@ func noiseDegrades(r *result.Result) []result.Finding {
 		return nil
 	}
 	n := t.Noise
-	walLimit := LimitOf(r, check.WALFsyncP99)
+	walLimit := LimitOf(r, limits.WALFsyncP99)
 	overLimit := n.WALFsyncP99 >= walLimit
-	if n.WALFsyncRatio < LimitOf(r, check.NoiseSlower) && !overLimit {
+	if n.WALFsyncRatio < LimitOf(r, limits.NoiseSlower) && !overLimit {
 		return nil
 	}
 	// A quiet p99 in etcd's lowest bucket is only a bound: the ratio is

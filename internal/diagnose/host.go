@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 )
 
@@ -16,7 +16,7 @@ func init() {
 }
 
 func hostCPUSaturated(r *result.Result) []result.Finding {
-	cpuBusyHigh := LimitOf(r, check.HostCPUBusy)
+	cpuBusyHigh := LimitOf(r, limits.HostCPUBusy)
 	if r.Host == nil || r.Host.Summary.CPUBusy < cpuBusyHigh {
 		return nil
 	}
@@ -29,7 +29,7 @@ func hostCPUSaturated(r *result.Result) []result.Finding {
 	title := fmt.Sprintf("The CPUs of %s, where etcdperf ran, were %.0f%% busy during the run: latencies measured there include waiting for a CPU", host, s.CPUBusy*100)
 	if r.Host.Device != "" && s.FlushAwait > 0 {
 		ev = append(ev, result.Evidence{What: "device flush service time (mean)", Observed: s.FlushAwait, Unit: "s", Source: "/proc/diskstats"})
-		if r.Disk != nil && r.Disk.SyncLatency != nil && r.Disk.SyncLatency.P99 > LimitOf(r, check.DeviceFastFactor)*s.FlushAwait {
+		if r.Disk != nil && r.Disk.SyncLatency != nil && r.Disk.SyncLatency.P99 > LimitOf(r, limits.DeviceFastFactor)*s.FlushAwait {
 			title += fmt.Sprintf(" (the device flushed in %.2fms on average, far below the %.2fms fdatasync p99)", s.FlushAwait*1e3, r.Disk.SyncLatency.P99*1e3)
 		}
 	}
@@ -47,7 +47,7 @@ func hostCPUSaturated(r *result.Result) []result.Finding {
 }
 
 func hostCPUSteal(r *result.Result) []result.Finding {
-	stealHigh := LimitOf(r, check.HostCPUSteal)
+	stealHigh := LimitOf(r, limits.HostCPUSteal)
 	if r.Host == nil || r.Host.Summary.Steal < stealHigh {
 		return nil
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 )
 
@@ -27,13 +27,13 @@ func device(iops, await float64) *result.MemberProcess {
 }
 
 // withLimits sets the run's levels as --limit (and --volume-iops) do.
-func withLimits(t *testing.T, r *result.Result, limits ...string) *result.Result {
+func withLimits(t *testing.T, r *result.Result, overrides ...string) *result.Result {
 	t.Helper()
-	criteria, err := check.Override(check.Table, limits)
+	criteria, err := limits.Override(limits.Table, overrides)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.Limits = check.Changed(criteria)
+	r.Limits = limits.Changed(criteria)
 	return r
 }
 
@@ -51,12 +51,12 @@ func findingByID(fs []result.Finding, id string) (result.Finding, bool) {
 func TestIOPSCapNamed(t *testing.T) {
 	ok := member{0.003, prompt}
 	for _, c := range []struct {
-		name    string
-		ms      []member
-		limits  []string
-		want    map[result.Cause]string
-		sev     result.Severity
-		verdict result.Verdict
+		name      string
+		ms        []member
+		overrides []string
+		want      map[result.Cause]string
+		sev       result.Severity
+		verdict   result.Verdict
 	}{
 		{"a cap used, its fsync slow: the cap, not the disk", []member{ok, ok, {0.04, capped(140)}}, nil,
 			map[result.Cause]string{result.CauseIOPSCap: "m3"}, result.Critical, result.Fail},
@@ -76,7 +76,7 @@ func TestIOPSCapNamed(t *testing.T) {
 			map[result.Cause]string{result.CauseIOPSCap: "m3"}, result.Warning, result.Warn},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := withLimits(t, metricsOf(c.ms, nil), c.limits...)
+			r := withLimits(t, metricsOf(c.ms, nil), c.overrides...)
 			fs := Run(r)
 			if got := causes(fs); fmt.Sprint(got) != fmt.Sprint(c.want) {
 				t.Fatalf("causes %v, want %v; findings %+v", got, c.want, fs)
@@ -119,12 +119,12 @@ func TestIOPSCapNamed(t *testing.T) {
 func TestVolumeIOPS(t *testing.T) {
 	ok := member{0.003, device(50, 0.0002)}
 	for _, c := range []struct {
-		name     string
-		ms       []member
-		limits   []string
-		want     map[result.Cause]string
-		title    string
-		headroom string
+		name      string
+		ms        []member
+		overrides []string
+		want      map[result.Cause]string
+		title     string
+		headroom  string
 	}{
 		{"not stated: a slow device is the disk", []member{ok, ok, {0.04, device(2900, 0.012)}}, nil,
 			map[result.Cause]string{result.CauseDisk: "m3"}, "", ""},
@@ -150,7 +150,7 @@ func TestVolumeIOPS(t *testing.T) {
 			for i := range c.ms {
 				c.ms[i].proc = proc(c.ms[i].proc, func(p *result.MemberProcess) { p.Device = fmt.Sprintf("vd%c", 'a'+i) })
 			}
-			fs := Run(withLimits(t, metricsOf(c.ms, nil), c.limits...))
+			fs := Run(withLimits(t, metricsOf(c.ms, nil), c.overrides...))
 			if got := causes(fs); fmt.Sprint(got) != fmt.Sprint(c.want) {
 				t.Fatalf("causes %v, want %v; findings %+v", got, c.want, fs)
 			}
@@ -160,7 +160,7 @@ func TestVolumeIOPS(t *testing.T) {
 				}
 			}
 			h, ok := findingByID(fs, "volume_headroom")
-			if len(c.limits) == 0 && ok {
+			if len(c.overrides) == 0 && ok {
 				t.Errorf("headroom said without a stated volume: %+v", h)
 			}
 			if c.headroom != "" && (!ok || !strings.Contains(h.Title, c.headroom) || h.Severity != result.Info) {
@@ -182,11 +182,11 @@ func TestBelowDevice(t *testing.T) {
 		p.DeviceFlushAwait, p.DeviceFlushes, p.DeviceUtil, p.DeviceWriteBytes = 37e-6, 130, 0.40, 1.5e6
 	})
 	for _, c := range []struct {
-		name   string
-		m3     member
-		limits []string
-		want   result.Cause
-		title  string
+		name      string
+		m3        member
+		overrides []string
+		want      result.Cause
+		title     string
 	}{
 		{"not stated: below the device, both said", member{0.0598, below}, nil, result.CauseDiskOrIOPSCap,
 			"the device (vdc) wrote 391 IOPS (1.4 MiB/s), 40% busy, each write in 940µs on average: near the volume's provisioned IOPS that is its cap"},
@@ -216,7 +216,7 @@ func TestBelowDevice(t *testing.T) {
 					}
 				})
 			}
-			fs := Run(withLimits(t, metricsOf(ms, nil), c.limits...))
+			fs := Run(withLimits(t, metricsOf(ms, nil), c.overrides...))
 			want := map[result.Cause]string{c.want: "m3"}
 			if got := causes(fs); fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Fatalf("causes %v, want %v; findings %+v", got, want, fs)
@@ -249,13 +249,13 @@ func TestHistoryIOPSCap(t *testing.T) {
 	rising := hostDisk([]float64{1000, 1800, 2600, 3000}, []float64{0.85, 0.9, 0.95, 0.99})
 	idle := hostDisk([]float64{140, 150, 148, 150}, []float64{0.03, 0.04, 0.03, 0.04})
 	for _, c := range []struct {
-		name   string
-		fsync  float64
-		disk   *result.PromDisk
-		limits []string
-		want   result.Cause
-		sev    result.Severity
-		title  string
+		name      string
+		fsync     float64
+		disk      *result.PromDisk
+		overrides []string
+		want      result.Cause
+		sev       result.Severity
+		title     string
 	}{
 		{"no device joined: the disk or the CPU", 0.02, nil, nil, result.CauseDiskOrCPU, result.Critical, "says nothing of its process"},
 		{"writes flat on a busy device: a cap or a disk at its limit", 0.02, flat, nil, result.CauseIOPSCap, result.Critical,
@@ -272,7 +272,7 @@ func TestHistoryIOPSCap(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := historyResult(c.fsync, nil, 0)
 			r.Prom.Members[0].Disk = c.disk
-			fs := Run(withLimits(t, r, c.limits...))
+			fs := Run(withLimits(t, r, c.overrides...))
 			got := causes(fs)
 			if c.want == "" {
 				if len(got) != 0 {

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
@@ -27,10 +27,10 @@ func firstKubeBreak(r *result.Result) (kubeBreak, bool) {
 	if r.Kube == nil {
 		return kubeBreak{}, false
 	}
-	criteria := check.WithLimitsOf(check.Table, r.Checks)
+	criteria := limits.WithLimitsOf(limits.Table, r.Checks)
 	for _, st := range r.Kube.Steps {
 		var failed []result.Check
-		for _, ch := range check.KubeStepChecks(st, criteria) {
+		for _, ch := range limits.KubeStepChecks(st, criteria) {
 			if ch.Status == result.StatusFail {
 				failed = append(failed, ch)
 			}
@@ -56,13 +56,13 @@ func etcdBreak(r *result.Result) (result.KubeStep, result.Check, bool) {
 // etcdStepChecks judges etcd's histograms over one step, the failed first.
 func etcdStepChecks(r *result.Result, st result.KubeStep) []result.Check {
 	var out []result.Check
-	criteria := check.WithLimitsOf(check.Table, r.Checks)
+	criteria := limits.WithLimitsOf(limits.Table, r.Checks)
 	for _, h := range []struct {
 		id string
 		l  *result.Latency
-	}{{check.WALFsyncP99, st.WALFsync}, {check.BackendCommitP99, st.BackendCommit}} {
+	}{{limits.WALFsyncP99, st.WALFsync}, {limits.BackendCommitP99, st.BackendCommit}} {
 		if h.l != nil && h.l.Count > 0 {
-			check.Apply(&out, criteria, h.id, h.l.P99, h.l.AtFloor())
+			limits.Apply(&out, criteria, h.id, h.l.P99, h.l.AtFloor())
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Status == result.StatusFail && out[j].Status != result.StatusFail })
@@ -72,7 +72,7 @@ func etcdStepChecks(r *result.Result, st result.KubeStep) []result.Check {
 func breakWords(chs []result.Check) string {
 	var parts []string
 	for _, c := range chs {
-		if c.Name == check.APIErrors {
+		if c.Name == limits.APIErrors {
 			parts = append(parts, fmt.Sprintf("%.0f %s", c.Observed, c.Title))
 			continue
 		}

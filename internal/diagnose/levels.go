@@ -1,12 +1,12 @@
 package diagnose
 
 import (
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 )
 
 // Levels are the levels the cause rules judge by, as a run set them
-// (check.Table, --limit applied): the member rules here and the capacity
+// (limits.Table, --limit applied): the member rules here and the capacity
 // sweep's in package judge read the same ones, and the write-cap tests
 // below (AtCap, Volume, Flat) are the one place each is written.
 type Levels struct {
@@ -65,22 +65,22 @@ func LevelsOf(r *result.Result) Levels {
 	return levels(func(id string) float64 { return LimitOf(r, id) })
 }
 
-// LevelsIn are the levels of criteria (check.Table with --limit's
+// LevelsIn are the levels of criteria (limits.Table with --limit's
 // changes).
-func LevelsIn(criteria []check.Criterion) Levels {
-	return levels(func(id string) float64 { return check.LimitOf(criteria, id) })
+func LevelsIn(criteria []limits.Criterion) Levels {
+	return levels(func(id string) float64 { return limits.LimitOf(criteria, id) })
 }
 
 func levels(of func(id string) float64) Levels {
 	return Levels{
-		Throttled: of(check.MemberThrottled), ThrottledTime: of(check.MemberThrottledTime),
-		SchedWait: of(check.MemberSchedWait), CPUAtLimit: of(check.MemberCPUAtLimit),
-		MemberHostBusy: of(check.MemberHostBusy), HostCPUBusy: of(check.HostCPUBusy), PeerRTT: of(check.PeerRTT),
-		FastFactor: of(check.DeviceFastFactor), FastAwait: of(check.DeviceFastAwait), IdleAwait: of(check.DeviceIdleAwait),
-		DeviceIdle: of(check.DeviceIdle), DeviceBusy: of(check.DeviceBusy),
-		CapUsed: of(check.IOPSCapUsed), VolumeIOPS: of(check.VolumeIOPS), VolumeBPS: of(check.VolumeWriteBPS), OverStated: of(check.VolumeOverStated),
-		FlatGrowth: of(check.FsyncsFlatGrowth), OfferedRise: of(check.OfferedRise), Queued: of(check.DeviceQueued),
-		WALLimit: of(check.WALFsyncP99), WALFast: of(check.WALFsyncFast),
+		Throttled: of(limits.MemberThrottled), ThrottledTime: of(limits.MemberThrottledTime),
+		SchedWait: of(limits.MemberSchedWait), CPUAtLimit: of(limits.MemberCPUAtLimit),
+		MemberHostBusy: of(limits.MemberHostBusy), HostCPUBusy: of(limits.HostCPUBusy), PeerRTT: of(limits.PeerRTT),
+		FastFactor: of(limits.DeviceFastFactor), FastAwait: of(limits.DeviceFastAwait), IdleAwait: of(limits.DeviceIdleAwait),
+		DeviceIdle: of(limits.DeviceIdle), DeviceBusy: of(limits.DeviceBusy),
+		CapUsed: of(limits.IOPSCapUsed), VolumeIOPS: of(limits.VolumeIOPS), VolumeBPS: of(limits.VolumeWriteBPS), OverStated: of(limits.VolumeOverStated),
+		FlatGrowth: of(limits.FsyncsFlatGrowth), OfferedRise: of(limits.OfferedRise), Queued: of(limits.DeviceQueued),
+		WALLimit: of(limits.WALFsyncP99), WALFast: of(limits.WALFsyncFast),
 	}
 }
 

@@ -3,7 +3,7 @@ package diagnose
 import (
 	"testing"
 
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 )
 
@@ -11,12 +11,12 @@ import (
 // criteria) read one set of levels: a level set with --limit reaches both
 // alike.
 func TestLevelsOneSet(t *testing.T) {
-	criteria, err := check.Override(check.Table, []string{check.IOPSCapUsed + "=70%", check.FsyncsFlatGrowth + "=1.5", check.VolumeIOPS + "=3000", check.HostCPUBusy + "=50%"})
+	criteria, err := limits.Override(limits.Table, []string{limits.IOPSCapUsed + "=70%", limits.FsyncsFlatGrowth + "=1.5", limits.VolumeIOPS + "=3000", limits.HostCPUBusy + "=50%"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := result.New(result.KindDoctor)
-	r.Limits = check.Changed(criteria)
+	r.Limits = limits.Changed(criteria)
 	of, in := LevelsOf(r), LevelsIn(criteria)
 	if of != in {
 		t.Errorf("levels from the Result\n%+v\ndiffer from the criteria's\n%+v", of, in)
@@ -24,8 +24,8 @@ func TestLevelsOneSet(t *testing.T) {
 	if in.CapUsed != 0.7 || in.FlatGrowth != 1.5 || in.VolumeIOPS != 3000 || in.HostCPUBusy != 0.5 {
 		t.Errorf("the levels set are not read: %+v", in)
 	}
-	if d := LevelsIn(check.Table); d == in || d.VolumeIOPS != 0 || d.WALLimit != check.LimitOf(check.Table, check.WALFsyncP99) {
-		t.Errorf("check.Table's levels: %+v", d)
+	if d := LevelsIn(limits.Table); d == in || d.VolumeIOPS != 0 || d.WALLimit != limits.LimitOf(limits.Table, limits.WALFsyncP99) {
+		t.Errorf("limits.Table's levels: %+v", d)
 	}
 }
 

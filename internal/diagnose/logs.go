@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
@@ -114,7 +114,7 @@ func logsLeaderChurn(r *result.Result) []result.Finding {
 			worst, worstMember = m.MaxLeaderChanges15m, m.Name
 		}
 	}
-	leaderChanges15m := LimitOf(r, check.LeaderChanges15m)
+	leaderChanges15m := LimitOf(r, limits.LeaderChanges15m)
 	if lost == 0 && float64(worst) < leaderChanges15m {
 		return nil
 	}
@@ -145,7 +145,7 @@ func logsDisk(r *result.Result) []result.Finding {
 		return nil
 	}
 	n := logCount(l, "slow_fdatasync")
-	ev := tookEvidence(l, "slow_fdatasync", LimitOf(r, check.DiskSyncP99))
+	ev := tookEvidence(l, "slow_fdatasync", LimitOf(r, limits.DiskSyncP99))
 	ev = append(ev, countEvidence(l, "slow_fdatasync", "heartbeat_late", "server_overloaded", "slow_apply", "tick_missed")...)
 	longest := ""
 	if st := l.Class("slow_fdatasync"); st != nil && st.Took != nil {
@@ -251,13 +251,13 @@ func logsSlowRequests(r *result.Result) []result.Finding {
 	}
 	// etcd logs a request over its own --warning-apply-duration (100ms by
 	// default): the logs quote etcd's setting, which --limit does not move.
-	apply, _ := check.Lookup(check.Table, check.ApplyDuration)
+	apply, _ := limits.Lookup(limits.Table, limits.ApplyDuration)
 	applyLimit := apply.Limit
 	ev := tookEvidence(l, "slow_read_only_range", applyLimit)
 	ev = append(ev, tookEvidence(l, "slow_apply", applyLimit)...)
 	ev = append(ev, countEvidence(l, "slow_apply", "slow_read_only_range", "slow_read_only_txn", "slow_request", "large_range_warning")...)
 	var large []string
-	largeRangeKeys := LimitOf(r, check.LargeRangeKeys)
+	largeRangeKeys := LimitOf(r, limits.LargeRangeKeys)
 	for _, p := range l.TopPrefixes {
 		if float64(p.MaxCount) >= largeRangeKeys {
 			large = append(large, fmt.Sprintf("%s (up to %d keys)", p.Prefix, p.MaxCount))

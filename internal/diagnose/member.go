@@ -1,7 +1,7 @@
 package diagnose
 
 import (
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 )
 
@@ -54,10 +54,10 @@ func Members(r *result.Result) []Member {
 		for _, m := range r.Prom.Members {
 			v := Member{Name: m.Instance, SlowApplies: m.Observed["slow_applies"], HeartbeatFailures: m.Observed["heartbeat_failures"],
 				SlowReadIndexes: m.Observed["slow_read_indexes"], HostDisk: m.Disk}
-			if p99, ok := m.Observed[check.WALFsyncP99]; ok {
+			if p99, ok := m.Observed[limits.WALFsyncP99]; ok {
 				v.WALFsync = &result.Latency{Count: 1, P99: p99}
 			}
-			if p99, ok := m.Observed[check.BackendCommitP99]; ok {
+			if p99, ok := m.Observed[limits.BackendCommitP99]; ok {
 				v.BackendCommit = &result.Latency{Count: 1, P99: p99}
 			}
 			ms = append(ms, v)

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
@@ -29,16 +29,16 @@ type historyAdvice struct {
 }
 
 var historyAdvices = map[string]historyAdvice{
-	check.WALFsyncP99: {"WAL fsync p99",
+	limits.WALFsyncP99: {"WAL fsync p99",
 		"These are the windows in which etcd's WAL fsync was slow; the finding on the member says whether its disk or its CPU was the cause " +
 			"(etcd's histogram counts both). Look at what else ran on that host then (backups, compactions, neighbours' I/O or builds)."},
-	check.BackendCommitP99: {"backend commit p99",
+	limits.BackendCommitP99: {"backend commit p99",
 		"These are the windows in which bbolt's commits were slow: a slow disk or a CPU-starved member (the finding on the member says which), " +
 			"or a large, fragmented database (defragment it, compact history)."},
-	check.LeaderChanges: {"leader changes",
+	limits.LeaderChanges: {"leader changes",
 		"Elections happen when followers miss heartbeats: check the WAL fsync latency of that time, CPU starvation of etcd, and the network " +
 			"between members; raise --heartbeat-interval and --election-timeout only when the round trip between members needs it."},
-	check.ProposalsFailed: {"failed proposals",
+	limits.ProposalsFailed: {"failed proposals",
 		"Proposals fail during elections and when the cluster loses quorum: see the leader changes of the same windows."},
 	"has_leader": {"member without a leader",
 		"A member without a leader cannot serve writes or linearizable reads: check that a quorum of members was up and could reach each other then."},
@@ -125,7 +125,7 @@ func breachFindings(r *result.Result, breaches []result.PromBreach, prefix strin
 // mustWarn are the criteria whose passing at times is a warning even when
 // the period as a whole kept the limit: counts of events that hurt clients
 // when they happen.
-var mustWarn = map[string]bool{check.LeaderChanges: true, check.ProposalsFailed: true}
+var mustWarn = map[string]bool{limits.LeaderChanges: true, limits.ProposalsFailed: true}
 
 func breachWord(b result.PromBreach) string {
 	if b.Failed == b.Points {
@@ -156,7 +156,7 @@ func windowText(w result.PromWindow, instance, unit string, step, window time.Du
 }
 
 func valueIn(v float64, unit string) string {
-	if unit == string(check.Seconds) {
+	if unit == string(limits.Seconds) {
 		return units.Seconds(v)
 	}
 	return fmt.Sprintf("%g", v)
@@ -188,7 +188,7 @@ func slowApplies(ms []Member, id string) []result.Finding {
 	if total == 0 {
 		return nil
 	}
-	c, _ := check.Lookup(check.Table, check.ApplyDuration)
+	c, _ := limits.Lookup(limits.Table, limits.ApplyDuration)
 	sev, once := stallSeverity(total, 1)
 	return []result.Finding{{
 		ID:       id,

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 )
 
@@ -15,8 +15,8 @@ func historyResult(fsyncOverall float64, breaches []result.PromBreach, slowAppli
 	r.Prom = &result.Prom{Step: 15, Window: 300, Breaches: breaches, Members: []result.PromMember{
 		{Instance: "10.0.0.1:2379", Observed: map[string]float64{"wal_fsync_p99": fsyncOverall, "slow_applies": slowApplies}},
 	}}
-	c, _ := check.Lookup(check.Table, check.WALFsyncP99)
-	r.Checks = []result.Check{check.Evaluate(c, fsyncOverall)}
+	c, _ := limits.Lookup(limits.Table, limits.WALFsyncP99)
+	r.Checks = []result.Check{limits.Evaluate(c, fsyncOverall)}
 	return r
 }
 
@@ -31,7 +31,7 @@ func windows(n int) []result.PromWindow {
 
 func TestHistoryRules(t *testing.T) {
 	fsync := func(ws []result.PromWindow) []result.PromBreach {
-		return []result.PromBreach{{Check: check.WALFsyncP99, Instance: "10.0.0.1:2379", Status: result.StatusFail, Points: 9 * len(ws), Failed: 9 * len(ws), Total: 5760,
+		return []result.PromBreach{{Check: limits.WALFsyncP99, Instance: "10.0.0.1:2379", Status: result.StatusFail, Points: 9 * len(ws), Failed: 9 * len(ws), Total: 5760,
 			Fraction: float64(9*len(ws)) / 5760, Worst: 0.04, Limit: 0.01, Unit: "s", Windows: ws}}
 	}
 	cases := []struct {
@@ -73,7 +73,7 @@ func TestHistoryRules(t *testing.T) {
 
 func TestHistoryFindingListsWindows(t *testing.T) {
 	ws := windows(7)
-	r := historyResult(0.02, []result.PromBreach{{Check: check.WALFsyncP99, Instance: "10.0.0.1:2379", Status: result.StatusFail, Points: 63, Failed: 63, Total: 5760,
+	r := historyResult(0.02, []result.PromBreach{{Check: limits.WALFsyncP99, Instance: "10.0.0.1:2379", Status: result.StatusFail, Points: 63, Failed: 63, Total: 5760,
 		Fraction: 63.0 / 5760, Worst: 0.04, Limit: 0.01, Unit: "s", Windows: ws}}, 0)
 	var f result.Finding
 	for _, x := range Run(r) {

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
@@ -84,7 +84,7 @@ func scaleStopped(r *result.Result) []result.Finding {
 		f.Evidence = append(f.Evidence, result.Evidence{What: "put p99 of the step", Observed: st.Put.P99, Unit: "s", Source: scaleSource})
 	}
 	for _, c := range r.Checks {
-		if c.Status == result.StatusFail && (c.Name == check.PutP99 || c.Name == check.ListAllP99 || c.Name == check.DBQuotaUsed) {
+		if c.Status == result.StatusFail && (c.Name == limits.PutP99 || c.Name == limits.ListAllP99 || c.Name == limits.DBQuotaUsed) {
 			f.Evidence = append(f.Evidence, EvidenceOf(c))
 		}
 	}
@@ -164,7 +164,7 @@ func scaleDBQuota(r *result.Result) []result.Finding {
 		},
 		Recommendation: "etcd keeps every revision until it is compacted, so updates grow the database beyond the objects' own size; " + quotaAdvice}
 	// How near the quota the database came is db_near_quota's to say.
-	if c, ok := FindCheck(r, check.DBQuotaUsed); ok {
+	if c, ok := FindCheck(r, limits.DBQuotaUsed); ok {
 		f.Evidence = append(f.Evidence, EvidenceOf(c))
 	}
 	return []result.Finding{f}
@@ -202,7 +202,7 @@ func scaleRSSGrowth(r *result.Result) []result.Finding {
 			"grow past that before projecting."}
 	if mean > 0 {
 		f.Evidence = append(f.Evidence, result.Evidence{What: "mean value size of the objects", Observed: mean, Unit: "bytes", Source: scaleSource})
-		if slope > LimitOf(r, check.RSSPerValue)*mean {
+		if slope > LimitOf(r, limits.RSSPerValue)*mean {
 			f.Severity = result.Warning
 			f.Title += fmt.Sprintf(", %.0f times the objects' mean size", slope/mean)
 			f.Recommendation = "Memory grows much faster than the data, as in " + scaleTestSource + ", where etcd grew from 2 GB to 40 GB: " +
@@ -231,7 +231,7 @@ func scaleListSuperlinear(r *result.Result) []result.Finding {
 		return nil
 	}
 	var out []result.Finding
-	minListSeconds, superlinearExponent := LimitOf(r, check.ListMinTime), LimitOf(r, check.ListGrowth)
+	minListSeconds, superlinearExponent := LimitOf(r, limits.ListMinTime), LimitOf(r, limits.ListGrowth)
 	for _, k := range r.Scale.Kinds {
 		var xs, ys []float64
 		for _, st := range r.Scale.Steps {
@@ -308,7 +308,7 @@ func scaleWatchLag(r *result.Result) []result.Finding {
 	if r.Scale == nil {
 		return nil
 	}
-	watchLagWarn := LimitOf(r, check.WatchLag)
+	watchLagWarn := LimitOf(r, limits.WatchLag)
 	for _, st := range r.Scale.Steps {
 		if st.WatchLag == nil || st.WatchLag.P99 < watchLagWarn {
 			continue

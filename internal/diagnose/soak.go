@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
@@ -33,17 +33,17 @@ func soakBroke(r *result.Result) []result.Finding {
 	src := metricsSrc + ", the median of the last part's intervals"
 	for _, id := range s.Broke {
 		switch id {
-		case check.WALFsyncP99:
+		case limits.WALFsyncP99:
 			broke = append(broke, "the WAL fsync p99 ("+units.P99(s.LastWALFsyncP99, s.LastWALFsyncBound)+")")
-			f.Evidence = append(f.Evidence, result.Evidence{What: "WAL fsync p99 over the soak's last part", Observed: s.LastWALFsyncP99, Limit: LimitOf(r, check.WALFsyncP99), Unit: "s", Source: src})
-		case check.BackendCommitP99:
+			f.Evidence = append(f.Evidence, result.Evidence{What: "WAL fsync p99 over the soak's last part", Observed: s.LastWALFsyncP99, Limit: LimitOf(r, limits.WALFsyncP99), Unit: "s", Source: src})
+		case limits.BackendCommitP99:
 			broke = append(broke, "the backend commit p99 ("+units.Seconds(s.LastBackendCommitP99)+")")
-			f.Evidence = append(f.Evidence, result.Evidence{What: "backend commit p99 over the soak's last part", Observed: s.LastBackendCommitP99, Limit: LimitOf(r, check.BackendCommitP99), Unit: "s", Source: src})
-		case check.RequestP99:
+			f.Evidence = append(f.Evidence, result.Evidence{What: "backend commit p99 over the soak's last part", Observed: s.LastBackendCommitP99, Limit: LimitOf(r, limits.BackendCommitP99), Unit: "s", Source: src})
+		case limits.RequestP99:
 			broke = append(broke, "the request p99 ("+units.Seconds(s.LastRequestP99)+")")
-			f.Evidence = append(f.Evidence, result.Evidence{What: "request p99 over the soak's last part", Observed: s.LastRequestP99, Limit: LimitOf(r, check.RequestP99), Unit: "s",
+			f.Evidence = append(f.Evidence, result.Evidence{What: "request p99 over the soak's last part", Observed: s.LastRequestP99, Limit: LimitOf(r, limits.RequestP99), Unit: "s",
 				Source: "etcdperf load, from each put's intended send, the median of the last part's intervals"})
-		case check.Throughput:
+		case limits.Throughput:
 			broke = append(broke, fmt.Sprintf("the throughput (%s of %s puts/s)", units.Thousands(s.LastAchieved), units.Thousands(s.Rate)))
 			f.Evidence = append(f.Evidence, result.Evidence{What: "puts/s served over the soak's last part", Observed: s.LastAchieved, Unit: "1/s", Source: "etcdperf load"})
 		}

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 )
 
@@ -15,7 +15,7 @@ import (
 func TestSoakBroke(t *testing.T) {
 	broke := func(from string, drop *result.SoakDrop) *result.Result {
 		r := result.New(result.KindCheck)
-		r.Soak = &result.Soak{Rate: 800, RateFrom: from, Seconds: 90, LastFrom: 60, SustainedPutsPerS: 205, Broke: []string{check.WALFsyncP99},
+		r.Soak = &result.Soak{Rate: 800, RateFrom: from, Seconds: 90, LastFrom: 60, SustainedPutsPerS: 205, Broke: []string{limits.WALFsyncP99},
 			LastWALFsyncP99: 0.115, LastAchieved: 790, Drop: drop}
 		return r
 	}

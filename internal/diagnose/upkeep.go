@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
@@ -54,7 +54,7 @@ func expectedDefragStall(r *result.Result) []result.Finding {
 		who = e.Member
 	}
 	f := result.Finding{ID: "defrag_stall_expected", Severity: result.Info}
-	limit := LimitOf(r, check.DefragStall)
+	limit := LimitOf(r, limits.DefragStall)
 	f.Title = ExpectedDefragTitle(e, who, limit)
 	if e.Seconds <= 0 {
 		f.Evidence = []result.Evidence{{What: "database size in use", Observed: e.DBSize, Unit: "bytes", Source: e.DBSizeFrom}}
@@ -67,7 +67,7 @@ func expectedDefragStall(r *result.Result) []result.Finding {
 	f.Evidence = []result.Evidence{
 		{What: "database size in use", Observed: e.DBSize, Unit: "bytes", Source: e.DBSizeFrom},
 		{What: "live data a defragmentation copies per second", Observed: e.Rate, Unit: "bytes/s", Source: e.RateFrom},
-		{What: "expected stall: database size / copy rate", Observed: e.Seconds, Limit: limit, Unit: "s", Source: check.DefragStall},
+		{What: "expected stall: database size / copy rate", Observed: e.Seconds, Limit: limit, Unit: "s", Source: limits.DefragStall},
 	}
 	f.Recommendation = DefragAdvice
 	return []result.Finding{f}
@@ -87,7 +87,7 @@ func ExpectedDefragTitle(e *result.ExpectedDefrag, who string, limit float64) st
 // defragStall names the defragmentations longer than a controller's
 // lease renew deadline: the member answered nothing meanwhile.
 func defragStall(r *result.Result) []result.Finding {
-	limit := LimitOf(r, check.DefragStall)
+	limit := LimitOf(r, limits.DefragStall)
 	_, ds := r.UpkeepSeen()
 	f := result.Finding{ID: "defrag_stall", Severity: result.Warning}
 	var names []string
@@ -120,7 +120,7 @@ func defragStall(r *result.Result) []result.Finding {
 // compactions, and the members they recur on: their period and cost are
 // compaction's, not a slow disk's.
 func compactionSpikes(r *result.Result) []result.Finding {
-	share, need := LimitOf(r, check.CompactionSpikeShare), LimitOf(r, check.CompactionsRegular)
+	share, need := LimitOf(r, limits.CompactionSpikeShare), LimitOf(r, limits.CompactionsRegular)
 	cs, _ := r.UpkeepSeen()
 	f := result.Finding{ID: "compaction_spikes", Severity: result.Warning}
 	var titles []string

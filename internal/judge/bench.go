@@ -4,15 +4,15 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/diagnose"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
 
 // Bench judges a load run by etcd's own metrics over it (WAL fsync and
 // backend commit p99, leader changes, failed proposals).
-func Bench(r *result.Result, criteria []check.Criterion) {
+func Bench(r *result.Result, criteria []limits.Criterion) {
 	r.Checks = nil
 	serverChecks(r, criteria)
 	conclude(r)
@@ -20,19 +20,19 @@ func Bench(r *result.Result, criteria []check.Criterion) {
 }
 
 // serverChecks adds the checks on the server's metrics to r.
-func serverChecks(r *result.Result, criteria []check.Criterion) {
+func serverChecks(r *result.Result, criteria []limits.Criterion) {
 	s := r.Server
 	if s == nil {
 		return
 	}
 	if s.WALFsync != nil && s.WALFsync.Count > 0 {
-		check.Apply(&r.Checks, criteria, check.WALFsyncP99, s.WALFsync.P99, s.WALFsync.AtFloor())
+		limits.Apply(&r.Checks, criteria, limits.WALFsyncP99, s.WALFsync.P99, s.WALFsync.AtFloor())
 	}
 	if s.BackendCommit != nil && s.BackendCommit.Count > 0 {
-		check.Apply(&r.Checks, criteria, check.BackendCommitP99, s.BackendCommit.P99, s.BackendCommit.AtFloor())
+		limits.Apply(&r.Checks, criteria, limits.BackendCommitP99, s.BackendCommit.P99, s.BackendCommit.AtFloor())
 	}
-	check.Apply(&r.Checks, criteria, check.LeaderChanges, s.LeaderChanges, false)
-	check.Apply(&r.Checks, criteria, check.ProposalsFailed, s.ProposalsFailed, false)
+	limits.Apply(&r.Checks, criteria, limits.LeaderChanges, s.LeaderChanges, false)
+	limits.Apply(&r.Checks, criteria, limits.ProposalsFailed, s.ProposalsFailed, false)
 }
 
 func benchSummary(r *result.Result) string {
@@ -61,7 +61,7 @@ func benchSummary(r *result.Result) string {
 // slowest request, standard deviation), the request p99 and failed
 // requests, then etcd's own as Bench, and whether the client or etcd set
 // the pace; and the capacity sweep and the soak after the load.
-func Check(r *result.Result, criteria []check.Criterion) {
+func Check(r *result.Result, criteria []limits.Criterion) {
 	r.Checks = nil
 	perfChecks(r, criteria)
 	serverChecks(r, criteria)
@@ -72,18 +72,18 @@ func Check(r *result.Result, criteria []check.Criterion) {
 
 // perfChecks adds the checks of a check perf load and says what limited
 // its throughput.
-func perfChecks(r *result.Result, criteria []check.Criterion) {
+func perfChecks(r *result.Result, criteria []limits.Criterion) {
 	b, pf := r.Bench, r.Perf
 	if b == nil || pf == nil {
 		return
 	}
-	check.Apply(&r.Checks, criteria, check.Throughput, pf.Reached, false)
+	limits.Apply(&r.Checks, criteria, limits.Throughput, pf.Reached, false)
 	if b.Latency != nil && b.Latency.Count > 0 {
-		check.Apply(&r.Checks, criteria, check.SlowestRequest, b.Latency.Max, false)
-		check.Apply(&r.Checks, criteria, check.LatencyStddev, b.Latency.Stddev, false)
-		check.Apply(&r.Checks, criteria, check.RequestP99, b.Latency.P99, false)
+		limits.Apply(&r.Checks, criteria, limits.SlowestRequest, b.Latency.Max, false)
+		limits.Apply(&r.Checks, criteria, limits.LatencyStddev, b.Latency.Stddev, false)
+		limits.Apply(&r.Checks, criteria, limits.RequestP99, b.Latency.P99, false)
 	}
-	check.Apply(&r.Checks, criteria, check.RequestErrors, float64(result.ErrorTotal(b.Errors)), false)
+	limits.Apply(&r.Checks, criteria, limits.RequestErrors, float64(result.ErrorTotal(b.Errors)), false)
 	pf.LimitedBy = diagnose.LoadLimitedBy(r)
 }
 
@@ -121,10 +121,10 @@ func checkSummary(r *result.Result) string {
 
 // Datascale judges a datascale run as etcdctl does: any failed request
 // fails it; the memory is reported, not judged.
-func Datascale(r *result.Result, criteria []check.Criterion) {
+func Datascale(r *result.Result, criteria []limits.Criterion) {
 	r.Checks = nil
 	if r.Bench != nil {
-		check.Apply(&r.Checks, criteria, check.RequestErrors, float64(result.ErrorTotal(r.Bench.Errors)), false)
+		limits.Apply(&r.Checks, criteria, limits.RequestErrors, float64(result.ErrorTotal(r.Bench.Errors)), false)
 	}
 	conclude(r)
 	ds := r.Datascale

@@ -5,8 +5,8 @@ import (
 	"math"
 	"strings"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/diagnose"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
@@ -15,15 +15,15 @@ import (
 // and etcd's disk limits (leader changes and failed proposals too: a step
 // that loses its leader did not carry its load).
 var capacityCriteria = []string{
-	check.Throughput, check.SlowestRequest, check.LatencyStddev, check.RequestP99,
-	check.WALFsyncP99, check.BackendCommitP99, check.LeaderChanges, check.ProposalsFailed,
+	limits.Throughput, limits.SlowestRequest, limits.LatencyStddev, limits.RequestP99,
+	limits.WALFsyncP99, limits.BackendCommitP99, limits.LeaderChanges, limits.ProposalsFailed,
 }
 
 // CapacityStep judges one step of a capacity sweep from its judged Result
 // (Judge): its figures, the capacity criteria it failed, and what limited
 // it (as the verdict names it: disk, cpu, client, network, ...). A confirm
 // step's intervals, when given, judge its p99s as a soak's are (hold).
-func CapacityStep(r *result.Result, offered float64, clients int, intervals []result.SoakSample, criteria []check.Criterion) result.CapacityStep {
+func CapacityStep(r *result.Result, offered float64, clients int, intervals []result.SoakSample, criteria []limits.Criterion) result.CapacityStep {
 	st := result.CapacityStep{Offered: offered, Clients: clients}
 	st.WALFsyncP99, st.BackendCommitP99, st.RequestP99 = loadP99s(r)
 	if b := r.Bench; b != nil {
@@ -80,7 +80,7 @@ func CapacityStep(r *result.Result, offered float64, clients int, intervals []re
 // fsync p99 climbs; or, on this host, the
 // member's own cgroup cap, used to at least iops_cap_used during the step
 // that broke.
-func Capacity(c *result.Capacity, criteria []check.Criterion) {
+func Capacity(c *result.Capacity, criteria []limits.Criterion) {
 	// A hold's p99s are its intervals' (hold): judged again from them, by
 	// criteria, as the sweep judged them.
 	for i := range c.Steps {
@@ -245,7 +245,7 @@ func provisioned(c *result.Capacity, lv diagnose.Levels) {
 // capacityChecks judges the capacity sweep and the soak a Result holds
 // (Capacity, Soak), and adds the headroom check of a sweep judged against
 // a demand.
-func capacityChecks(r *result.Result, criteria []check.Criterion) {
+func capacityChecks(r *result.Result, criteria []limits.Criterion) {
 	if s := r.Soak; s != nil {
 		Soak(s, criteria)
 	}
@@ -255,7 +255,7 @@ func capacityChecks(r *result.Result, criteria []check.Criterion) {
 	}
 	Capacity(c, criteria)
 	if c.Demand > 0 {
-		check.Apply(&r.Checks, criteria, check.CapacityHeadroom, c.Headroom, false)
+		limits.Apply(&r.Checks, criteria, limits.CapacityHeadroom, c.Headroom, false)
 	}
 }
 
@@ -290,13 +290,13 @@ func limitWords(st *result.CapacityStep, ids []string, verb string) string {
 	var ws []string
 	for _, id := range ids {
 		switch id {
-		case check.WALFsyncP99:
+		case limits.WALFsyncP99:
 			ws = append(ws, "the WAL fsync p99"+verb+" ("+units.P99(st.WALFsyncP99, st.WALFsyncBound)+")")
-		case check.BackendCommitP99:
+		case limits.BackendCommitP99:
 			ws = append(ws, "the backend commit p99"+verb+" ("+units.P99(st.BackendCommitP99, st.BackendCommitBound)+")")
-		case check.Throughput:
+		case limits.Throughput:
 			ws = append(ws, fmt.Sprintf("the throughput%s (%s of %s puts/s)", verb, units.Thousands(st.Achieved), units.Thousands(st.Offered)))
-		case check.RequestP99:
+		case limits.RequestP99:
 			ws = append(ws, "the request p99"+verb+" ("+units.Seconds(st.RequestP99)+")")
 		default:
 			ws = append(ws, "the "+strings.ReplaceAll(id, "_", " ")+verb)

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/diagnose"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 )
 
@@ -26,7 +26,7 @@ func TestCapacityCause(t *testing.T) {
 	}
 	// A member capped at 2,500 write IOPS (blkio), as measured: its
 	// backend commits broke first, the device itself was fast.
-	capped := []result.CapacityStep{held(150, 0.001, 150), held(1000, 0.0016, 976), broke(2000, 0.0077, 1344, "disk", check.BackendCommitP99), broke(1400, 0.0045, 1127, "disk", check.BackendCommitP99)}
+	capped := []result.CapacityStep{held(150, 0.001, 150), held(1000, 0.0016, 976), broke(2000, 0.0077, 1344, "disk", limits.BackendCommitP99), broke(1400, 0.0045, 1127, "disk", limits.BackendCommitP99)}
 	for i := 1; i < len(capped); i++ {
 		capped[i].IOPSCap, capped[i].CappedWriteIOPS, capped[i].CapDevice = 2500, 2290, "vda"
 		capped[i].DeviceIOPS, capped[i].DeviceAwait, capped[i].DeviceUtil = 2100, 0.0003, 0.3
@@ -39,7 +39,7 @@ func TestCapacityCause(t *testing.T) {
 	// The cap used (1,231 of 1,500) while a busy host's CPU was named for
 	// the step (measured so on a loaded machine): still the cap, the CPU
 	// said beside it.
-	cappedBusy := []result.CapacityStep{held(150, 0.0064, 150), broke(1000, 0.0258, 477, "cpu", check.RequestP99, check.WALFsyncP99, check.BackendCommitP99), held(390, 0.0038, 382)}
+	cappedBusy := []result.CapacityStep{held(150, 0.0064, 150), broke(1000, 0.0258, 477, "cpu", limits.RequestP99, limits.WALFsyncP99, limits.BackendCommitP99), held(390, 0.0038, 382)}
 	cappedBusy[1].IOPSCap, cappedBusy[1].CappedWriteIOPS, cappedBusy[1].CapDevice, cappedBusy[1].HostCPUBusy = 1500, 1231, "vda", 0.93
 	cappedBusy[1].DeviceIOPS, cappedBusy[1].DeviceAwait, cappedBusy[1].DeviceUtil = 1136, 0.000203, 0.19
 	// A cap barely used, over a fast device, while the CPU was named: the
@@ -49,7 +49,7 @@ func TestCapacityCause(t *testing.T) {
 	// The verdict's own load broke under the cap (bbolt's bursts), the
 	// cap's mean use a third, the device 12% busy answering in 2.47ms (as
 	// measured in a CI run): the cap, not a slow disk.
-	cappedFirst := []result.CapacityStep{broke(150, 0.0048, 141, "disk", check.RequestP99, check.BackendCommitP99)}
+	cappedFirst := []result.CapacityStep{broke(150, 0.0048, 141, "disk", limits.RequestP99, limits.BackendCommitP99)}
 	cappedFirst[0].IOPSCap, cappedFirst[0].CappedWriteIOPS, cappedFirst[0].CapDevice = 1500, 493, "vda"
 	cappedFirst[0].DeviceIOPS, cappedFirst[0].DeviceAwait, cappedFirst[0].DeviceUtil = 493, 0.00247, 0.12
 	// The same with a device slow per write (12ms): the disk.
@@ -58,19 +58,19 @@ func TestCapacityCause(t *testing.T) {
 	// A cloud volume's cap, not seen from the host: etcd's fsyncs flat at
 	// ~700/s from 1,000 to 2,000 puts/s offered while its p99 climbed,
 	// after a fast fsync at 150/s.
-	cloud := []result.CapacityStep{held(150, 0.0008, 150), held(1000, 0.002, 700), broke(2000, 0.014, 720, "disk", check.WALFsyncP99)}
+	cloud := []result.CapacityStep{held(150, 0.0008, 150), held(1000, 0.002, 700), broke(2000, 0.014, 720, "disk", limits.WALFsyncP99)}
 	// A slow disk: slow from the first step.
-	slow := []result.CapacityStep{broke(150, 0.016, 150, "disk", check.WALFsyncP99)}
+	slow := []result.CapacityStep{broke(150, 0.016, 150, "disk", limits.WALFsyncP99)}
 	// The CPU: flat fsyncs too (etcd batches them), but the step names the CPU.
-	cpu := []result.CapacityStep{held(150, 0.0008, 150), held(1000, 0.002, 700), broke(2000, 0.03, 710, "cpu", check.WALFsyncP99, check.RequestP99)}
+	cpu := []result.CapacityStep{held(150, 0.0008, 150), held(1000, 0.002, 700), broke(2000, 0.03, 710, "cpu", limits.WALFsyncP99, limits.RequestP99)}
 	// A slow device that climbs with the rate: fsyncs grow with it, no cap.
-	disk := []result.CapacityStep{held(150, 0.002, 150), held(1000, 0.004, 900), broke(2000, 0.012, 1700, "disk", check.WALFsyncP99)}
+	disk := []result.CapacityStep{held(150, 0.002, 150), held(1000, 0.004, 900), broke(2000, 0.012, 1700, "disk", limits.WALFsyncP99)}
 	// The backend commit broke while the device answered in 108µs and the
 	// WAL fsyncs held: the disk or the CPU, both said.
-	commit := []result.CapacityStep{held(150, 0.001, 150), broke(2800, 0.0027, 1728, "disk", check.BackendCommitP99)}
+	commit := []result.CapacityStep{held(150, 0.001, 150), broke(2800, 0.0027, 1728, "disk", limits.BackendCommitP99)}
 	commit[1].DeviceIOPS, commit[1].DeviceAwait, commit[1].DeviceUtil = 3781, 0.000108, 0.37
 	// Nothing named while the host's CPUs were saturated: the CPU.
-	busy := []result.CapacityStep{held(150, 0.001, 150), broke(5700, 0.001, 2542, "none", check.RequestP99)}
+	busy := []result.CapacityStep{held(150, 0.001, 150), broke(5700, 0.001, 2542, "none", limits.RequestP99)}
 	busy[1].HostCPUBusy = 0.97
 	none := []result.CapacityStep{held(150, 0.0008, 150), held(1000, 0.002, 900), held(15000, 0.004, 3000)}
 	for _, c := range []struct {
@@ -81,23 +81,23 @@ func TestCapacityCause(t *testing.T) {
 		broke  []string
 		answer string
 	}{
-		{"cgroup cap", capped, 1000, result.CauseIOPSCap, []string{check.BackendCommitP99}, "carries etcd up to 1,000 puts/s of 1.0 KiB within its limits; at 1,400 the backend commit p99 broke (57.3ms): the volume was at its IOPS limit"},
-		{"cgroup cap, device fast", cappedIdle, 1000, result.CauseIOPSCap, []string{check.BackendCommitP99}, "the device answered each write in 300µs on average"},
-		{"cgroup cap, host busy", cappedBusy, 390, result.CauseIOPSCap, []string{check.RequestP99, check.WALFsyncP99, check.BackendCommitP99}, "this host's CPUs were also 93% busy"},
-		{"CPU under a cap barely used", cpuUnderCap, 390, "cpu", []string{check.RequestP99, check.WALFsyncP99, check.BackendCommitP99}, "etcd's CPU limits it there"},
-		{"cgroup cap, first step", cappedFirst, 0, result.CauseIOPSCap, []string{check.RequestP99, check.BackendCommitP99}, "does not carry etcd at 150 puts/s"},
-		{"slow device under a cap", slowUnderCap, 0, "disk", []string{check.RequestP99, check.BackendCommitP99}, "the disk's latency limits etcd there"},
-		{"cloud cap", cloud, 1000, result.CauseIOPSCap, []string{check.WALFsyncP99}, "etcd's WAL fsyncs held at ~720/s from 1,000 to 2,000 puts/s offered"},
-		{"slow disk", slow, 0, "disk", []string{check.WALFsyncP99}, "does not carry etcd at 150 puts/s of 1.0 KiB: the WAL fsync p99 broke (16ms); the disk's latency limits etcd there"},
-		{"cpu", cpu, 1000, "cpu", []string{check.WALFsyncP99, check.RequestP99}, "etcd's CPU limits it there"},
-		{"disk climbing", disk, 1000, "disk", []string{check.WALFsyncP99}, "the disk's latency limits etcd there"},
-		{"commit, device fast", commit, 150, "disk_or_cpu", []string{check.BackendCommitP99}, "its disk or its CPU limits it there"},
-		{"host CPU saturated", busy, 150, "cpu", []string{check.RequestP99}, "this host's CPUs 97% busy"},
+		{"cgroup cap", capped, 1000, result.CauseIOPSCap, []string{limits.BackendCommitP99}, "carries etcd up to 1,000 puts/s of 1.0 KiB within its limits; at 1,400 the backend commit p99 broke (57.3ms): the volume was at its IOPS limit"},
+		{"cgroup cap, device fast", cappedIdle, 1000, result.CauseIOPSCap, []string{limits.BackendCommitP99}, "the device answered each write in 300µs on average"},
+		{"cgroup cap, host busy", cappedBusy, 390, result.CauseIOPSCap, []string{limits.RequestP99, limits.WALFsyncP99, limits.BackendCommitP99}, "this host's CPUs were also 93% busy"},
+		{"CPU under a cap barely used", cpuUnderCap, 390, "cpu", []string{limits.RequestP99, limits.WALFsyncP99, limits.BackendCommitP99}, "etcd's CPU limits it there"},
+		{"cgroup cap, first step", cappedFirst, 0, result.CauseIOPSCap, []string{limits.RequestP99, limits.BackendCommitP99}, "does not carry etcd at 150 puts/s"},
+		{"slow device under a cap", slowUnderCap, 0, "disk", []string{limits.RequestP99, limits.BackendCommitP99}, "the disk's latency limits etcd there"},
+		{"cloud cap", cloud, 1000, result.CauseIOPSCap, []string{limits.WALFsyncP99}, "etcd's WAL fsyncs held at ~720/s from 1,000 to 2,000 puts/s offered"},
+		{"slow disk", slow, 0, "disk", []string{limits.WALFsyncP99}, "does not carry etcd at 150 puts/s of 1.0 KiB: the WAL fsync p99 broke (16ms); the disk's latency limits etcd there"},
+		{"cpu", cpu, 1000, "cpu", []string{limits.WALFsyncP99, limits.RequestP99}, "etcd's CPU limits it there"},
+		{"disk climbing", disk, 1000, "disk", []string{limits.WALFsyncP99}, "the disk's latency limits etcd there"},
+		{"commit, device fast", commit, 150, "disk_or_cpu", []string{limits.BackendCommitP99}, "its disk or its CPU limits it there"},
+		{"host CPU saturated", busy, 150, "cpu", []string{limits.RequestP99}, "this host's CPUs 97% busy"},
 		{"no knee", none, 15000, "none", nil, "carries etcd up to 15,000 puts/s of 1.0 KiB within its limits, the most this sweep offered"},
 	} {
 		cap := &result.Capacity{ValueSize: 1024, Steps: c.steps}
 		checkRule(t, c.name, cap)
-		Capacity(cap, check.Table)
+		Capacity(cap, limits.Table)
 		if cap.PutsPerS != c.puts || cap.Cause != c.cause || !slices.Equal(cap.LimitedBy, c.broke) || !strings.Contains(cap.Answer, c.answer) {
 			t.Errorf("%s: %g puts/s, cause %q, limited by %v, answer %q; want %g, %q, %v, %q", c.name, cap.PutsPerS, cap.Cause, cap.LimitedBy, cap.Answer, c.puts, c.cause, c.broke, c.answer)
 		}
@@ -107,19 +107,19 @@ func TestCapacityCause(t *testing.T) {
 // The host's CPUs explain a step by host_cpu_busy as the run set it.
 func TestCapacityHostBusyLevel(t *testing.T) {
 	steps := []result.CapacityStep{{Offered: 150, Achieved: 150, WALFsyncP99: 0.001, WALFsyncs: 150},
-		{Offered: 5700, Achieved: 5700, WALFsyncP99: 0.001, WALFsyncs: 2542, Broke: []string{check.RequestP99}, Cause: result.CauseNone, HostCPUBusy: 0.97}}
-	criteria, err := check.Override(check.Table, []string{check.HostCPUBusy + "=99%"})
+		{Offered: 5700, Achieved: 5700, WALFsyncP99: 0.001, WALFsyncs: 2542, Broke: []string{limits.RequestP99}, Cause: result.CauseNone, HostCPUBusy: 0.97}}
+	criteria, err := limits.Override(limits.Table, []string{limits.HostCPUBusy + "=99%"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		criteria []check.Criterion
+		criteria []limits.Criterion
 		cause    result.Cause
-	}{{check.Table, result.CauseCPU}, {criteria, result.CauseNone}} {
+	}{{limits.Table, result.CauseCPU}, {criteria, result.CauseNone}} {
 		cap := &result.Capacity{ValueSize: 1024, Steps: slices.Clone(steps)}
 		Capacity(cap, c.criteria)
 		if cap.Cause != c.cause {
-			t.Errorf("host 97%% busy, host_cpu_busy %v: cause %q, want %q", check.LimitOf(c.criteria, check.HostCPUBusy), cap.Cause, c.cause)
+			t.Errorf("host 97%% busy, host_cpu_busy %v: cause %q, want %q", limits.LimitOf(c.criteria, limits.HostCPUBusy), cap.Cause, c.cause)
 		}
 	}
 }
@@ -135,23 +135,23 @@ func TestCapacityCauseLevels(t *testing.T) {
 	}
 	// A cap used to 82% (1,231 of 1,500 IOPS) while the CPU was named.
 	capped := []result.CapacityStep{held(150, 0.0064, 150), held(1000, 0.0258, 477), held(390, 0.0038, 382)}
-	capped[1].Broke, capped[1].Cause = []string{check.WALFsyncP99}, result.CauseCPU
+	capped[1].Broke, capped[1].Cause = []string{limits.WALFsyncP99}, result.CauseCPU
 	capped[1].IOPSCap, capped[1].CappedWriteIOPS, capped[1].CapDevice = 1500, 1231, "vda"
 	capped[1].DeviceIOPS, capped[1].DeviceAwait, capped[1].DeviceUtil = 1136, 0.000203, 0.19
 	// Backend commits broke while the device answered in 108µs, 37% busy.
 	commit := []result.CapacityStep{held(150, 0.001, 150), held(2800, 0.0027, 1728)}
-	commit[1].Broke, commit[1].Cause = []string{check.BackendCommitP99}, result.CauseDisk
+	commit[1].Broke, commit[1].Cause = []string{limits.BackendCommitP99}, result.CauseDisk
 	commit[1].DeviceIOPS, commit[1].DeviceAwait, commit[1].DeviceUtil = 3781, 0.000108, 0.37
 	// etcd's fsyncs/s grew 3% (700 to 720) while the offered rate doubled.
 	cloud := []result.CapacityStep{held(150, 0.0008, 150), held(1000, 0.002, 700), held(2000, 0.014, 720)}
-	cloud[2].Broke, cloud[2].Cause = []string{check.WALFsyncP99}, result.CauseDisk
+	cloud[2].Broke, cloud[2].Cause = []string{limits.WALFsyncP99}, result.CauseDisk
 	// Backend commits broke while the device answered in 3ms.
 	slower := slices.Clone(commit)
 	slower[1].DeviceAwait = 0.003
 	// A cgroup cap at 1,500 IOPS used to 27% below a device answering in
 	// 3ms, 20% busy.
 	capIdle := []result.CapacityStep{held(150, 0.001, 150), held(1000, 0.02, 400)}
-	capIdle[1].Broke, capIdle[1].Cause = []string{check.WALFsyncP99}, result.CauseDisk
+	capIdle[1].Broke, capIdle[1].Cause = []string{limits.WALFsyncP99}, result.CauseDisk
 	capIdle[1].IOPSCap, capIdle[1].CappedWriteIOPS, capIdle[1].CapDevice = 1500, 400, "vda"
 	capIdle[1].DeviceIOPS, capIdle[1].DeviceAwait, capIdle[1].DeviceUtil = 400, 0.003, 0.2
 	for _, c := range []struct {
@@ -160,29 +160,29 @@ func TestCapacityCauseLevels(t *testing.T) {
 		limit        string
 		table, moved result.Cause
 	}{
-		{"cap used", capped, check.IOPSCapUsed + "=99%", result.CauseIOPSCap, result.CauseCPU},
-		{"device fast", commit, check.DeviceFastAwait + "=100us", result.CauseDiskOrCPU, result.CauseDisk},
-		{"device idle", commit, check.DeviceIdle + "=30%", result.CauseDiskOrCPU, result.CauseDisk},
-		{"fsyncs flat", cloud, check.FsyncsFlatGrowth + "=1.02", result.CauseIOPSCap, result.CauseDisk},
-		{"offered rise", cloud, check.OfferedRise + "=2.5", result.CauseIOPSCap, result.CauseDisk},
-		{"device fast, from the WAL limit", slower, check.WALFsyncP99 + "=20ms", result.CauseDisk, result.CauseDiskOrCPU},
-		{"device idle below a cap", capIdle, check.DeviceIdleAwait + "=2ms", result.CauseIOPSCap, result.CauseDisk},
-		{"device idle below a cap, from the WAL limit", capIdle, check.WALFsyncP99 + "=4ms", result.CauseIOPSCap, result.CauseDisk},
-		{"WAL fsync fast", cloud, check.WALFsyncFast + "=500us", result.CauseIOPSCap, result.CauseDisk},
-		{"WAL fsync fast, from the WAL limit", cloud, check.WALFsyncP99 + "=30ms", result.CauseIOPSCap, result.CauseDiskOrCPU},
+		{"cap used", capped, limits.IOPSCapUsed + "=99%", result.CauseIOPSCap, result.CauseCPU},
+		{"device fast", commit, limits.DeviceFastAwait + "=100us", result.CauseDiskOrCPU, result.CauseDisk},
+		{"device idle", commit, limits.DeviceIdle + "=30%", result.CauseDiskOrCPU, result.CauseDisk},
+		{"fsyncs flat", cloud, limits.FsyncsFlatGrowth + "=1.02", result.CauseIOPSCap, result.CauseDisk},
+		{"offered rise", cloud, limits.OfferedRise + "=2.5", result.CauseIOPSCap, result.CauseDisk},
+		{"device fast, from the WAL limit", slower, limits.WALFsyncP99 + "=20ms", result.CauseDisk, result.CauseDiskOrCPU},
+		{"device idle below a cap", capIdle, limits.DeviceIdleAwait + "=2ms", result.CauseIOPSCap, result.CauseDisk},
+		{"device idle below a cap, from the WAL limit", capIdle, limits.WALFsyncP99 + "=4ms", result.CauseIOPSCap, result.CauseDisk},
+		{"WAL fsync fast", cloud, limits.WALFsyncFast + "=500us", result.CauseIOPSCap, result.CauseDisk},
+		{"WAL fsync fast, from the WAL limit", cloud, limits.WALFsyncP99 + "=30ms", result.CauseIOPSCap, result.CauseDiskOrCPU},
 	} {
-		criteria, err := check.Override(check.Table, []string{c.limit})
+		criteria, err := limits.Override(limits.Table, []string{c.limit})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, j := range []struct {
-			criteria []check.Criterion
+			criteria []limits.Criterion
 			want     result.Cause
-		}{{check.Table, c.table}, {criteria, c.moved}} {
+		}{{limits.Table, c.table}, {criteria, c.moved}} {
 			cap := &result.Capacity{ValueSize: 1024, Steps: slices.Clone(c.steps)}
 			Capacity(cap, j.criteria)
 			if cap.Cause != j.want {
-				t.Errorf("%s, %d criteria changed (--limit %s): cause %q, want %q", c.name, len(check.Changed(j.criteria)), c.limit, cap.Cause, j.want)
+				t.Errorf("%s, %d criteria changed (--limit %s): cause %q, want %q", c.name, len(limits.Changed(j.criteria)), c.limit, cap.Cause, j.want)
 			}
 		}
 	}
@@ -191,11 +191,11 @@ func TestCapacityCauseLevels(t *testing.T) {
 // A sweep judged against the cluster's peak demand: its headroom in the
 // answer and as a check, failing under 1x and warning under 2x.
 func TestCapacityHeadroom(t *testing.T) {
-	steps := []result.CapacityStep{{Offered: 150, Achieved: 150}, {Offered: 1000, Achieved: 1000}, {Offered: 2000, Achieved: 1500, Broke: []string{check.Throughput}, Cause: "disk"}}
+	steps := []result.CapacityStep{{Offered: 150, Achieved: 150}, {Offered: 1000, Achieved: 1000}, {Offered: 2000, Achieved: 1500, Broke: []string{limits.Throughput}, Cause: "disk"}}
 	for demand, want := range map[float64]result.Status{400: result.StatusPass, 700: result.StatusWarn, 1500: result.StatusFail} {
 		r := &result.Result{Capacity: &result.Capacity{ValueSize: 1024, Steps: steps, Demand: demand, DemandFrom: "--demand"}}
-		Capacity(r.Capacity, check.Table)
-		capacityChecks(r, check.Table)
+		Capacity(r.Capacity, limits.Table)
+		capacityChecks(r, limits.Table)
 		if r.Capacity.Headroom != 1000/demand || len(r.Checks) != 1 || r.Checks[0].Status != want || !strings.Contains(r.Capacity.Answer, "(--demand):") {
 			t.Errorf("demand %g: headroom %g, checks %+v, answer %q; want %g and %s", demand, r.Capacity.Headroom, r.Checks, r.Capacity.Answer, 1000/demand, want)
 		}
@@ -220,17 +220,17 @@ func TestCapacityFlatCeiling(t *testing.T) {
 	// 980/s and 992/s from 1,000 to 2,000 puts/s, the device 2,256 and
 	// 2,401 IOPS; the knee above 1,000 puts/s, its middle step held.
 	high := []result.CapacityStep{step(150, 0.0026, 150, 420, 0.2), step(1000, 0.004, 980, 2256, 0.93),
-		step(2000, 0.009, 992, 2401, 0.97, check.BackendCommitP99), step(1400, 0.006, 990, 2350, 0.95)}
+		step(2000, 0.009, 992, 2401, 0.97, limits.BackendCommitP99), step(1400, 0.006, 990, 2350, 0.95)}
 	// The same volume in 10s steps, as measured: the device (the volume's
 	// loop device) at most 48% busy; fsyncs 996, 1,089 and 1,071/s.
 	high10 := []result.CapacityStep{step(150, 0.00169, 150, 404, 0.06), step(1000, 0.001, 996, 2374, 0.01),
-		step(2000, 0.00703, 1071, 2576, 0.48, check.BackendCommitP99), step(1400, 0.00247, 1089, 2595, 0.35)}
+		step(2000, 0.00703, 1071, 2576, 0.48, limits.BackendCommitP99), step(1400, 0.00247, 1089, 2595, 0.35)}
 	high10[2].HostCPUBusy = 0.66
 	// The same volume in 10s steps, its knee between 390 (held, fsyncs at
 	// the offered rate) and 1,000 (777 fsyncs/s, p99 19.1ms, the device
 	// answering in 168µs, 29% busy), as measured: the ceiling shows in one
 	// step only.
-	oneStep := []result.CapacityStep{step(150, 0.001, 150, 506, 0.01), step(1000, 0.0191, 777, 2010, 0.29, check.WALFsyncP99, check.BackendCommitP99), step(390, 0.001, 390, 1136, 0.05)}
+	oneStep := []result.CapacityStep{step(150, 0.001, 150, 506, 0.01), step(1000, 0.0191, 777, 2010, 0.29, limits.WALFsyncP99, limits.BackendCommitP99), step(390, 0.001, 390, 1136, 0.05)}
 	oneStep[1].DeviceAwait, oneStep[1].HostCPUBusy = 0.000168, 0.39
 	// The same with the host's CPUs busy: not the cap.
 	oneStepBusy := slices.Clone(oneStep)
@@ -242,12 +242,12 @@ func TestCapacityFlatCeiling(t *testing.T) {
 	// A ceiling between the sweep's steps (1,000 under it): seen at the
 	// knee's middle step and the break only, 1.43x apart.
 	between := []result.CapacityStep{step(150, 0.001, 150, 400, 0.1), step(1000, 0.002, 1000, 2000, 0.4),
-		step(2000, 0.009, 1250, 2600, 0.9, check.BackendCommitP99), step(1400, 0.005, 1230, 2580, 0.85)}
+		step(2000, 0.009, 1250, 2600, 0.9, limits.BackendCommitP99), step(1400, 0.005, 1230, 2580, 0.85)}
 	// The same on a busy machine, as measured: the steps that broke named
 	// the member's CPU (it waited for one), the device 48-63% busy at a
 	// flat 1,942-1,967 IOPS: the cap, the CPU said beside it.
 	busyCap := []result.CapacityStep{step(150, 0.0016, 150, 503, 0.01), step(1000, 0.0071, 809, 1967, 0.21),
-		step(2000, 0.035, 815, 1942, 0.63, check.WALFsyncP99, check.BackendCommitP99), step(1400, 0.024, 816, 1951, 0.48, check.WALFsyncP99, check.BackendCommitP99)}
+		step(2000, 0.035, 815, 1942, 0.63, limits.WALFsyncP99, limits.BackendCommitP99), step(1400, 0.024, 816, 1951, 0.48, limits.WALFsyncP99, limits.BackendCommitP99)}
 	busyCap[2].Cause, busyCap[3].Cause = result.CauseCPU, result.CauseCPU
 	// The same with this host's CPUs saturated (as measured at 600 IOPS
 	// beside two busy loops: the host 100% busy, 1.77 of its 2 cores with
@@ -259,42 +259,42 @@ func TestCapacityFlatCeiling(t *testing.T) {
 	busySaturatedDisk[3].Cause = result.CauseDisk
 	// Capped at 400 on a busy machine, as measured: the device wrote fewer
 	// IOPS at 1,000 than at 390 (445 against 514), still at its ceiling.
-	busyLow := []result.CapacityStep{step(150, 0.003, 149, 503, 0.03), step(1000, 0.11, 171, 445, 0.62, check.WALFsyncP99),
-		step(390, 0.063, 175, 514, 0.57, check.WALFsyncP99)}
+	busyLow := []result.CapacityStep{step(150, 0.003, 149, 503, 0.03), step(1000, 0.11, 171, 445, 0.62, limits.WALFsyncP99),
+		step(390, 0.063, 175, 514, 0.57, limits.WALFsyncP99)}
 	busyLow[1].Cause, busyLow[2].Cause = result.CauseCPU, result.CauseCPU
 	// Capped at 1,500 IOPS below the file system, the key space written
 	// before the first step (as measured): past the knee the backend's
 	// commits take more of the cap, etcd's WAL fsyncs fall from 824/s to
 	// 632/s and the device's IOPS from 2,049 to 1,810.
 	prefilled := []result.CapacityStep{step(150, 0.001, 150, 506, 0), step(1000, 0.0031, 824, 2049, 0.2),
-		step(2000, 0.046, 716, 1873, 0.6, check.WALFsyncP99, check.BackendCommitP99), step(1400, 0.043, 632, 1810, 0.58, check.WALFsyncP99)}
+		step(2000, 0.046, 716, 1873, 0.6, limits.WALFsyncP99, limits.BackendCommitP99), step(1400, 0.043, 632, 1810, 0.58, limits.WALFsyncP99)}
 	// The same, its device's writes falling further past the knee (17%):
 	// still held at the ceiling.
 	prefilledFall := slices.Clone(prefilled)
 	prefilledFall[3].DeviceIOPS = 1700
 	// The same volume capped at 600 IOPS, as measured: the knee under 390
 	// puts/s, the device at 795 and 742 IOPS past it.
-	prefilledLow := []result.CapacityStep{step(150, 0.001, 150, 504, 0.08), step(1000, 0.11, 306, 795, 0.7, check.WALFsyncP99, check.BackendCommitP99),
-		step(390, 0.058, 206, 742, 0.52, check.WALFsyncP99)}
+	prefilledLow := []result.CapacityStep{step(150, 0.001, 150, 504, 0.08), step(1000, 0.11, 306, 795, 0.7, limits.WALFsyncP99, limits.BackendCommitP99),
+		step(390, 0.058, 206, 742, 0.52, limits.WALFsyncP99)}
 	// The high knee with the step that broke writing half as much: its
 	// writes collapsed rather than held at a ceiling.
 	collapsed := slices.Clone(high)
 	collapsed[2].DeviceIOPS = 1200
 	// Capped at 400: fsyncs 288/s at 390 and 273/s at 1,000 offered.
-	low := []result.CapacityStep{step(150, 0.002, 150, 300, 0.3), step(1000, 0.0498, 273, 692, 0.85, check.WALFsyncP99), step(390, 0.03, 288, 724, 0.88, check.WALFsyncP99)}
+	low := []result.CapacityStep{step(150, 0.002, 150, 300, 0.3), step(1000, 0.0498, 273, 692, 0.85, limits.WALFsyncP99), step(390, 0.03, 288, 724, 0.88, limits.WALFsyncP99)}
 	lowHeld := slices.Clone(low)
 	lowHeld[2] = step(390, 0.004, 288, 724, 0.88)
 	// Uncapped, the host's CPUs busy: etcd batches, its fsyncs fall from
 	// 1,399/s at 2,000 puts/s to 875/s at 4,000.
 	batching := []result.CapacityStep{step(150, 0.001, 150, 300, 0.1), step(1000, 0.001, 1000, 1800, 0.3), step(2000, 0.002, 1399, 2600, 0.4),
-		step(4000, 0.003, 875, 2000, 0.3, check.RequestP99), step(2800, 0.002, 1300, 2500, 0.4)}
+		step(4000, 0.003, 875, 2000, 0.3, limits.RequestP99), step(2800, 0.002, 1300, 2500, 0.4)}
 	batching[3].Cause, batching[3].HostCPUBusy = result.CauseNone, 0.95
 	// A disk bound by its latency (4ms a write): fsyncs flat, their p99
 	// flat too; the requests broke.
-	latency := []result.CapacityStep{step(150, 0.004, 150, 300, 0.6), step(390, 0.0045, 240, 480, 1), step(1000, 0.0048, 245, 490, 1, check.RequestP99)}
+	latency := []result.CapacityStep{step(150, 0.004, 150, 300, 0.6), step(390, 0.0045, 240, 480, 1), step(1000, 0.0048, 245, 490, 1, limits.RequestP99)}
 	// Flat fsyncs over an idle device while the host's CPUs were busy:
 	// the CPU, no cap.
-	idleBusy := []result.CapacityStep{step(150, 0.001, 150, 300, 0.1), step(1000, 0.003, 700, 1400, 0.2), step(2000, 0.012, 720, 1450, 0.2, check.WALFsyncP99)}
+	idleBusy := []result.CapacityStep{step(150, 0.001, 150, 300, 0.1), step(1000, 0.003, 700, 1400, 0.2), step(2000, 0.012, 720, 1450, 0.2, limits.WALFsyncP99)}
 	idleBusy[2].HostCPUBusy, idleBusy[2].Cause = 0.9, result.CauseNone
 	// The same without the device's figures (a member on another host):
 	// both are said.
@@ -309,9 +309,9 @@ func TestCapacityFlatCeiling(t *testing.T) {
 	// 891µs, 34% busy, etcd's fsync p99 (7.98ms) 9x that: the disk's
 	// latency bounds etcd's serial fsyncs, not a cap.
 	virtio := []result.CapacityStep{step(150, 0.00268, 149, 543, 0.05), step(1000, 0.00288, 940, 2294, 0.45), step(2000, 0.00255, 1366, 3285, 0.34),
-		step(4000, 0.00319, 1174, 3152, 0.27), step(8000, 0.013, 190, 1282, 0.09, check.RequestP99, check.WALFsyncP99, check.BackendCommitP99),
-		step(5700, 0.0103, 300, 1769, 0.12, check.RequestP99, check.WALFsyncP99, check.BackendCommitP99),
-		step(4000, 0.00523, 763, 3776, 0.26, check.RequestP99, check.BackendCommitP99), step(2800, 0.00798, 637, 3248, 0.34, check.BackendCommitP99)}
+		step(4000, 0.00319, 1174, 3152, 0.27), step(8000, 0.013, 190, 1282, 0.09, limits.RequestP99, limits.WALFsyncP99, limits.BackendCommitP99),
+		step(5700, 0.0103, 300, 1769, 0.12, limits.RequestP99, limits.WALFsyncP99, limits.BackendCommitP99),
+		step(4000, 0.00523, 763, 3776, 0.26, limits.RequestP99, limits.BackendCommitP99), step(2800, 0.00798, 637, 3248, 0.34, limits.BackendCommitP99)}
 	virtio[0].Seconds = 30
 	for i, await := range []float64{0.000638, 0.000123, 0.000147, 0.000218, 0.00102, 0.00111, 0.000742, 0.000891} {
 		virtio[i].DeviceAwait, virtio[i].HostCPUBusy = await, 0.8
@@ -346,7 +346,7 @@ func TestCapacityFlatCeiling(t *testing.T) {
 		}
 		return out
 	}
-	cp, wp, rp := check.BackendCommitP99, check.WALFsyncP99, check.RequestP99
+	cp, wp, rp := limits.BackendCommitP99, limits.WALFsyncP99, limits.RequestP99
 	// A direct-I/O loop device over a file on a virtio disk, no cap: its
 	// writes ~4,350 IOPS at most, 50% busy, each in 0.84ms at the knee
 	// against 0.28ms at 150 puts/s: no ceiling (no cap named), but writes
@@ -412,7 +412,7 @@ func TestCapacityFlatCeiling(t *testing.T) {
 	} {
 		cap := &result.Capacity{ValueSize: 1024, Steps: slices.Clone(c.steps)}
 		checkRule(t, c.name, cap)
-		Capacity(cap, check.Table)
+		Capacity(cap, limits.Table)
 		if cap.PutsPerS != c.puts || cap.Cause != c.cause || !strings.Contains(cap.Answer, c.answer) {
 			t.Errorf("%s: %g puts/s, cause %q, answer %q; want %g, %q, %q", c.name, cap.PutsPerS, cap.Cause, cap.Answer, c.puts, c.cause, c.answer)
 		}
@@ -426,7 +426,7 @@ func TestCapacityProvisioned(t *testing.T) {
 	steps := []result.CapacityStep{
 		{Offered: 150, Achieved: 150, WALFsyncP99: 0.002, WALFsyncs: 150, DeviceIOPS: 400, DeviceWriteBytes: 2 << 20},
 		{Offered: 1000, Achieved: 1000, WALFsyncP99: 0.003, WALFsyncs: 900, DeviceIOPS: 2100, DeviceWriteBytes: 10 << 20},
-		{Offered: 2000, Achieved: 1500, WALFsyncP99: 0.004, WALFsyncs: 1400, DeviceIOPS: 2900, DeviceWriteBytes: 14 << 20, Broke: []string{check.Throughput}, Cause: result.CauseEtcd},
+		{Offered: 2000, Achieved: 1500, WALFsyncP99: 0.004, WALFsyncs: 1400, DeviceIOPS: 2900, DeviceWriteBytes: 14 << 20, Broke: []string{limits.Throughput}, Cause: result.CauseEtcd},
 	}
 	for _, c := range []struct {
 		limits []string
@@ -442,7 +442,7 @@ func TestCapacityProvisioned(t *testing.T) {
 		{[]string{"volume_iops=3000"}, result.CauseIOPSCap, "volume", "(the device wrote 2,900 IOPS during the step, 97% of the 3,000 provisioned (--volume-iops))", 0.7},
 		{[]string{"volume_write_bps=16m"}, result.CauseIOPSCap, "volume", "(the device wrote 14.0 MiB/s during the step, 88% of the 16.0 MiB/s provisioned (--volume-mbps))", 0},
 	} {
-		criteria, err := check.Override(check.Table, c.limits)
+		criteria, err := limits.Override(limits.Table, c.limits)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -454,7 +454,7 @@ func TestCapacityProvisioned(t *testing.T) {
 			t.Errorf("%v: cause %q, IOPS used %g, answer %q; want %q, %g, %q", c.limits, cap.Cause, cap.VolumeIOPSUsed, cap.Answer, c.cause, c.used, c.answer)
 		}
 	}
-	if cap := (&result.Capacity{}); func() bool { Capacity(cap, check.Table); return cap.Answer == "" }() {
+	if cap := (&result.Capacity{}); func() bool { Capacity(cap, limits.Table); return cap.Answer == "" }() {
 		t.Error("an empty sweep has no answer")
 	}
 }
@@ -466,10 +466,10 @@ func TestCapacityNoDevice(t *testing.T) {
 	steps := []result.CapacityStep{
 		{Offered: 150, Achieved: 150, WALFsyncP99: 0.001, WALFsyncs: 150},
 		{Offered: 8000, Achieved: 8000, WALFsyncP99: 0.004, WALFsyncs: 5000},
-		{Offered: 15000, Achieved: 11000, WALFsyncP99: 0.00688, WALFsyncs: 9800, HostCPUBusy: 0.88, Broke: []string{check.BackendCommitP99}, Cause: result.CauseDisk},
+		{Offered: 15000, Achieved: 11000, WALFsyncP99: 0.00688, WALFsyncs: 9800, HostCPUBusy: 0.88, Broke: []string{limits.BackendCommitP99}, Cause: result.CauseDisk},
 	}
 	cap := &result.Capacity{ValueSize: 1024, Steps: steps}
-	Capacity(cap, check.Table)
+	Capacity(cap, limits.Table)
 	if cap.Cause != result.CauseDiskOrCPU || !strings.Contains(cap.Answer, "this host's CPUs 88% busy") {
 		t.Errorf("cause %q, answer %q; want the disk or the CPU, with the host's CPUs", cap.Cause, cap.Answer)
 	}
@@ -488,13 +488,13 @@ func TestCapacityConfirm(t *testing.T) {
 	// tight: the backend commit p99 at commit, under its limit, over its
 	// warning level.
 	tight := func(s result.CapacityStep, commit float64) result.CapacityStep {
-		s.BackendCommitP99, s.Tight = commit, []string{check.BackendCommitP99}
+		s.BackendCommitP99, s.Tight = commit, []string{limits.BackendCommitP99}
 		return s
 	}
 	// A short step held near a limit still held: only a confirm step's
 	// hold tells a building queue.
 	sweep := []result.CapacityStep{st(150, 30, false), st(1000, 2, false), st(2000, 2, false), st(4000, 2, false),
-		st(8000, 2, false, check.RequestP99), tight(st(5700, 2, false), 0.024)}
+		st(8000, 2, false, limits.RequestP99), tight(st(5700, 2, false), 0.024)}
 	for _, c := range []struct {
 		name    string
 		confirm []result.CapacityStep
@@ -502,9 +502,9 @@ func TestCapacityConfirm(t *testing.T) {
 		answer  string
 	}{
 		{"the answer held", []result.CapacityStep{st(5700, 10, true)}, 5700, "up to 5,700 puts/s of 1.0 KiB within its limits, held for 10s; at 8,000 the request p99 broke"},
-		{"one step down held", []result.CapacityStep{st(5700, 10, true, check.RequestP99), st(4000, 10, true)}, 4000,
+		{"one step down held", []result.CapacityStep{st(5700, 10, true, limits.RequestP99), st(4000, 10, true)}, 4000,
 			"up to 4,000 puts/s of 1.0 KiB within its limits, held for 10s; at 5,700, held for 10s, the request p99 broke"},
-		{"none held", []result.CapacityStep{st(5700, 10, true, check.RequestP99), st(4000, 10, true, check.RequestP99)}, 2000,
+		{"none held", []result.CapacityStep{st(5700, 10, true, limits.RequestP99), st(4000, 10, true, limits.RequestP99)}, 2000,
 			"up to 2,000 puts/s of 1.0 KiB within its limits, held only for 2s; at 4,000, held for 10s, the request p99 broke"},
 		// Held near a limit for the confirm's time still held, as a soak
 		// that comes near a limit holds.
@@ -512,11 +512,11 @@ func TestCapacityConfirm(t *testing.T) {
 			"up to 5,700 puts/s of 1.0 KiB within its limits, held for 10s; at 8,000 the request p99 broke"},
 		// A hold that held above a short step that broke is the answer;
 		// what broke is the lowest rate above it that did.
-		{"a hold held above a short step that broke", []result.CapacityStep{st(5700, 10, true), st(6800, 10, true), st(7500, 10, true, check.RequestP99)}, 6800,
+		{"a hold held above a short step that broke", []result.CapacityStep{st(5700, 10, true), st(6800, 10, true), st(7500, 10, true, limits.RequestP99)}, 6800,
 			"up to 6,800 puts/s of 1.0 KiB within its limits, held for 10s; at 7,500, held for 10s, the request p99 broke"},
 	} {
 		cap := &result.Capacity{ValueSize: 1024, ConfirmSeconds: 10, Steps: append(slices.Clone(sweep), c.confirm...)}
-		Capacity(cap, check.Table)
+		Capacity(cap, limits.Table)
 		if cap.PutsPerS != c.puts || !strings.Contains(cap.Answer, c.answer) {
 			t.Errorf("%s: %g puts/s, answer %q; want %g, %q", c.name, cap.PutsPerS, cap.Answer, c.puts, c.answer)
 		}
@@ -525,10 +525,10 @@ func TestCapacityConfirm(t *testing.T) {
 	// above it: the sweep stepped down from 11,000 (broken when held) to
 	// 7,800, which held, and past 8,000, which held only 2s.
 	high := []result.CapacityStep{st(150, 30, false), st(1000, 2, false), st(2000, 2, false), st(4000, 2, false),
-		tight(st(8000, 2, false), 0.021), st(16000, 2, false, check.RequestP99), st(11000, 2, false),
-		st(11000, 10, true, check.BackendCommitP99), st(7800, 10, true)}
+		tight(st(8000, 2, false), 0.021), st(16000, 2, false, limits.RequestP99), st(11000, 2, false),
+		st(11000, 10, true, limits.BackendCommitP99), st(7800, 10, true)}
 	cap := &result.Capacity{ValueSize: 1024, ConfirmSeconds: 10, Steps: high}
-	Capacity(cap, check.Table)
+	Capacity(cap, limits.Table)
 	if want := "up to 7,800 puts/s of 1.0 KiB within its limits, held for 10s; at 11,000, held for 10s, the backend commit p99"; cap.PutsPerS != 7800 || !strings.Contains(cap.Answer, want) {
 		t.Errorf("a short step held above the confirmed rate: %g puts/s, answer %q; want 7800, %q", cap.PutsPerS, cap.Answer, want)
 	}
@@ -583,7 +583,7 @@ var ruleOf = map[string]string{
 // named its cause.
 func checkRule(t *testing.T, name string, c *result.Capacity) {
 	t.Helper()
-	got := concludeSweep(&result.Capacity{ValueSize: c.ValueSize, Steps: slices.Clone(c.Steps)}, diagnose.LevelsIn(check.Table))
+	got := concludeSweep(&result.Capacity{ValueSize: c.ValueSize, Steps: slices.Clone(c.Steps)}, diagnose.LevelsIn(limits.Table))
 	if want := ruleOf[name]; got != want {
 		t.Errorf("%s: the cause came from rule %q, want %q", name, got, want)
 	}
@@ -610,14 +610,14 @@ func TestHoldIntervals(t *testing.T) {
 	}{
 		{"one slow interval of three", commits(0.030, 0.012, 0.014), nil, nil, nil, 0.014},
 		{"a slow interval at its end", commits(0.012, 0.014, 0.030), nil, nil, nil, 0.014},
-		{"a queue through most of it", commits(0.012, 0.028, 0.030), nil, []string{check.BackendCommitP99}, nil, 0.028},
-		{"the first interval counts", commits(0.030, 0.026), nil, []string{check.BackendCommitP99}, nil, 0.028},
-		{"one slow of two: near the limit", commits(0.031, 0.012), nil, nil, []string{check.BackendCommitP99}, 0.0215},
-		{"a request past the slowest limit stands", commits(0.030, 0.012, 0.014), []string{check.SlowestRequest}, []string{check.SlowestRequest}, nil, 0.014},
-		{"no intervals: as the whole step", nil, nil, []string{check.BackendCommitP99}, nil, 0.031},
+		{"a queue through most of it", commits(0.012, 0.028, 0.030), nil, []string{limits.BackendCommitP99}, nil, 0.028},
+		{"the first interval counts", commits(0.030, 0.026), nil, []string{limits.BackendCommitP99}, nil, 0.028},
+		{"one slow of two: near the limit", commits(0.031, 0.012), nil, nil, []string{limits.BackendCommitP99}, 0.0215},
+		{"a request past the slowest limit stands", commits(0.030, 0.012, 0.014), []string{limits.SlowestRequest}, []string{limits.SlowestRequest}, nil, 0.014},
+		{"no intervals: as the whole step", nil, nil, []string{limits.BackendCommitP99}, nil, 0.031},
 	} {
-		st := result.CapacityStep{Offered: 3000, Confirm: true, BackendCommitP99: 0.031, Broke: append([]string{check.BackendCommitP99}, c.other...)}
-		hold(&st, c.intervals, check.Table)
+		st := result.CapacityStep{Offered: 3000, Confirm: true, BackendCommitP99: 0.031, Broke: append([]string{limits.BackendCommitP99}, c.other...)}
+		hold(&st, c.intervals, limits.Table)
 		if !slices.Equal(st.Broke, c.broke) || !slices.Equal(st.Tight, c.tight) || math.Abs(st.BackendCommitP99-c.commit) > 1e-9 || len(st.Intervals) != len(c.intervals) {
 			t.Errorf("%s: broke %v, tight %v, commit p99 %g; want %v, %v, %g", c.name, st.Broke, st.Tight, st.BackendCommitP99, c.broke, c.tight, c.commit)
 		}

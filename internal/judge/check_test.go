@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 )
 
@@ -16,12 +16,12 @@ func TestCheckSummaryOfAnInterruptedRun(t *testing.T) {
 		Bench:  &result.Bench{Throughput: 150, Latency: &result.Latency{Count: 300, P99: 0.005, Max: 0.007}},
 		Perf:   &result.Perf{Profile: "s", TargetRate: 150, Reached: 1},
 		Server: &result.Server{}}
-	Judge(res, check.Table)
+	Judge(res, limits.Table)
 	if s := res.Summary; res.Verdict != result.Pass || !strings.HasSuffix(s, ": this cluster sustains the profile.") {
 		t.Errorf("whole run: verdict %s, summary %q", res.Verdict, s)
 	}
 	res.Error = "interrupted"
-	Judge(res, check.Table)
+	Judge(res, limits.Table)
 	if s := res.Summary; res.Verdict != result.Incomplete || strings.Contains(s, ": this cluster sustains") || !strings.Contains(s, "ended early") {
 		t.Errorf("interrupted run: verdict %s, summary %q, want it to say the run ended early and claim nothing", res.Verdict, s)
 	}
@@ -43,16 +43,16 @@ func TestLevelSetWithLimitHoldsAgain(t *testing.T) {
 		}
 		return false
 	}
-	Judge(res, check.Table)
+	Judge(res, limits.Table)
 	if !steal(res) || res.Limits != nil {
-		t.Fatalf("by check.Table: findings %+v, limits %+v; want the steal noted and no limits recorded", res.Findings, res.Limits)
+		t.Fatalf("by limits.Table: findings %+v, limits %+v; want the steal noted and no limits recorded", res.Findings, res.Limits)
 	}
-	criteria, err := check.Override(check.Table, []string{check.HostCPUSteal + "=20%"})
+	criteria, err := limits.Override(limits.Table, []string{limits.HostCPUSteal + "=20%"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	Judge(res, criteria)
-	if steal(res) || len(res.Limits) != 1 || res.Limits[0].Name != check.HostCPUSteal || res.Limits[0].Limit != 0.2 {
+	if steal(res) || len(res.Limits) != 1 || res.Limits[0].Name != limits.HostCPUSteal || res.Limits[0].Limit != 0.2 {
 		t.Fatalf("by host_cpu_steal=20%%: findings %+v, limits %+v", res.Findings, res.Limits)
 	}
 	Again(res)
@@ -78,16 +78,16 @@ func TestDoctorLevelsReachNoiseRun(t *testing.T) {
 		}
 		return false
 	}
-	Judge(res, check.Table)
+	Judge(res, limits.Table)
 	if !busy() {
-		t.Fatalf("by check.Table: the noisy run's findings %+v; want device_busy (its device 84%% busy)", noisy().Findings)
+		t.Fatalf("by limits.Table: the noisy run's findings %+v; want device_busy (its device 84%% busy)", noisy().Findings)
 	}
-	criteria, err := check.Override(check.Table, []string{check.DeviceBusy + "=90%"})
+	criteria, err := limits.Override(limits.Table, []string{limits.DeviceBusy + "=90%"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	Judge(res, criteria)
-	if busy() || len(noisy().Limits) != 1 || noisy().Limits[0].Name != check.DeviceBusy {
+	if busy() || len(noisy().Limits) != 1 || noisy().Limits[0].Name != limits.DeviceBusy {
 		t.Fatalf("by device_busy=90%%: the noisy run's findings %+v, limits %+v", noisy().Findings, noisy().Limits)
 	}
 	Again(res)
@@ -96,19 +96,19 @@ func TestDoctorLevelsReachNoiseRun(t *testing.T) {
 	}
 }
 
-// A source that differs from check.Table's, as a Result of an earlier
+// A source that differs from limits.Table's, as a Result of an earlier
 // version quotes it, is no level set with --limit.
 func TestChangedIgnoresOldSources(t *testing.T) {
-	old := append([]check.Criterion(nil), check.Table...)
+	old := append([]limits.Criterion(nil), limits.Table...)
 	old[0].Source = "an earlier wording"
-	if ch := check.Changed(old); len(ch) != 0 {
+	if ch := limits.Changed(old); len(ch) != 0 {
 		t.Errorf("changed %+v; want none", ch)
 	}
-	set, err := check.Override(check.Table, []string{old[0].ID + "=" + strconv.FormatFloat(old[0].Limit, 'g', -1, 64)})
+	set, err := limits.Override(limits.Table, []string{old[0].ID + "=" + strconv.FormatFloat(old[0].Limit, 'g', -1, 64)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ch := check.Changed(set); len(ch) != 1 || ch[0].Name != old[0].ID {
+	if ch := limits.Changed(set); len(ch) != 1 || ch[0].Name != old[0].ID {
 		t.Errorf("set to its own value with --limit: changed %+v; want it recorded", ch)
 	}
 }

@@ -3,7 +3,7 @@ package judge
 import (
 	"fmt"
 
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
@@ -11,7 +11,7 @@ import (
 // DB judges a database file: its size against the backend quota
 // (db_quota_used, as scale does), then the findings over it (near the
 // quota, fragmented).
-func DB(r *result.Result, criteria []check.Criterion) {
+func DB(r *result.Result, criteria []limits.Criterion) {
 	r.Checks = nil
 	if r.DBMembers != nil {
 		conclude(r)
@@ -19,7 +19,7 @@ func DB(r *result.Result, criteria []check.Criterion) {
 		return
 	}
 	if d := r.DB; d != nil && d.Quota > 0 {
-		check.Apply(&r.Checks, criteria, check.DBQuotaUsed, d.Size/d.Quota, false)
+		limits.Apply(&r.Checks, criteria, limits.DBQuotaUsed, d.Size/d.Quota, false)
 	}
 	conclude(r)
 	r.Summary = dbSummary(r)

@@ -4,14 +4,14 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/diagnose"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
 
 // Disk judges a disk probe: the durable write's p99 and the IOPS.
-func Disk(r *result.Result, criteria []check.Criterion) {
+func Disk(r *result.Result, criteria []limits.Criterion) {
 	r.Checks = nil
 	diskChecks(r, criteria)
 	conclude(r)
@@ -19,16 +19,16 @@ func Disk(r *result.Result, criteria []check.Criterion) {
 }
 
 // diskChecks adds the checks of a disk section, when it synced anything.
-func diskChecks(r *result.Result, criteria []check.Criterion) {
+func diskChecks(r *result.Result, criteria []limits.Criterion) {
 	if r.Disk == nil {
 		return
 	}
 	if lat := r.Disk.Durable(); lat != nil && lat.Count > 0 {
-		check.Apply(&r.Checks, criteria, check.DiskSyncP99, lat.P99, false)
+		limits.Apply(&r.Checks, criteria, limits.DiskSyncP99, lat.P99, false)
 		if r.Disk.Rate == 0 {
 			// A paced probe (beside a live member) measures the latency
 			// of a sync at its pace; its IOPS is that pace.
-			check.Apply(&r.Checks, criteria, check.DiskIOPS, r.Disk.IOPS, false)
+			limits.Apply(&r.Checks, criteria, limits.DiskIOPS, r.Disk.IOPS, false)
 		}
 	}
 }
@@ -42,7 +42,7 @@ func diskSummary(r *result.Result) string {
 		return "Nothing was synced, so nothing can be said about the storage for etcd (run with --sync fdatasync)."
 	}
 	p99 := lat.P99
-	limit := diagnose.LimitOf(r, check.DiskSyncP99)
+	limit := diagnose.LimitOf(r, limits.DiskSyncP99)
 	what := "fdatasync"
 	switch r.Disk.Sync {
 	case "fsync":

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/diagnose"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
@@ -13,8 +13,8 @@ import (
 // Doctor judges a doctor run: each target (a storage location, a cluster,
 // a node's member) with its load under noise, then the run as a whole
 // (the worst target, and how the targets compare).
-func Doctor(r *result.Result, criteria []check.Criterion) {
-	r.Limits = check.Changed(criteria)
+func Doctor(r *result.Result, criteria []limits.Criterion) {
+	r.Limits = limits.Changed(criteria)
 	if !isDoctorTop(r) {
 		target(r, criteria)
 		return
@@ -52,10 +52,10 @@ func isDoctorTop(r *result.Result) bool {
 // directory, endpoints and simulated delay; with --noise, its runs hold
 // the load under noise, judged first, and its row's noise effect the
 // bytes the neighbour wrote.
-func target(r *result.Result, criteria []check.Criterion) {
+func target(r *result.Result, criteria []limits.Criterion) {
 	// The findings read their levels from the Result they judge: each
 	// target, and its load under noise, records the levels set.
-	r.Limits = check.Changed(criteria)
+	r.Limits = limits.Changed(criteria)
 	var row result.DoctorTarget
 	if r.Doctor != nil && len(r.Doctor.Targets) > 0 {
 		old := r.Doctor.Targets[0]
@@ -176,9 +176,9 @@ func fillRow(row *result.DoctorTarget, r *result.Result) {
 // (a p99 in etcd's lowest bucket is only a bound) the probe's fdatasync
 // p99, else etcd's 1ms floor (a lower bound).
 func fsyncHeadroom(r *result.Result, row result.DoctorTarget) float64 {
-	limit := diagnose.LimitOf(r, check.WALFsyncP99)
-	if _, ok := diagnose.FindCheck(r, check.WALFsyncP99); !ok {
-		if c, ok := diagnose.FindCheck(r, check.DiskSyncP99); ok {
+	limit := diagnose.LimitOf(r, limits.WALFsyncP99)
+	if _, ok := diagnose.FindCheck(r, limits.WALFsyncP99); !ok {
+		if c, ok := diagnose.FindCheck(r, limits.DiskSyncP99); ok {
 			limit = c.Limit
 		}
 	}

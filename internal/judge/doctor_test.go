@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 )
 
@@ -12,8 +12,8 @@ import (
 // histogram resolved it, the probe's fdatasync when etcd's p99 sat in its
 // lowest bucket (only a bound), the floor only when nothing else is known.
 func TestFsyncHeadroom(t *testing.T) {
-	wal, _ := check.Lookup(check.Table, check.WALFsyncP99)
-	r := &result.Result{Checks: []result.Check{check.Evaluate(wal, 0.001)}}
+	wal, _ := limits.Lookup(limits.Table, limits.WALFsyncP99)
+	r := &result.Result{Checks: []result.Check{limits.Evaluate(wal, 0.001)}}
 	cases := []struct {
 		name string
 		row  result.DoctorTarget
@@ -45,7 +45,7 @@ func TestNodeMemberNamedByTheJudgement(t *testing.T) {
 		Disk:   &result.Disk{Sync: "fdatasync", IOPS: 60, SyncLatency: &result.Latency{Count: 100, P99: 0.030}},
 		Doctor: &result.Doctor{Targets: []result.DoctorTarget{{Name: "member cp-1", Member: "cp-1"}}}}
 	for range 2 {
-		Judge(r, check.Table)
+		Judge(r, limits.Table)
 		if !strings.HasPrefix(r.Summary, "member cp-1: ") || strings.Count(r.Summary, "member cp-1: ") != 1 {
 			t.Errorf("summary %q", r.Summary)
 		}
@@ -78,11 +78,11 @@ func TestDoctorOneCause(t *testing.T) {
 		return &result.Result{Kind: result.KindDoctor, Name: "/mnt/capped",
 			Disk: &result.Disk{Sync: "fdatasync", IOPS: 258, SyncLatency: &result.Latency{Count: 600, P50: 0.00085, P99: 0.0834}},
 			Capacity: &result.Capacity{ValueSize: 1024, Steps: []result.CapacityStep{step(150, 0.0009, 150, 390, 0.6), step(390, 0.004, 380, 420, 0.97),
-				step(1000, 0.03, 410, 425, 0.98, check.WALFsyncP99), step(620, 0.02, 400, 421, 0.98, check.WALFsyncP99)}},
+				step(1000, 0.03, 410, 425, 0.98, limits.WALFsyncP99), step(620, 0.02, 400, 421, 0.98, limits.WALFsyncP99)}},
 			Doctor: &result.Doctor{Targets: []result.DoctorTarget{{Name: "/mnt/capped", Dir: "/mnt/capped"}}}}
 	}
 	r := target()
-	Judge(r, check.Table)
+	Judge(r, limits.Table)
 	if r.Capacity.Cause != result.CauseIOPSCap {
 		t.Fatalf("the sweep names %q: %s", r.Capacity.Cause, r.Capacity.Answer)
 	}
@@ -91,7 +91,7 @@ func TestDoctorOneCause(t *testing.T) {
 	}
 	r = target()
 	r.Capacity = nil
-	Judge(r, check.Table)
+	Judge(r, limits.Table)
 	if got := r.Doctor.Targets[0].LimitedBy; got != result.CauseDisk {
 		t.Errorf("without a sweep the head names %q, want the disk its probe measured", got)
 	}
@@ -104,7 +104,7 @@ func TestDoctorOneCause(t *testing.T) {
 		}
 		r.Soak.Series = append(r.Soak.Series, result.SoakSample{T: float64(5 * (i + 1)), Seconds: 5, Achieved: 800, WALFsyncP99: wal, BackendCommitP99: 0.005, WALFsyncs: 800})
 	}
-	Judge(r, check.Table)
+	Judge(r, limits.Table)
 	if r.Verdict != result.Fail || !strings.Contains(r.Summary, "held at 800 puts/s for 60s, it sustains under 800 puts/s") {
 		t.Errorf("a soak that broke at --soak-rate: verdict %s, summary %q", r.Verdict, r.Summary)
 	}

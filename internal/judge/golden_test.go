@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/testutil"
 )
@@ -144,7 +144,7 @@ func TestDoctorJudgesItsHoldsAgain(t *testing.T) {
 		last.Intervals[i].BackendCommitP99 = 0.03
 	}
 	Again(back)
-	if c.PutsPerS != 2000 || !slices.Contains(last.Broke, check.BackendCommitP99) || !strings.Contains(c.Answer, "at 4,000, held for 10s, the backend commit p99 broke (30ms)") {
+	if c.PutsPerS != 2000 || !slices.Contains(last.Broke, limits.BackendCommitP99) || !strings.Contains(c.Answer, "at 4,000, held for 10s, the backend commit p99 broke (30ms)") {
 		t.Errorf("judged again: %.0f puts/s, hold broke %v, %q; want 2,000 and the hold at 4,000 broken by its commits", c.PutsPerS, last.Broke, c.Answer)
 	}
 }
@@ -158,7 +158,7 @@ func TestCheckJudgesItsSoakAgain(t *testing.T) {
 	}
 	r := result.New(result.KindCheck)
 	r.Soak = s
-	Judge(r, check.Table)
+	Judge(r, limits.Table)
 	if len(s.Broke) != 0 || s.SustainedPutsPerS != 500 {
 		t.Fatalf("a steady soak: broke %v, sustained %.0f", s.Broke, s.SustainedPutsPerS)
 	}
@@ -167,7 +167,7 @@ func TestCheckJudgesItsSoakAgain(t *testing.T) {
 		back.Soak.Series[i].WALFsyncP99 = 0.03
 	}
 	Again(back)
-	if !slices.Contains(back.Soak.Broke, check.WALFsyncP99) || !strings.Contains(back.Soak.Answer, "broke the WAL fsync p99") {
+	if !slices.Contains(back.Soak.Broke, limits.WALFsyncP99) || !strings.Contains(back.Soak.Answer, "broke the WAL fsync p99") {
 		t.Errorf("judged again: broke %v, %q; want the WAL fsync p99 broken", back.Soak.Broke, back.Soak.Answer)
 	}
 }

@@ -3,14 +3,14 @@ package judge
 import (
 	"strings"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/diagnose"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
 
 // Func judges one kind of Result in place by the limits of criteria.
-type Func func(r *result.Result, criteria []check.Criterion)
+type Func func(r *result.Result, criteria []limits.Criterion)
 
 // judges holds the judgement of every kind that has one.
 var judges = map[string]Func{
@@ -30,8 +30,8 @@ var judges = map[string]Func{
 // summary replace whatever r held. A kind without a judgement (an export,
 // a discovery) gets the findings its data supports. A run that ended
 // early is incomplete whatever its checks say.
-func Judge(r *result.Result, criteria []check.Criterion) {
-	r.Limits = check.Changed(criteria)
+func Judge(r *result.Result, criteria []limits.Criterion) {
+	r.Limits = limits.Changed(criteria)
 	if f, ok := judges[r.Kind]; ok {
 		f(r, criteria)
 	}
@@ -41,15 +41,15 @@ func Judge(r *result.Result, criteria []check.Criterion) {
 // Again judges r again by the limits it was judged by (Criteria).
 func Again(r *result.Result) { Judge(r, Criteria(r)) }
 
-// Criteria are the limits rs were judged by: check.Table with the limit,
+// Criteria are the limits rs were judged by: limits.Table with the limit,
 // warning level and source of each check and level they (or a run in
 // them) hold, so that limits set with --limit hold when a Result is
 // judged again.
-func Criteria(rs ...*result.Result) []check.Criterion {
-	out := check.Table
+func Criteria(rs ...*result.Result) []limits.Criterion {
+	out := limits.Table
 	var walk func(r *result.Result)
 	walk = func(r *result.Result) {
-		out = check.WithLimits(check.WithLimitsOf(out, r.Checks), r.Limits)
+		out = limits.WithLimits(limits.WithLimitsOf(out, r.Checks), r.Limits)
 		for i := range r.Runs {
 			walk(&r.Runs[i])
 		}

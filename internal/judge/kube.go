@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/diagnose"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
@@ -13,7 +13,7 @@ import (
 // kube judges a density run through the API server: each resource and
 // verb's worst step against the SLO on API call latency, the failed
 // calls, and etcd's disk histograms over the whole run beside them.
-func kube(r *result.Result, criteria []check.Criterion) {
+func kube(r *result.Result, criteria []limits.Criterion) {
 	k := r.Kube
 	r.Checks = nil
 	etcdChecks(r, criteria)
@@ -21,8 +21,8 @@ func kube(r *result.Result, criteria []check.Criterion) {
 	var failed float64
 	failedTitle := ""
 	for _, st := range k.Steps {
-		for _, ch := range check.KubeStepChecks(st, criteria) {
-			if ch.Name == check.APIErrors {
+		for _, ch := range limits.KubeStepChecks(st, criteria) {
+			if ch.Name == limits.APIErrors {
 				// Failed calls add up over the run.
 				failed += ch.Observed
 				if ch.Observed > 0 && failedTitle == "" {
@@ -40,7 +40,7 @@ func kube(r *result.Result, criteria []check.Criterion) {
 		}
 	}
 	if len(k.Steps) > 0 {
-		if ch, ok := check.Judge(criteria, check.APIErrors, failed); ok {
+		if ch, ok := limits.Judge(criteria, limits.APIErrors, failed); ok {
 			if failedTitle != "" {
 				ch.Title = failedTitle
 			}
@@ -53,8 +53,8 @@ func kube(r *result.Result, criteria []check.Criterion) {
 
 // KubeStopReason says why a density run through the API server must not go
 // on after step st: a call that broke the SLO or failed; "" to go on.
-func KubeStopReason(st result.KubeStep, criteria []check.Criterion) string {
-	for _, ch := range check.KubeStepChecks(st, criteria) {
+func KubeStopReason(st result.KubeStep, criteria []limits.Criterion) string {
+	for _, ch := range limits.KubeStepChecks(st, criteria) {
 		if ch.Status == result.StatusFail {
 			return fmt.Sprintf("%s %s at %d objects (step %d) broke its limit (%s %s)",
 				ch.Title, units.Value(ch.Observed, ch.Unit), st.Objects, st.Step, ch.Op, units.Value(ch.Limit, ch.Unit))
@@ -79,11 +79,11 @@ func kubeSummary(r *result.Result) string {
 		for i := range r.Checks {
 			c := &r.Checks[i]
 			switch c.Name {
-			case check.APIMutatingP99:
+			case limits.APIMutatingP99:
 				if worstMut == nil || c.Observed > worstMut.Observed {
 					worstMut = c
 				}
-			case check.APIGetP99:
+			case limits.APIGetP99:
 				if worstGet == nil || c.Observed > worstGet.Observed {
 					worstGet = c
 				}
@@ -108,7 +108,7 @@ func kubeSummary(r *result.Result) string {
 func etcdOnly(checks []result.Check) []result.Check {
 	var out []result.Check
 	for _, c := range checks {
-		if c.Name == check.WALFsyncP99 || c.Name == check.BackendCommitP99 {
+		if c.Name == limits.WALFsyncP99 || c.Name == limits.BackendCommitP99 {
 			out = append(out, c)
 		}
 	}

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 )
 
@@ -50,7 +50,7 @@ func TestKubeJudgement(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r := c.r
-			Judge(r, check.Table)
+			Judge(r, limits.Table)
 			if r.Verdict != c.verdict {
 				t.Errorf("verdict %s, want %s: %s", r.Verdict, c.verdict, r.Summary)
 			}
@@ -79,10 +79,10 @@ func TestKubeJudgement(t *testing.T) {
 			}
 		})
 	}
-	if why := KubeStopReason(kubeStep(2, 200, 1.5, 0.002, nil), check.Table); !strings.Contains(why, "POST pods") || !strings.Contains(why, "step 2") {
+	if why := KubeStopReason(kubeStep(2, 200, 1.5, 0.002, nil), limits.Table); !strings.Contains(why, "POST pods") || !strings.Contains(why, "step 2") {
 		t.Errorf("stop reason of a step with 1.5s writes: %q", why)
 	}
-	if why := KubeStopReason(kubeStep(1, 100, 0.02, 0.002, nil), check.Table); why != "" {
+	if why := KubeStopReason(kubeStep(1, 100, 0.02, 0.002, nil), limits.Table); why != "" {
 		t.Errorf("stop reason of a healthy step: %q", why)
 	}
 }

@@ -3,13 +3,13 @@ package judge
 import (
 	"fmt"
 
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 )
 
 // Logs judges etcd's logs by the findings they support; there is no
 // limit to check.
-func Logs(r *result.Result, _ []check.Criterion) {
+func Logs(r *result.Result, _ []limits.Criterion) {
 	r.Checks = nil
 	conclude(r)
 	r.Summary = logsSummary(r)

@@ -6,18 +6,18 @@ import (
 	"strings"
 	"time"
 
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
 
 // metricsCriteria are the criteria `etcdperf metrics` judges at every
 // interval and over the run, in order.
-var metricsCriteria = []string{check.WALFsyncP99, check.BackendCommitP99, check.LeaderChanges, check.ProposalsFailed}
+var metricsCriteria = []string{limits.WALFsyncP99, limits.BackendCommitP99, limits.LeaderChanges, limits.ProposalsFailed}
 
 // Metrics judges a live watch of a cluster: the breaches of each interval,
 // the checks over the run (the worst member's value), the findings.
-func Metrics(r *result.Result, criteria []check.Criterion) {
+func Metrics(r *result.Result, criteria []limits.Criterion) {
 	sec := r.Metrics
 	r.Checks = nil
 	if sec == nil {
@@ -25,28 +25,28 @@ func Metrics(r *result.Result, criteria []check.Criterion) {
 		return
 	}
 	sec.Breaches, sec.Notes = nil, dropUnjudged(sec.Notes)
-	var crits []check.Criterion
+	var crits []limits.Criterion
 	for _, id := range metricsCriteria {
-		if c, ok := check.Lookup(criteria, id); ok {
+		if c, ok := limits.Lookup(criteria, id); ok {
 			crits = append(crits, c)
 		}
 	}
 	t0 := float64(sec.Start.UnixMilli()) / 1000
-	for _, c := range append(crits, check.HasLeader) {
-		counted := c.Unit == check.Count
+	for _, c := range append(crits, limits.HasLeader) {
+		counted := c.Unit == limits.Count
 		for _, m := range sec.Members {
 			times := make([]float64, len(m.Series))
 			cells := make([]result.PromValue, len(m.Series))
 			for i, s := range m.Series {
 				times[i] = t0 + s.T
-				// A p99 of fewer observations than check.MinSamples is
+				// A p99 of fewer observations than limits.MinSamples is
 				// their maximum: an interval with so few is not judged
 				// by it (the run as a whole still is).
-				if v, ok := metricValue(c.ID, s.MetricsSignals, check.MinSamples(0.99)); ok && !slices.Contains(s.Missing, c.ID) {
+				if v, ok := metricValue(c.ID, s.MetricsSignals, limits.MinSamples(0.99)); ok && !slices.Contains(s.Missing, c.ID) {
 					cells[i] = result.PromSample(v)
 				}
 			}
-			if b, ok := check.Breach(c, m.Name, times, cells, counted); ok {
+			if b, ok := limits.Breach(c, m.Name, times, cells, counted); ok {
 				sec.Breaches = append(sec.Breaches, b)
 			}
 		}
@@ -71,9 +71,9 @@ func Metrics(r *result.Result, criteria []check.Criterion) {
 		for _, m := range sec.Members {
 			if m.Name == who && m.Overall != nil {
 				switch c.ID {
-				case check.WALFsyncP99:
+				case limits.WALFsyncP99:
 					ch.Bound = m.Overall.WALFsync.AtFloor()
-				case check.BackendCommitP99:
+				case limits.BackendCommitP99:
 					ch.Bound = m.Overall.BackendCommit.AtFloor()
 				}
 			}
@@ -98,20 +98,20 @@ func metricValue(id string, s *result.MetricsSignals, minSamples float64) (float
 		return l.P99, true
 	}
 	switch id {
-	case check.WALFsyncP99:
+	case limits.WALFsyncP99:
 		return p99(s.WALFsync)
-	case check.BackendCommitP99:
+	case limits.BackendCommitP99:
 		return p99(s.BackendCommit)
-	case check.HasLeader.ID:
+	case limits.HasLeader.ID:
 		return s.HasLeader, true
 	}
 	if s.Seconds == 0 { // a first answer: no deltas
 		return 0, false
 	}
 	switch id {
-	case check.LeaderChanges:
+	case limits.LeaderChanges:
 		return s.LeaderChanges, true
-	case check.ProposalsFailed:
+	case limits.ProposalsFailed:
 		return s.ProposalsFailed, true
 	}
 	return 0, false
@@ -120,12 +120,12 @@ func metricValue(id string, s *result.MetricsSignals, minSamples float64) (float
 // worstCheck judges a criterion by its worst value over the members (the
 // check's title names that member when there are several), with who it
 // is; false when no member has a value.
-func worstCheck(ms []result.PromMember, c check.Criterion) (result.Check, string, bool) {
+func worstCheck(ms []result.PromMember, c limits.Criterion) (result.Check, string, bool) {
 	worst, who, found := worstMember(ms, c)
 	if !found {
 		return result.Check{}, "", false
 	}
-	ch := check.Evaluate(c, worst)
+	ch := limits.Evaluate(c, worst)
 	if len(ms) > 1 {
 		ch.Title += " (worst member: " + who + ")"
 	}
@@ -133,7 +133,7 @@ func worstCheck(ms []result.PromMember, c check.Criterion) (result.Check, string
 }
 
 // worstMember returns the worst value of a criterion over the members.
-func worstMember(ms []result.PromMember, c check.Criterion) (float64, string, bool) {
+func worstMember(ms []result.PromMember, c limits.Criterion) (float64, string, bool) {
 	var worst float64
 	var who string
 	found := false
@@ -142,7 +142,7 @@ func worstMember(ms []result.PromMember, c check.Criterion) (float64, string, bo
 		if !ok {
 			continue
 		}
-		if !found || (c.Op == check.AtLeast && v < worst) || (c.Op != check.AtLeast && v > worst) {
+		if !found || (c.Op == limits.AtLeast && v < worst) || (c.Op != limits.AtLeast && v > worst) {
 			worst, who, found = v, m.Instance, true
 		}
 	}
@@ -202,7 +202,7 @@ func spikeStarts(bs []result.PromBreach, instance string, origin time.Time) []fl
 	seen := map[time.Time]bool{}
 	var out []float64
 	for _, b := range bs {
-		if b.Instance != instance || (b.Check != check.WALFsyncP99 && b.Check != check.BackendCommitP99) {
+		if b.Instance != instance || (b.Check != limits.WALFsyncP99 && b.Check != limits.BackendCommitP99) {
 			continue
 		}
 		for _, w := range b.Windows {

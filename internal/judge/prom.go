@@ -7,20 +7,20 @@ import (
 
 	"github.com/prometheus/common/model"
 
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
 
 // promCriteria are the criteria `prom check` judges over the history, in
 // order.
-var promCriteria = []string{check.WALFsyncP99, check.BackendCommitP99, check.LeaderChanges, check.ProposalsFailed}
+var promCriteria = []string{limits.WALFsyncP99, limits.BackendCommitP99, limits.LeaderChanges, limits.ProposalsFailed}
 
 // PromCheck judges etcd's history in Prometheus: each criterion over the
 // whole period for every member (the checks take the worst member), and at
 // every evaluation point of the table, where breaches are grouped into
 // time windows.
-func PromCheck(r *result.Result, criteria []check.Criterion) {
+func PromCheck(r *result.Result, criteria []limits.Criterion) {
 	p := r.Prom
 	r.Checks = nil
 	if p == nil || p.Table == nil {
@@ -29,11 +29,11 @@ func PromCheck(r *result.Result, criteria []check.Criterion) {
 	}
 	p.Breaches, p.Notes = nil, dropUnjudged(p.Notes)
 	for _, id := range promCriteria {
-		crit, ok := check.Lookup(criteria, id)
+		crit, ok := limits.Lookup(criteria, id)
 		if !ok {
 			continue
 		}
-		p.Breaches = append(p.Breaches, check.Breaches(p.Table, crit, crit.Unit == check.Count)...)
+		p.Breaches = append(p.Breaches, limits.Breaches(p.Table, crit, crit.Unit == limits.Count)...)
 		ch, _, found := worstCheck(p.Members, crit)
 		if !found {
 			p.Notes = append(p.Notes, fmt.Sprintf("%s: no member has a value over the period (nothing observed)%s", id, notJudged))
@@ -41,7 +41,7 @@ func PromCheck(r *result.Result, criteria []check.Criterion) {
 		}
 		r.Checks = append(r.Checks, ch)
 	}
-	p.Breaches = append(p.Breaches, check.Breaches(p.Table, check.HasLeader, false)...)
+	p.Breaches = append(p.Breaches, limits.Breaches(p.Table, limits.HasLeader, false)...)
 	for i, c := range p.Compactions {
 		// each compaction ended within the step before its point
 		nc := result.NewCompactions(c.Member, c.Source, c.Ends, c.Took, spikeStarts(p.Breaches, c.Member, time.Unix(0, 0)), p.Step, p.Step)

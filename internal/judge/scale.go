@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/diagnose"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
@@ -13,7 +13,7 @@ import (
 // Scale judges a density run: the worst step's put p99, whole-list time
 // and database size against the quota, and etcd's disk histograms over the
 // whole run.
-func Scale(r *result.Result, criteria []check.Criterion) {
+func Scale(r *result.Result, criteria []limits.Criterion) {
 	if r.Kube != nil {
 		kube(r, criteria)
 		return
@@ -25,7 +25,7 @@ func Scale(r *result.Result, criteria []check.Criterion) {
 		return
 	}
 	etcdChecks(r, criteria)
-	for _, id := range []string{check.PutP99, check.ListAllP99, check.DBQuotaUsed} {
+	for _, id := range []string{limits.PutP99, limits.ListAllP99, limits.DBQuotaUsed} {
 		var worst result.Check
 		found := false
 		for _, st := range sc.Steps {
@@ -44,20 +44,20 @@ func Scale(r *result.Result, criteria []check.Criterion) {
 }
 
 // etcdChecks judges etcd's disk histograms over the whole run.
-func etcdChecks(r *result.Result, criteria []check.Criterion) {
+func etcdChecks(r *result.Result, criteria []limits.Criterion) {
 	if s := r.Server; s != nil {
 		if s.WALFsync != nil && s.WALFsync.Count > 0 {
-			check.Apply(&r.Checks, criteria, check.WALFsyncP99, s.WALFsync.P99, s.WALFsync.AtFloor())
+			limits.Apply(&r.Checks, criteria, limits.WALFsyncP99, s.WALFsync.P99, s.WALFsync.AtFloor())
 		}
 		if s.BackendCommit != nil && s.BackendCommit.Count > 0 {
-			check.Apply(&r.Checks, criteria, check.BackendCommitP99, s.BackendCommit.P99, s.BackendCommit.AtFloor())
+			limits.Apply(&r.Checks, criteria, limits.BackendCommitP99, s.BackendCommit.P99, s.BackendCommit.AtFloor())
 		}
 	}
 }
 
 // worse reports whether a is further on the wrong side of its limit than b.
 func worse(a, b result.Check) bool {
-	if a.Op == string(check.AtLeast) {
+	if a.Op == string(limits.AtLeast) {
 		return a.Observed < b.Observed
 	}
 	return a.Observed > b.Observed
@@ -66,15 +66,15 @@ func worse(a, b result.Check) bool {
 // StepChecks judges one step of a density run: its put p99, its slowest
 // list of a whole resource and its database size against the quota (0:
 // etcd's default).
-func StepChecks(st result.ScaleStep, quota float64, criteria []check.Criterion) []result.Check {
+func StepChecks(st result.ScaleStep, quota float64, criteria []limits.Criterion) []result.Check {
 	var out []result.Check
 	add := func(id string, v float64) {
-		if ch, ok := check.Judge(criteria, id, v); ok {
+		if ch, ok := limits.Judge(criteria, id, v); ok {
 			out = append(out, ch)
 		}
 	}
 	if st.Put != nil && st.Put.Count > 0 {
-		add(check.PutP99, st.Put.P99)
+		add(limits.PutP99, st.Put.P99)
 	}
 	var slowest float64
 	for _, l := range st.Lists {
@@ -83,10 +83,10 @@ func StepChecks(st result.ScaleStep, quota float64, criteria []check.Criterion) 
 		}
 	}
 	if slowest > 0 {
-		add(check.ListAllP99, slowest)
+		add(limits.ListAllP99, slowest)
 	}
 	if st.DBSize > 0 {
-		add(check.DBQuotaUsed, st.DBSize/quotaOr(quota))
+		add(limits.DBQuotaUsed, st.DBSize/quotaOr(quota))
 	}
 	return out
 }
@@ -102,7 +102,7 @@ func quotaOr(quota float64) float64 {
 // the step before, nil for the first): a limit broken, a failed request, or
 // a database that the next step would take past the quota's limit; "" to
 // go on.
-func StopReason(st result.ScaleStep, prev *result.ScaleStep, quota float64, criteria []check.Criterion) string {
+func StopReason(st result.ScaleStep, prev *result.ScaleStep, quota float64, criteria []limits.Criterion) string {
 	at := fmt.Sprintf("at %d objects (step %d)", st.Objects, st.Step)
 	if errs := result.ErrorTotal(st.Errors); errs > 0 {
 		top, _ := result.TopError(st.Errors)
@@ -114,7 +114,7 @@ func StopReason(st result.ScaleStep, prev *result.ScaleStep, quota float64, crit
 		}
 	}
 	quota = quotaOr(quota)
-	if c, ok := check.Lookup(criteria, check.DBQuotaUsed); ok && prev != nil && st.DBSize > prev.DBSize {
+	if c, ok := limits.Lookup(criteria, limits.DBQuotaUsed); ok && prev != nil && st.DBSize > prev.DBSize {
 		next := st.DBSize + (st.DBSize - prev.DBSize)
 		if next/quota >= c.Limit {
 			return fmt.Sprintf("the next step would take the database to %s, %.0f%% of the quota %s %s (limit %s %.0f%%)",

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
@@ -24,7 +24,7 @@ import (
 // writes that remained. The limits judged are the WAL fsync, backend
 // commit and request p99s (the medians of the last part's intervals') and
 // the throughput.
-func Soak(s *result.Soak, criteria []check.Criterion) {
+func Soak(s *result.Soak, criteria []limits.Criterion) {
 	s.LastFrom, s.SustainedPutsPerS, s.SustainedFrom, s.Broke, s.Drop = 0, 0, "", nil, nil
 	s.LastAchieved, s.LastWALFsyncP99, s.LastWALFsyncBound, s.LastBackendCommitP99, s.LastRequestP99 = 0, 0, false, 0, 0
 	n := len(s.Series)
@@ -43,18 +43,18 @@ func Soak(s *result.Soak, criteria []check.Criterion) {
 	}
 	late := soakPart(last)
 	s.LastAchieved, s.LastWALFsyncP99, s.LastWALFsyncBound, s.LastBackendCommitP99, s.LastRequestP99 = late.achieved, late.wal, late.walBound, late.commit, late.request
-	walLimit, commitLimit := check.LimitOf(criteria, check.WALFsyncP99), check.LimitOf(criteria, check.BackendCommitP99)
+	walLimit, commitLimit := limits.LimitOf(criteria, limits.WALFsyncP99), limits.LimitOf(criteria, limits.BackendCommitP99)
 	if late.wal >= walLimit {
-		s.Broke = append(s.Broke, check.WALFsyncP99)
+		s.Broke = append(s.Broke, limits.WALFsyncP99)
 	}
 	if late.commit >= commitLimit {
-		s.Broke = append(s.Broke, check.BackendCommitP99)
+		s.Broke = append(s.Broke, limits.BackendCommitP99)
 	}
-	if limit := check.LimitOf(criteria, check.RequestP99); limit > 0 && late.request >= limit {
-		s.Broke = append(s.Broke, check.RequestP99)
+	if limit := limits.LimitOf(criteria, limits.RequestP99); limit > 0 && late.request >= limit {
+		s.Broke = append(s.Broke, limits.RequestP99)
 	}
-	if s.Rate > 0 && late.achieved < check.LimitOf(criteria, check.Throughput)*s.Rate {
-		s.Broke = append(s.Broke, check.Throughput)
+	if s.Rate > 0 && late.achieved < limits.LimitOf(criteria, limits.Throughput)*s.Rate {
+		s.Broke = append(s.Broke, limits.Throughput)
 	}
 	if firstN > 0 {
 		s.Drop = soakDrop(s.Series, firstN, lastN, late, len(s.Broke) > 0, criteria)
@@ -83,8 +83,8 @@ func Soak(s *result.Soak, criteria []check.Criterion) {
 
 // lastPart is how many of n intervals are a soak's last part, the part
 // judged (soak_last_part of them, at least one).
-func lastPart(n int, criteria []check.Criterion) int {
-	share := check.LimitOf(criteria, check.SoakLastPart)
+func lastPart(n int, criteria []limits.Criterion) int {
+	share := limits.LimitOf(criteria, limits.SoakLastPart)
 	if share <= 0 || share > 1 {
 		share = 1.0 / 3
 	}
@@ -92,7 +92,7 @@ func lastPart(n int, criteria []check.Criterion) int {
 }
 
 // holdP99s are the limits hold judges on a confirm step's intervals.
-var holdP99s = []string{check.WALFsyncP99, check.BackendCommitP99, check.RequestP99}
+var holdP99s = []string{limits.WALFsyncP99, limits.BackendCommitP99, limits.RequestP99}
 
 // hold judges a confirm step of the capacity sweep (a hold) from its
 // intervals as Soak judges a soak's: its WAL fsync, backend commit and
@@ -105,7 +105,7 @@ var holdP99s = []string{check.WALFsyncP99, check.BackendCommitP99, check.Request
 // which one slow commit pushes past its limit; the soak that checks the
 // answer judges the median of its intervals', and a hold judged otherwise
 // answers another question. No intervals: the step as it was judged.
-func hold(st *result.CapacityStep, intervals []result.SoakSample, criteria []check.Criterion) {
+func hold(st *result.CapacityStep, intervals []result.SoakSample, criteria []limits.Criterion) {
 	if len(intervals) == 0 {
 		return
 	}
@@ -113,13 +113,13 @@ func hold(st *result.CapacityStep, intervals []result.SoakSample, criteria []che
 	late := soakPart(intervals)
 	st.WALFsyncP99, st.WALFsyncBound, st.BackendCommitP99, st.RequestP99 = late.wal, late.walBound, late.commit, late.request
 	st.BackendCommitBound = st.BackendCommitBound && late.commit <= 0.001
-	values := map[string]float64{check.WALFsyncP99: late.wal, check.BackendCommitP99: late.commit, check.RequestP99: late.request}
+	values := map[string]float64{limits.WALFsyncP99: late.wal, limits.BackendCommitP99: late.commit, limits.RequestP99: late.request}
 	keep := func(names []string) []string {
 		return slices.DeleteFunc(slices.Clone(names), func(n string) bool { return slices.Contains(holdP99s, n) })
 	}
 	st.Broke, st.Tight = keep(st.Broke), keep(st.Tight)
 	for _, name := range holdP99s {
-		ch, ok := check.Judge(criteria, name, values[name])
+		ch, ok := limits.Judge(criteria, name, values[name])
 		switch {
 		case !ok:
 		case ch.Status == result.StatusFail:
@@ -193,10 +193,10 @@ func median(v []float64) float64 {
 // part's extreme to the last part's level. The device writing less is a drop only when etcd fared worse
 // for it (the last part broke a limit, or its WAL fsync p99 rose
 // soak_p99_rise times): else etcd only asked less of it.
-func soakDrop(ss []result.SoakSample, firstN, lastN int, late soakFigures, broke bool, criteria []check.Criterion) *result.SoakDrop {
+func soakDrop(ss []result.SoakSample, firstN, lastN int, late soakFigures, broke bool, criteria []limits.Criterion) *result.SoakDrop {
 	early := soakPart(ss[:firstN])
-	dropShare, rise := check.LimitOf(criteria, check.SoakDrop), check.LimitOf(criteria, check.SoakP99Rise)
-	walLimit := check.LimitOf(criteria, check.WALFsyncP99)
+	dropShare, rise := limits.LimitOf(criteria, limits.SoakDrop), limits.LimitOf(criteria, limits.SoakP99Rise)
+	walLimit := limits.LimitOf(criteria, limits.WALFsyncP99)
 	worse := broke || late.wal >= rise*math.Max(early.wal, 0.001)
 	var fell []string
 	// onsetOf is the index of the last interval before the last part at
@@ -315,13 +315,13 @@ func soakBrokeWords(s *result.Soak, late soakFigures) string {
 	var ws []string
 	for _, id := range s.Broke {
 		switch id {
-		case check.WALFsyncP99:
+		case limits.WALFsyncP99:
 			ws = append(ws, "the WAL fsync p99 ("+units.Seconds(late.wal)+")")
-		case check.BackendCommitP99:
+		case limits.BackendCommitP99:
 			ws = append(ws, "the backend commit p99 ("+units.Seconds(late.commit)+")")
-		case check.RequestP99:
+		case limits.RequestP99:
 			ws = append(ws, "the request p99 ("+units.Seconds(late.request)+")")
-		case check.Throughput:
+		case limits.Throughput:
 			ws = append(ws, fmt.Sprintf("the throughput (%s of %s puts/s)", units.Thousands(late.achieved), units.Thousands(s.Rate)))
 		}
 	}

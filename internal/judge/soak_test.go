@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 )
 
@@ -60,7 +60,7 @@ func TestSoak(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			s := &result.Soak{Rate: 2000, Seconds: float64(len(c.series)), IntervalSeconds: 1, Series: c.series}
-			Soak(s, check.Table)
+			Soak(s, limits.Table)
 			if s.SustainedPutsPerS != c.sustained || s.SustainedFrom != c.from {
 				t.Errorf("sustained %g from %s, want %g from %s: %s", s.SustainedPutsPerS, s.SustainedFrom, c.sustained, c.from, s.Answer)
 			}
@@ -99,7 +99,7 @@ func TestSoakSustainedByTheDevice(t *testing.T) {
 		}
 	}
 	s := &result.Soak{Rate: 2000, Seconds: 15, IntervalSeconds: 1, Series: ss}
-	Soak(s, check.Table)
+	Soak(s, limits.Table)
 	if s.SustainedFrom != "device_iops" || s.SustainedPutsPerS != 200 || !slices.Contains(s.Drop.Fell, "wal_fsyncs") {
 		t.Errorf("sustained %g from %s (fell %v), want 200 from device_iops: %s", s.SustainedPutsPerS, s.SustainedFrom, s.Drop.Fell, s.Answer)
 	}
@@ -116,7 +116,7 @@ func TestSoakLessAskedIsNoDrop(t *testing.T) {
 		}
 	}
 	s := &result.Soak{Rate: 500, Seconds: 9, IntervalSeconds: 1, Series: ss}
-	Soak(s, check.Table)
+	Soak(s, limits.Table)
 	if s.Drop != nil || s.SustainedPutsPerS != 500 {
 		t.Errorf("drop %+v, sustained %g: want no drop, 500 puts/s: %s", s.Drop, s.SustainedPutsPerS, s.Answer)
 	}

@@ -8,8 +8,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/diagnose"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
@@ -306,9 +306,9 @@ func defragPlan(r *result.Result, cs []defragCandidate, leaderWords string) *res
 	if len(cs) == 0 {
 		return nil
 	}
-	size, inUse := diagnose.LimitOf(r, check.DBFragmentedSize), diagnose.LimitOf(r, check.DBInUse)
+	size, inUse := diagnose.LimitOf(r, limits.DBFragmentedSize), diagnose.LimitOf(r, limits.DBInUse)
 	p := &result.DefragPlan{Rule: fmt.Sprintf("at least %s with under %.0f%% of it in use (%s, %s)",
-		units.Bytes(size), inUse*100, check.DBFragmentedSize, check.DBInUse)}
+		units.Bytes(size), inUse*100, limits.DBFragmentedSize, limits.DBInUse)}
 	follower := ""
 	for _, c := range cs {
 		if !c.leader && c.id != "" && follower == "" {
@@ -470,7 +470,7 @@ func nodeTimers(r *result.Result) timerFigures {
 		slow += m.SlowApplies
 	}
 	for _, c := range r.Checks {
-		if c.Name == check.LeaderChanges {
+		if c.Name == limits.LeaderChanges {
 			changes += c.Observed
 		}
 	}
@@ -523,7 +523,7 @@ func promTuning(r *result.Result) {
 	var failures, changes, slow float64
 	for _, m := range p.Members {
 		failures += m.Observed["heartbeat_failures"]
-		changes += m.Observed[check.LeaderChanges]
+		changes += m.Observed[limits.LeaderChanges]
 		slow += m.Observed["slow_applies"]
 	}
 	f.late = lateWords(failures, changes, slow)

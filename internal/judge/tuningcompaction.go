@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/diagnose"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
@@ -55,7 +55,7 @@ func compactionTuning(r *result.Result) {
 		// doctor --node's window, from the members' scrapes around it.
 		f.span = r.Server.Demand.Seconds
 	}
-	tuneCompaction(r.Tuning, f, diagnose.LimitOf(r, check.CompactionSpikeShare), diagnose.LimitOf(r, check.CompactionsRegular))
+	tuneCompaction(r.Tuning, f, diagnose.LimitOf(r, limits.CompactionSpikeShare), diagnose.LimitOf(r, limits.CompactionsRegular))
 }
 
 // tuneCompaction suggests etcd's auto-compaction from the compactions a
@@ -113,7 +113,7 @@ func keepSchedule(t *result.Tuning, c result.Compactions, share float64, etcdCom
 	figure += ")"
 	spiky := c.Spikes > 0 && c.Near >= 2 && float64(c.Near) >= share*float64(c.Spikes)
 	if spiky {
-		figure += fmt.Sprintf("; %d of its %d latency spikes came within %s of one (%s: %.0f%%)", c.Near, c.Spikes, units.Seconds(c.Window), check.CompactionSpikeShare, share*100)
+		figure += fmt.Sprintf("; %d of its %d latency spikes came within %s of one (%s: %.0f%%)", c.Near, c.Spikes, units.Seconds(c.Window), limits.CompactionSpikeShare, share*100)
 	}
 	half := units.ShortDuration((period / 2).Round(time.Second))
 	who := "a client's schedule, kube-apiserver's every " + units.ShortDuration(apiserverCompaction) + " by default (its --etcd-compaction-interval)"

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/diagnose"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
@@ -77,20 +77,20 @@ func tuneQuota(t *result.Tuning, f quotaFigures, used, stall float64) {
 		if byStall < hi {
 			hi = byStall
 			bound = fmt.Sprintf("%s: %s, and of a database that large would stall the member %s, %s's limit (a controller's lease renew deadline)",
-				units.Bytes(byStall), copies, units.Seconds(stall), check.DefragStall)
+				units.Bytes(byStall), copies, units.Seconds(stall), limits.DefragStall)
 		} else {
-			bound += fmt.Sprintf(" (%s: up to %s it stalls the member under %s, %s's limit)", copies, units.Bytes(byStall), units.Seconds(stall), check.DefragStall)
+			bound += fmt.Sprintf(" (%s: up to %s it stalls the member under %s, %s's limit)", copies, units.Bytes(byStall), units.Seconds(stall), limits.DefragStall)
 		}
 	}
 	why := fmt.Sprintf("%s: the file should stay under %.0f%% of the quota (%s), so at least %s; at most %s",
-		figure, used*100, check.DBQuotaUsed, units.Bytes(lo), bound)
+		figure, used*100, limits.DBQuotaUsed, units.Bytes(lo), bound)
 	if f.rate <= 0 {
 		why += "; how long a defragmentation stalls at that size is not known"
 		if f.rateMissing != "" {
 			why += " (" + strings.TrimSuffix(f.rateMissing, ".") + ")"
 		}
 	}
-	q := result.TunedFlag{Name: FlagQuota, Unit: "bytes", Why: why, Source: quotaSource + "; " + check.DefragStall + ": " + leaseSource}
+	q := result.TunedFlag{Name: FlagQuota, Unit: "bytes", Why: why, Source: quotaSource + "; " + limits.DefragStall + ": " + leaseSource}
 	// The room needed, in steps of 512 MiB; etcd's default when it fits;
 	// under the stall's bound when the step passes it. When no quota
 	// fits, the room wins.
@@ -115,7 +115,7 @@ func tuneQuota(t *result.Tuning, f quotaFigures, used, stall float64) {
 }
 
 // leaseSource is why a defragmentation's stall is bounded.
-var leaseSource = func() string { c, _ := check.Lookup(check.Table, check.DefragStall); return c.Source }()
+var leaseSource = func() string { c, _ := limits.Lookup(limits.Table, limits.DefragStall); return c.Source }()
 
 // spanWords is a span for a reader: "7 days", "36 hours", "45 minutes",
 // "40s".
@@ -182,7 +182,7 @@ func pastDefragRate(ds []result.Defrags, member string, inUse float64) (float64,
 // quotaTuning adds the quota to r's tuning from its members' databases.
 func quotaTuning(r *result.Result) {
 	if f, ok := largestDatabase(r); ok {
-		tuneQuota(r.Tuning, f, diagnose.LimitOf(r, check.DBQuotaUsed), diagnose.LimitOf(r, check.DefragStall))
+		tuneQuota(r.Tuning, f, diagnose.LimitOf(r, limits.DBQuotaUsed), diagnose.LimitOf(r, limits.DefragStall))
 	}
 }
 
@@ -208,5 +208,5 @@ func promQuota(r *result.Result) {
 		f.rateMissing = "the member did not defragment in the history; etcdperf doctor --data-dir DIR --db-size " + units.Size(int64(f.inUse)) +
 			", with DIR on the member's storage, rehearses a defragmentation there"
 	}
-	tuneQuota(r.Tuning, f, diagnose.LimitOf(r, check.DBQuotaUsed), diagnose.LimitOf(r, check.DefragStall))
+	tuneQuota(r.Tuning, f, diagnose.LimitOf(r, limits.DBQuotaUsed), diagnose.LimitOf(r, limits.DefragStall))
 }

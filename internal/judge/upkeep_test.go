@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 )
 
@@ -29,7 +29,7 @@ func TestMetricsCompactionSpikes(t *testing.T) {
 	}
 	r := result.New(result.KindMetrics)
 	r.Metrics = &result.Metrics{Start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Interval: 10, Intervals: 30, Members: []result.MetricsMember{mm}}
-	Judge(r, check.Table)
+	Judge(r, limits.Table)
 	cs := r.Metrics.Compactions
 	if len(cs) != 1 || cs[0].Count != 5 || !cs[0].Regular || cs[0].Period != 60 || cs[0].Spikes != 6 || cs[0].Near != 5 || cs[0].TookMax != 0.8 {
 		t.Fatalf("compactions %+v", cs)

@@ -7,8 +7,8 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/diskprobe"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/pipeline"
 	"github.com/etcdperf/etcdperf/internal/result"
 )
@@ -20,7 +20,7 @@ func TestNameResult(t *testing.T) {
 			Dir: t.TempDir(), BlockSize: diskprobe.DefaultBlockSize, Size: 64 << 10, Prealloc: true,
 			Sync: diskprobe.SyncFdatasync, RW: diskprobe.Sequential, Jobs: 1,
 		},
-		Engine: pipeline.EngineNative, Criteria: check.Table,
+		Engine: pipeline.EngineNative, Criteria: limits.Table,
 	})
 	if err != nil {
 		t.Fatal(err)

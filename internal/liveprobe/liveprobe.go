@@ -15,11 +15,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/discover"
 	"github.com/etcdperf/etcdperf/internal/diskprobe"
 	"github.com/etcdperf/etcdperf/internal/hoststats"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/memberwatch"
 	"github.com/etcdperf/etcdperf/internal/promscrape"
 	"github.com/etcdperf/etcdperf/internal/result"
@@ -30,8 +30,8 @@ import (
 // etcd's own WAL fsyncs are the disk probe: etcd_disk_wal_fsync_duration
 // measures the disk under the real load. A probe of ours runs only when
 // the member is too idle for its histogram to judge (fewer WAL fsyncs in
-// the window than check.MemberFsyncsEnough), paced, and it yields (at
-// check.ProbeDeviceBusy, or the member's WAL fsync p99 past its limit).
+// the window than limits.MemberFsyncsEnough), paced, and it yields (at
+// limits.ProbeDeviceBusy, or the member's WAL fsync p99 past its limit).
 const (
 	// DefaultLiveDiskRate is the probe's pace beside a live member, in
 	// fdatasyncs per second: a fifth of what a modest cloud volume (gp2's
@@ -117,10 +117,10 @@ type Options struct {
 	Disk     diskprobe.Options
 	Window   time.Duration
 	Explicit bool
-	// Criteria hold the run's levels (check.Table's unless set with
+	// Criteria hold the run's levels (limits.Table's unless set with
 	// --limit): the member's WAL fsyncs enough to judge its disk, and the
 	// WAL fsync limit and device utilisation the guard stops the probe at.
-	Criteria []check.Criterion
+	Criteria []limits.Criterion
 	RunID    string
 	// Probe runs the disk probe; Progress, when set, is told what it does.
 	Probe    func(ctx context.Context, o diskprobe.Options) (*result.Result, error)
@@ -147,7 +147,7 @@ type Outcome struct {
 func Beside(ctx context.Context, o Options, srv *result.Server, dir, device string) (out Outcome, err error) {
 	n, known := memberFsyncs(srv)
 	window := units.Seconds(o.Window.Seconds())
-	enough := check.LimitOf(o.Criteria, check.MemberFsyncsEnough)
+	enough := limits.LimitOf(o.Criteria, limits.MemberFsyncsEnough)
 	if known && float64(n) >= enough && !o.Explicit {
 		out.Row = fmt.Sprintf("not run: the member's own %d WAL fsyncs in %s judge its disk (%.0f are enough); nothing was written beside it",
 			n, window, enough)
@@ -182,7 +182,7 @@ func Beside(ctx context.Context, o Options, srv *result.Server, dir, device stri
 		return out, err
 	}
 	defer t.Close()
-	limit, busy := check.LimitOf(o.Criteria, check.WALFsyncP99), check.LimitOf(o.Criteria, check.ProbeDeviceBusy)
+	limit, busy := limits.LimitOf(o.Criteria, limits.WALFsyncP99), limits.LimitOf(o.Criteria, limits.ProbeDeviceBusy)
 	gctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	guarded := make(chan struct{})

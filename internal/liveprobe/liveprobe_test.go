@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/diskprobe"
 	"github.com/etcdperf/etcdperf/internal/hoststats"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 )
 
@@ -48,16 +48,16 @@ func TestBesideSkipsWhenTheMemberJudgesItsDisk(t *testing.T) {
 // asked for (the probe then goes on to reach the member).
 func TestBesideMemberFsyncsLevel(t *testing.T) {
 	srv := &result.Server{Members: []result.MemberServer{{Name: "a", WALFsync: &result.Latency{Count: 450}}}}
-	more, err := check.Override(check.Table, []string{check.MemberFsyncsEnough + "=500"})
+	more, err := limits.Override(limits.Table, []string{limits.MemberFsyncsEnough + "=500"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // reaching the member fails at once
 	for _, c := range []struct {
-		criteria []check.Criterion
+		criteria []limits.Criterion
 		skipped  bool
-	}{{nil, true}, {check.Table, true}, {more, false}} {
+	}{{nil, true}, {limits.Table, true}, {more, false}} {
 		o := Options{Window: 30 * time.Second, Criteria: c.criteria, Conn: cluster.ConnOptions{Endpoints: []string{"127.0.0.1:1"}},
 			Probe: func(context.Context, diskprobe.Options) (*result.Result, error) {
 				t.Fatal("the probe ran without reaching the member")
@@ -66,7 +66,7 @@ func TestBesideMemberFsyncsLevel(t *testing.T) {
 		out, err := Beside(ctx, o, srv, t.TempDir(), anyDevice(t))
 		skipped := strings.HasPrefix(out.Row, "not run: the member's own 450 WAL fsyncs in 30s judge its disk")
 		if skipped != c.skipped || (err == nil) != c.skipped {
-			t.Errorf("%v: row %q, err %v; want skipped %v", check.Changed(c.criteria), out.Row, err, c.skipped)
+			t.Errorf("%v: row %q, err %v; want skipped %v", limits.Changed(c.criteria), out.Row, err, c.skipped)
 		}
 	}
 }
@@ -79,17 +79,17 @@ func TestGuardDeviceBusyLevel(t *testing.T) {
 	first := mark{at: at, hasHost: true, host: hoststats.Snapshot{At: at, HasDev: true}}
 	m := mark{at: at.Add(3 * time.Second), hasHost: true, host: hoststats.Snapshot{At: at.Add(3 * time.Second), HasDev: true}}
 	m.host.Disk.IOMs = 2850 // 95% of 3s
-	higher, err := check.Override(check.Table, []string{check.ProbeDeviceBusy + "=98%"})
+	higher, err := limits.Override(limits.Table, []string{limits.ProbeDeviceBusy + "=98%"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		criteria []check.Criterion
+		criteria []limits.Criterion
 		stops    bool
-	}{{check.Table, true}, {higher, false}} {
-		gs := guardCheck(first, m, "vdb", check.LimitOf(c.criteria, check.WALFsyncP99), check.LimitOf(c.criteria, check.ProbeDeviceBusy))
+	}{{limits.Table, true}, {higher, false}} {
+		gs := guardCheck(first, m, "vdb", limits.LimitOf(c.criteria, limits.WALFsyncP99), limits.LimitOf(c.criteria, limits.ProbeDeviceBusy))
 		if (gs != nil) != c.stops || gs != nil && gs.why != "the device vdb was 95% busy over the last 3s (over 90%)" {
-			t.Errorf("%v: stop %+v, want %v", check.Changed(c.criteria), gs, c.stops)
+			t.Errorf("%v: stop %+v, want %v", limits.Changed(c.criteria), gs, c.stops)
 		}
 	}
 }

@@ -3,9 +3,9 @@ package pipeline
 import (
 	"context"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/judge"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/load"
 	"github.com/etcdperf/etcdperf/internal/loadrun"
 	"github.com/etcdperf/etcdperf/internal/memberwatch"
@@ -16,7 +16,7 @@ import (
 // its Result is judged by.
 type BenchOptions struct {
 	loadrun.Options
-	Criteria []check.Criterion
+	Criteria []limits.Criterion
 }
 
 // The errors of a key prefix that a run cannot use.

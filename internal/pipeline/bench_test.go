@@ -12,9 +12,9 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/judge"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/load"
 	"github.com/etcdperf/etcdperf/internal/loadrun"
 	"github.com/etcdperf/etcdperf/internal/promscrape"
@@ -60,7 +60,7 @@ func TestBenchEmbedded(t *testing.T) {
 	for _, c := range res.Checks {
 		names[c.Name] = true
 	}
-	for _, want := range []string{check.WALFsyncP99, check.LeaderChanges, check.ProposalsFailed} {
+	for _, want := range []string{limits.WALFsyncP99, limits.LeaderChanges, limits.ProposalsFailed} {
 		if !names[want] {
 			t.Errorf("no %s check in %v", want, names)
 		}
@@ -202,11 +202,11 @@ func TestServerSectionAtFloor(t *testing.T) {
 		t.Errorf("notes %v", notes)
 	}
 	res := &result.Result{Kind: result.KindBench, Bench: &result.Bench{Workload: "put", Ops: 1}, Server: srv}
-	judge.Judge(res, check.Table)
+	judge.Judge(res, limits.Table)
 	if !strings.Contains(res.Summary, "WAL fsync p99 <= 1ms") {
 		t.Errorf("summary %q", res.Summary)
 	}
 }
 
-// benchOf is a bench of o judged by check.Table.
-func benchOf(o loadrun.Options) BenchOptions { return BenchOptions{Options: o, Criteria: check.Table} }
+// benchOf is a bench of o judged by limits.Table.
+func benchOf(o loadrun.Options) BenchOptions { return BenchOptions{Options: o, Criteria: limits.Table} }

@@ -8,11 +8,12 @@ import (
 	"time"
 
 	"github.com/etcdperf/etcdperf/internal/capacity"
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/judge"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/load"
 	"github.com/etcdperf/etcdperf/internal/loadrun"
+	"github.com/etcdperf/etcdperf/internal/profile"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
@@ -45,9 +46,9 @@ type sweepSettings struct {
 	demand        float64
 	demandFrom    string
 	soak          SoakSettings
-	base          check.Profile
+	base          profile.Profile
 	device        string
-	criteria      []check.Criterion
+	criteria      []limits.Criterion
 	// where names the storage or the cluster in the progress, phase tells
 	// it (nil: nobody listens); target is the etcd of each phase, under
 	// the run ID with suffix.
@@ -108,7 +109,7 @@ func (w sweepSettings) sweep(ctx context.Context, first *result.Result) (*result
 // firstStep is the verdict's own load, judged as a check is (the target
 // judges it later, as a whole), as the sweep's first step; nil when no
 // load ran.
-func firstStep(r *result.Result, base check.Profile, criteria []check.Criterion) *result.CapacityStep {
+func firstStep(r *result.Result, base profile.Profile, criteria []limits.Criterion) *result.CapacityStep {
 	if r == nil || r.Bench == nil {
 		return nil
 	}
@@ -122,7 +123,7 @@ func firstStep(r *result.Result, base check.Profile, criteria []check.Criterion)
 // capacityStep runs a step of the sweep as check perf's load, judged as a
 // check is (judge.CapacityStep); a hold (l.Interval set) sampled every
 // interval as a soak is.
-func capacityStep(criteria []check.Criterion) capacity.StepFunc {
+func capacityStep(criteria []limits.Criterion) capacity.StepFunc {
 	return func(ctx context.Context, l capacity.Load) (*result.CapacityStep, error) {
 		var mu sync.Mutex
 		var intervals []result.SoakSample

@@ -9,13 +9,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/clusterstate"
 	"github.com/etcdperf/etcdperf/internal/judge"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/load"
 	"github.com/etcdperf/etcdperf/internal/loadrun"
 	"github.com/etcdperf/etcdperf/internal/memberwatch"
+	"github.com/etcdperf/etcdperf/internal/profile"
 	"github.com/etcdperf/etcdperf/internal/promscrape"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/sysinfo"
@@ -41,9 +42,9 @@ type CheckOptions struct {
 	// process of its own, so that its CPU and memory are told apart from
 	// the client's.
 	Target cluster.TargetOptions
-	// Profile is the load model (check.Profiles); Duration, when set,
+	// Profile is the load model (profile.Profiles); Duration, when set,
 	// replaces its 60s.
-	Profile  check.Profile
+	Profile  profile.Profile
 	Duration time.Duration
 	// Prefix holds the run's keys (default /etcdperf/<run id>/).
 	Prefix string
@@ -60,8 +61,8 @@ type CheckOptions struct {
 	// overwrite, written by the caller; they stay
 	// (loadrun.Options.Overwrite).
 	Overwrite bool
-	// Criteria are the limits to judge by (check.Table, maybe overridden).
-	Criteria []check.Criterion
+	// Criteria are the limits to judge by (limits.Table, maybe overridden).
+	Criteria []limits.Criterion
 	// Device is the block device to watch in /proc/diskstats during the
 	// load; by default the one under the embedded etcd's data dir.
 	Device string
@@ -202,7 +203,7 @@ func dataDirOrDot(d string) string {
 // members whether the load generator kept its schedule and who used the
 // CPU. dur is the time the load sent for: the run lasts longer by its
 // slowest answers.
-func perfSection(b *result.Bench, p check.Profile, obs *memberwatch.Observation, dur time.Duration) *result.Perf {
+func perfSection(b *result.Bench, p profile.Profile, obs *memberwatch.Observation, dur time.Duration) *result.Perf {
 	pf := &result.Perf{
 		Profile: p.Name, Clients: p.Clients, TargetRate: p.Rate, CPUs: obs.CPUs,
 		ClientCPU: obs.ClientCPU, ClientOnly: obs.ClientOnly, Members: obs.Members,

@@ -10,16 +10,17 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/load"
+	"github.com/etcdperf/etcdperf/internal/profile"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/testutil"
 )
 
-func profile(t *testing.T, name string) check.Profile {
+func profileOf(t *testing.T, name string) profile.Profile {
 	t.Helper()
-	p, err := check.LookupProfile(name)
+	p, err := profile.Lookup(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,8 +28,8 @@ func profile(t *testing.T, name string) check.Profile {
 }
 
 // checkNames are the criteria a check Result lists, in this order.
-var checkNames = []string{check.Throughput, check.SlowestRequest, check.LatencyStddev, check.RequestP99, check.RequestErrors,
-	check.WALFsyncP99, check.BackendCommitP99, check.LeaderChanges, check.ProposalsFailed}
+var checkNames = []string{limits.Throughput, limits.SlowestRequest, limits.LatencyStddev, limits.RequestP99, limits.RequestErrors,
+	limits.WALFsyncP99, limits.BackendCommitP99, limits.LeaderChanges, limits.ProposalsFailed}
 
 func assertCheckResult(t *testing.T, res *result.Result, rate float64, secs float64) {
 	t.Helper()
@@ -54,13 +55,13 @@ func assertCheckResult(t *testing.T, res *result.Result, rate float64, secs floa
 	if pf == nil || pf.TargetRate != rate || pf.Reached != b.Throughput/rate || pf.SentRate <= 0 || pf.CPUs < 1 {
 		t.Fatalf("perf %+v", pf)
 	}
-	if c, _ := findCheck(res, check.Throughput); (c.Status == result.StatusFail) != (pf.LimitedBy != "") {
+	if c, _ := findCheck(res, limits.Throughput); (c.Status == result.StatusFail) != (pf.LimitedBy != "") {
 		t.Errorf("throughput %s, limited by %q", c.Status, pf.LimitedBy)
 	}
-	if c, _ := findCheck(res, check.Throughput); c.Observed != pf.Reached {
+	if c, _ := findCheck(res, limits.Throughput); c.Observed != pf.Reached {
 		t.Errorf("throughput check %v, perf reached %v", c.Observed, pf.Reached)
 	}
-	if c, _ := findCheck(res, check.SlowestRequest); c.Observed != b.Latency.Max {
+	if c, _ := findCheck(res, limits.SlowestRequest); c.Observed != b.Latency.Max {
 		t.Errorf("slowest check %v, latency max %v", c.Observed, b.Latency.Max)
 	}
 }
@@ -79,7 +80,7 @@ func findCheck(r *result.Result, name string) (result.Check, bool) {
 func TestCheckEmbedded(t *testing.T) {
 	dir := t.TempDir()
 	o := CheckOptions{Target: cluster.TargetOptions{DataDir: dir, ServerCommand: serverCommand(t)},
-		Profile: profile(t, "s"), Duration: 3 * time.Second, Criteria: check.Table}
+		Profile: profileOf(t, "s"), Duration: 3 * time.Second, Criteria: limits.Table}
 	res, err := Check(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +118,7 @@ func TestCheckExternal(t *testing.T) {
 		t.Fatal(err)
 	}
 	conn := cluster.ConnOptions{Endpoints: []string{ep}}
-	o := CheckOptions{Target: cluster.TargetOptions{Conn: conn}, Profile: profile(t, "s"), Duration: time.Second, Prefix: "/mine/", Criteria: check.Table}
+	o := CheckOptions{Target: cluster.TargetOptions{Conn: conn}, Profile: profileOf(t, "s"), Duration: time.Second, Prefix: "/mine/", Criteria: limits.Table}
 	if _, err := Check(ctx, o); !errors.Is(err, ErrPrefixInUse) {
 		t.Fatalf("a prefix with keys: %v", err)
 	}
@@ -154,8 +155,8 @@ func TestCheckCompactsDuringLoad(t *testing.T) {
 			t.Fatal(err)
 		}
 		start := before.Header.Revision
-		o := CheckOptions{Target: cluster.TargetOptions{Conn: cluster.ConnOptions{Endpoints: []string{ep}}}, Profile: profile(t, "s"),
-			Duration: 2 * time.Second, Criteria: check.Table, CompactEvery: every}
+		o := CheckOptions{Target: cluster.TargetOptions{Conn: cluster.ConnOptions{Endpoints: []string{ep}}}, Profile: profileOf(t, "s"),
+			Duration: 2 * time.Second, Criteria: limits.Table, CompactEvery: every}
 		res, err := Check(ctx, o)
 		if err != nil {
 			t.Fatal(err)
@@ -180,12 +181,12 @@ func TestCheckOverwritesKeys(t *testing.T) {
 	ctx := context.Background()
 	prefix := "/etcdperf/sweep-keys/"
 	for i := range 100 {
-		if _, err := cli.Put(ctx, load.KeyName(prefix, profile(t, "s").KeySize, uint64(i)), "v"); err != nil {
+		if _, err := cli.Put(ctx, load.KeyName(prefix, profileOf(t, "s").KeySize, uint64(i)), "v"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	o := CheckOptions{Target: cluster.TargetOptions{Conn: cluster.ConnOptions{Endpoints: []string{ep}}}, Profile: profile(t, "s"),
-		Duration: time.Second, Criteria: check.Table, Prefix: prefix, KeySpace: 100, Overwrite: true, AutoCompact: true}
+	o := CheckOptions{Target: cluster.TargetOptions{Conn: cluster.ConnOptions{Endpoints: []string{ep}}}, Profile: profileOf(t, "s"),
+		Duration: time.Second, Criteria: limits.Table, Prefix: prefix, KeySpace: 100, Overwrite: true, AutoCompact: true}
 	res, err := Check(ctx, o)
 	if err != nil {
 		t.Fatal(err)
@@ -212,9 +213,9 @@ func TestCheckOverwritesKeys(t *testing.T) {
 // Datascale reads the member's memory before and after its keys.
 func TestDatascaleEmbedded(t *testing.T) {
 	dir := t.TempDir()
-	p, _ := check.LookupScaleProfile("s")
+	p, _ := profile.LookupScale("s")
 	res, err := Datascale(context.Background(), DatascaleOptions{Target: cluster.TargetOptions{DataDir: dir, ServerCommand: serverCommand(t)},
-		Profile: p, Keys: 2000, Criteria: check.Table})
+		Profile: p, Keys: 2000, Criteria: limits.Table})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +229,7 @@ func TestDatascaleEmbedded(t *testing.T) {
 	if ds.RSSBefore <= 0 || ds.Growth < 1<<20 || ds.PerKey != ds.Growth/2000 || ds.RSSAfter != ds.RSSBefore+ds.Growth {
 		t.Errorf("memory %+v", ds)
 	}
-	if len(res.Checks) != 1 || res.Checks[0].Name != check.RequestErrors || res.Verdict != result.Pass || !strings.Contains(res.Summary, "per key") {
+	if len(res.Checks) != 1 || res.Checks[0].Name != limits.RequestErrors || res.Verdict != result.Pass || !strings.Contains(res.Summary, "per key") {
 		t.Errorf("checks %+v verdict %s summary %q", res.Checks, res.Verdict, res.Summary)
 	}
 	testutil.AssertEmptyDir(t, dir)

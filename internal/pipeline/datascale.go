@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/judge"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/load"
+	"github.com/etcdperf/etcdperf/internal/profile"
 	"github.com/etcdperf/etcdperf/internal/result"
 )
 
@@ -17,12 +18,12 @@ type DatascaleOptions struct {
 	// of its own, so that its memory is etcd's alone.
 	Target cluster.TargetOptions
 	// Profile is the load model; Keys, when set, replaces its key count.
-	Profile check.ScaleProfile
+	Profile profile.Scale
 	Keys    int64
 	// Prefix holds the run's keys (default /etcdperf/<run id>/).
 	Prefix                  string
 	AutoCompact, AutoDefrag bool
-	Criteria                []check.Criterion
+	Criteria                []limits.Criterion
 	Progress                *load.Progress
 	Started                 func()
 }

@@ -3,9 +3,9 @@ package pipeline
 import (
 	"context"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/dbfile"
 	"github.com/etcdperf/etcdperf/internal/judge"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 )
 
@@ -17,9 +17,9 @@ type DBOptions struct {
 	// databases instead (Path is not read).
 	Compare []string
 	Read    dbfile.Options
-	// Criteria hold the limits it is judged by (--limit); check.Table
+	// Criteria hold the limits it is judged by (--limit); limits.Table
 	// when nil.
-	Criteria []check.Criterion
+	Criteria []limits.Criterion
 }
 
 // DB reads an etcd database file read-only and judges it: its size

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/diskprobe"
 	"github.com/etcdperf/etcdperf/internal/fio"
 	"github.com/etcdperf/etcdperf/internal/hoststats"
 	"github.com/etcdperf/etcdperf/internal/judge"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/sysinfo"
 )
@@ -24,8 +24,8 @@ const (
 type DiskOptions struct {
 	Probe  diskprobe.Options
 	Engine string
-	// Criteria are the limits to judge by (check.Table, maybe overridden).
-	Criteria []check.Criterion
+	// Criteria are the limits to judge by (limits.Table, maybe overridden).
+	Criteria []limits.Criterion
 	// Progress, when not nil, is updated by the native engine as it runs.
 	Progress *diskprobe.Progress
 }

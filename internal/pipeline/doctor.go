@@ -8,14 +8,15 @@ import (
 	"time"
 
 	"github.com/etcdperf/etcdperf/internal/capacity"
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/discover"
 	"github.com/etcdperf/etcdperf/internal/diskprobe"
 	"github.com/etcdperf/etcdperf/internal/judge"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/liveprobe"
 	"github.com/etcdperf/etcdperf/internal/load"
 	"github.com/etcdperf/etcdperf/internal/noise"
+	"github.com/etcdperf/etcdperf/internal/profile"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/sysinfo"
 )
@@ -43,7 +44,7 @@ type DoctorOptions struct {
 	Members int
 	Faults  []cluster.Fault
 	// Profile and Duration are the load (check perf's profile).
-	Profile  check.Profile
+	Profile  profile.Profile
 	Duration time.Duration
 	// Disk is the disk probe (its Dir is set per location); a zero
 	// Runtime and Size skip the probe.
@@ -57,7 +58,7 @@ type DoctorOptions struct {
 	// (`etcdperf slowdisk`) whose fsyncs wait this long.
 	SimulateFsyncDelay time.Duration
 	// Criteria are the limits to judge by.
-	Criteria []check.Criterion
+	Criteria []limits.Criterion
 	// ServerCommand and SlowdiskCommand run a member and the slow view
 	// (default: this executable's "server" and "slowdisk").
 	ServerCommand, SlowdiskCommand []string

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/diskprobe"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/noise"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/testutil"
@@ -18,10 +18,10 @@ import (
 
 func doctorOptions(t *testing.T, dirs ...string) DoctorOptions {
 	return DoctorOptions{
-		DataDirs: dirs, Profile: profile(t, "s"), Duration: 2 * time.Second,
+		DataDirs: dirs, Profile: profileOf(t, "s"), Duration: 2 * time.Second,
 		Disk: diskprobe.Options{BlockSize: diskprobe.DefaultBlockSize, Size: 1 << 20, Runtime: time.Second,
 			Prealloc: true, Sync: diskprobe.SyncFdatasync, RW: diskprobe.Sequential, Jobs: 1},
-		Criteria: check.Table, ServerCommand: serverCommand(t), Progress: &DoctorProgress{},
+		Criteria: limits.Table, ServerCommand: serverCommand(t), Progress: &DoctorProgress{},
 	}
 }
 
@@ -51,7 +51,7 @@ func TestDoctorWithNoise(t *testing.T) {
 	for _, c := range run.Checks {
 		names[c.Name] = true
 	}
-	for _, want := range append([]string{check.DiskSyncP99, check.DiskIOPS}, checkNames...) {
+	for _, want := range append([]string{limits.DiskSyncP99, limits.DiskIOPS}, checkNames...) {
 		if !names[want] {
 			t.Errorf("no %s check among %v", want, names)
 		}

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/judge"
 	"github.com/etcdperf/etcdperf/internal/kubescale"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 )
 
@@ -17,7 +17,7 @@ import (
 type KubeScaleOptions struct {
 	kubescale.Options
 	// Criteria are the limits the steps and the run are judged by.
-	Criteria []check.Criterion
+	Criteria []limits.Criterion
 }
 
 // namespaceWait bounds the wait for the run's namespace to go at the end
@@ -37,7 +37,7 @@ func KubeScale(ctx context.Context, o KubeScaleOptions) (res *result.Result, err
 		return nil, err
 	}
 	if o.Criteria == nil {
-		o.Criteria = check.Table
+		o.Criteria = limits.Table
 	}
 	res = result.New(result.KindScale)
 	res.Params = kubeScaleParams(o)

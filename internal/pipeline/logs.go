@@ -7,9 +7,9 @@ import (
 	"io"
 	"strings"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/etcdlog"
 	"github.com/etcdperf/etcdperf/internal/judge"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 )
 
@@ -20,8 +20,8 @@ type LogsOptions struct {
 	Stdin io.Reader
 	Scan  etcdlog.ScanOptions
 	// Criteria hold the levels the findings are judged by (--limit);
-	// check.Table when nil.
-	Criteria []check.Criterion
+	// limits.Table when nil.
+	Criteria []limits.Criterion
 }
 
 // NoEtcdLinesError says that the inputs held no etcd log line at all:

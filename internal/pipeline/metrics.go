@@ -8,10 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/clusterstate"
 	"github.com/etcdperf/etcdperf/internal/judge"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/memberwatch"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/sysinfo"
@@ -27,8 +27,8 @@ type MetricsOptions struct {
 	// Duration ends the run; 0 runs until ctx ends, which is then no
 	// error.
 	Duration time.Duration
-	// Criteria are the limits to judge by (check.Table, maybe overridden).
-	Criteria []check.Criterion
+	// Criteria are the limits to judge by (limits.Table, maybe overridden).
+	Criteria []limits.Criterion
 	// ClusterState bounds the reading of the cluster's own state (each
 	// member's status, the alarms, a few reads, the hashes).
 	ClusterState clusterstate.Options

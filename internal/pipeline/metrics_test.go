@@ -17,9 +17,9 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/judge"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/promscrape"
 	"github.com/etcdperf/etcdperf/internal/render"
 	"github.com/etcdperf/etcdperf/internal/result"
@@ -83,7 +83,7 @@ func TestMetricsUnderLoad(t *testing.T) {
 	wait := putsUntil(t, tg.Client().Client, stop, 3000)
 	var started, sampled int
 	o := MetricsOptions{Conn: cluster.ConnOptions{Endpoints: []string{ep}}, Interval: 250 * time.Millisecond, Duration: 1500 * time.Millisecond,
-		Criteria: check.Table,
+		Criteria: limits.Table,
 		Started:  func(r *result.Result) { started++ },
 		Sampled: func(r *result.Result) {
 			sampled++
@@ -143,12 +143,12 @@ func TestMetricsUnderLoad(t *testing.T) {
 	for _, c := range res.Checks {
 		names[c.Name] = c
 	}
-	for _, id := range []string{check.WALFsyncP99, check.BackendCommitP99, check.LeaderChanges, check.ProposalsFailed} {
+	for _, id := range []string{limits.WALFsyncP99, limits.BackendCommitP99, limits.LeaderChanges, limits.ProposalsFailed} {
 		if _, ok := names[id]; !ok {
 			t.Errorf("no %s check in %v", id, res.Checks)
 		}
 	}
-	if c := names[check.WALFsyncP99]; c.Bound != ov.WALFsync.AtFloor() || c.Observed != ov.WALFsync.P99 {
+	if c := names[limits.WALFsyncP99]; c.Bound != ov.WALFsync.AtFloor() || c.Observed != ov.WALFsync.P99 {
 		t.Errorf("fsync check %+v for %+v", c, ov.WALFsync)
 	}
 	if res.Verdict == "" || res.Error != "" || !strings.Contains(res.Summary, "1 member(s) over 1.5s, 6 interval(s) of 250ms") {
@@ -203,7 +203,7 @@ func TestMetricsUnderLoad(t *testing.T) {
 	interrupted := func(d time.Duration) (*result.Result, error) {
 		cctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		o := MetricsOptions{Conn: cluster.ConnOptions{Endpoints: []string{ep}}, Interval: 200 * time.Millisecond, Duration: d, Criteria: check.Table}
+		o := MetricsOptions{Conn: cluster.ConnOptions{Endpoints: []string{ep}}, Interval: 200 * time.Millisecond, Duration: d, Criteria: limits.Table}
 		o.Sampled = func(r *result.Result) {
 			if r.Metrics.Intervals == 2 {
 				cancel()
@@ -225,7 +225,7 @@ func TestMetricsUnderLoad(t *testing.T) {
 	// /metrics can: the endpoint given is watched, its role read from its
 	// metrics.
 	testutil.EnableAuth(t, tg.Client().Client, "watcher", "pw", "/none/")
-	res, err = Metrics(ctx, MetricsOptions{Conn: cluster.ConnOptions{Endpoints: []string{ep}}, Interval: 200 * time.Millisecond, Duration: 200 * time.Millisecond, Criteria: check.Table})
+	res, err = Metrics(ctx, MetricsOptions{Conn: cluster.ConnOptions{Endpoints: []string{ep}}, Interval: 200 * time.Millisecond, Duration: 200 * time.Millisecond, Criteria: limits.Table})
 	if err != nil || res.Metrics.Intervals != 1 || !res.Metrics.Members[0].Series[0].Up() || !res.Metrics.Members[0].Leader ||
 		res.Metrics.Members[0].Name != ep || res.Metrics.Members[0].Version == "" {
 		t.Fatalf("auth-enabled cluster without a user: %v %+v", err, res.Metrics)
@@ -258,7 +258,7 @@ func TestMetricsThreeMembersOneKilled(t *testing.T) {
 	wait := putsUntil(t, tg.Client().Client, stop, 2000)
 	const killedAfter = 4
 	o := MetricsOptions{Conn: cluster.ConnOptions{Endpoints: endpoints, DialTimeout: time.Second}, Interval: 300 * time.Millisecond, Duration: 3 * time.Second,
-		Criteria: check.Table}
+		Criteria: limits.Table}
 	o.Sampled = func(r *result.Result) {
 		if r.Metrics.Intervals != killedAfter {
 			return
@@ -355,7 +355,7 @@ func TestMetricsTLS(t *testing.T) {
 	defer m.Close()
 	ep := m.Config().ClientURL
 	conn := cluster.ConnOptions{Endpoints: []string{ep}, CACert: certs.CA, Cert: certs.ClientCert, Key: certs.ClientKey}
-	res, err := Metrics(ctx, MetricsOptions{Conn: conn, Interval: 200 * time.Millisecond, Duration: 400 * time.Millisecond, Criteria: check.Table})
+	res, err := Metrics(ctx, MetricsOptions{Conn: conn, Interval: 200 * time.Millisecond, Duration: 400 * time.Millisecond, Criteria: limits.Table})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,7 +366,7 @@ func TestMetricsTLS(t *testing.T) {
 	// Without the client certificate etcd refuses the connection: the
 	// run cannot start.
 	conn.Cert, conn.Key = "", ""
-	_, err = Metrics(ctx, MetricsOptions{Conn: conn, Interval: 200 * time.Millisecond, Duration: 400 * time.Millisecond, Criteria: check.Table})
+	_, err = Metrics(ctx, MetricsOptions{Conn: conn, Interval: 200 * time.Millisecond, Duration: 400 * time.Millisecond, Criteria: limits.Table})
 	var ce *cluster.ConnError
 	if !errors.As(err, &ce) || ce.Reason != cluster.BadClientCert {
 		t.Errorf("without a client certificate: %v", err)
@@ -438,7 +438,7 @@ func TestJudgeMetricsNoLeader(t *testing.T) {
 	}}}
 	m := &res.Metrics.Members[0]
 	m.Overall = m.Series[3].MetricsSignals
-	judge.Judge(res, check.Table)
+	judge.Judge(res, limits.Table)
 	if len(res.Metrics.Breaches) != 1 {
 		t.Fatalf("breaches %+v", res.Metrics.Breaches)
 	}
@@ -447,7 +447,7 @@ func TestJudgeMetricsNoLeader(t *testing.T) {
 		b.Windows[0].To.Sub(b.Windows[0].From).Round(time.Millisecond) != time.Second {
 		t.Errorf("breach %+v", b)
 	}
-	if check.Verdict(res.Checks) != result.Pass || res.Verdict != result.Fail || len(res.Findings) == 0 ||
+	if limits.Verdict(res.Checks) != result.Pass || res.Verdict != result.Fail || len(res.Findings) == 0 ||
 		res.Findings[0].ID != "metrics_has_leader" || res.Findings[0].Severity != result.Critical {
 		t.Errorf("checks %+v, verdict %s, findings %+v", res.Checks, res.Verdict, res.Findings)
 	}

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/judge"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/promexport"
 	"github.com/etcdperf/etcdperf/internal/result"
 )
@@ -118,8 +118,8 @@ type PromCheckOptions struct {
 	// promexport.WindowFor.
 	Window   time.Duration
 	Selector string
-	// Criteria are the limits to judge by (check.Table, maybe overridden).
-	Criteria []check.Criterion
+	// Criteria are the limits to judge by (limits.Table, maybe overridden).
+	Criteria []limits.Criterion
 	Matrix   []string
 	// Known are etcd's flags in force as the user stated them
 	// (--current-flag): the tuning compares its suggestions with them.

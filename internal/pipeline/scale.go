@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/judge"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/load"
 	"github.com/etcdperf/etcdperf/internal/loadrun"
 	"github.com/etcdperf/etcdperf/internal/result"
@@ -19,8 +19,8 @@ import (
 type ScaleOptions struct {
 	scale.Options
 	// Criteria are the limits the steps and the run are judged by
-	// (default check.Table).
-	Criteria []check.Criterion
+	// (default limits.Table).
+	Criteria []limits.Criterion
 }
 
 // Scale grows Kubernetes-shaped data in etcd step by step, with the
@@ -33,7 +33,7 @@ type ScaleOptions struct {
 func Scale(ctx context.Context, o ScaleOptions) (res *result.Result, err error) {
 	o.Defaults()
 	if o.Criteria == nil {
-		o.Criteria = check.Table
+		o.Criteria = limits.Table
 	}
 	if err := o.Validate(); err != nil {
 		return nil, err
@@ -81,7 +81,7 @@ func Scale(ctx context.Context, o ScaleOptions) (res *result.Result, err error) 
 // finishSteps ends a run of steps: one that failed before its first step
 // returns only its error; an interrupted one, or one that failed later,
 // its partial Result with the error; then the Result is judged.
-func finishSteps(res *result.Result, runErr error, steps int, criteria []check.Criterion) (*result.Result, error) {
+func finishSteps(res *result.Result, runErr error, steps int, criteria []limits.Criterion) (*result.Result, error) {
 	if runErr != nil {
 		res.Error = runErr.Error()
 		if errors.Is(runErr, context.Canceled) {

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/scale"
 	"github.com/etcdperf/etcdperf/internal/testutil"
@@ -72,7 +72,7 @@ func TestScaleEmbedded(t *testing.T) {
 	for _, c := range res.Checks {
 		names[c.Name] = true
 	}
-	for _, id := range []string{check.WALFsyncP99, check.BackendCommitP99, check.PutP99, check.ListAllP99, check.DBQuotaUsed} {
+	for _, id := range []string{limits.WALFsyncP99, limits.BackendCommitP99, limits.PutP99, limits.ListAllP99, limits.DBQuotaUsed} {
 		if !names[id] {
 			t.Errorf("no %s check in %v", id, names)
 		}
@@ -89,7 +89,7 @@ func TestScaleEmbedded(t *testing.T) {
 // A limit broken at the first step stops the run there, with a critical
 // finding that says at how many objects.
 func TestScaleStopsAtALimit(t *testing.T) {
-	criteria, err := check.Override(check.Table, []string{"put_p99=1ns"})
+	criteria, err := limits.Override(limits.Table, []string{"put_p99=1ns"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,8 +12,8 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/promexport"
 	"github.com/etcdperf/etcdperf/internal/promscrape"
 	"github.com/etcdperf/etcdperf/internal/render"
@@ -53,7 +53,7 @@ func TestMetricsUpkeep(t *testing.T) {
 	// been scraped, however long a busy host makes it take.
 	wctx, endWatch := context.WithCancel(ctx)
 	defer endWatch()
-	res, err := Metrics(wctx, MetricsOptions{Conn: cluster.ConnOptions{Endpoints: []string{ep}}, Interval: 300 * time.Millisecond, Criteria: check.Table,
+	res, err := Metrics(wctx, MetricsOptions{Conn: cluster.ConnOptions{Endpoints: []string{ep}}, Interval: 300 * time.Millisecond, Criteria: limits.Table,
 		Started: func(_ *result.Result) {
 			go func() {
 				err := upkeep()
@@ -136,7 +136,7 @@ func TestPromCheckUpkeep(t *testing.T) {
 	prom.WaitFor(t, 10*time.Second, fmt.Sprintf(`sum(increase(etcd_disk_backend_defrag_duration_seconds_count[%ds]))`, int(time.Since(start).Seconds())+3), func(m map[string]float64) bool { return m[""] >= 0.5 })
 	end := time.Now().Add(time.Second)
 	res, err := PromCheck(ctx, PromCheckOptions{Conn: promexport.Options{URL: prom.URL, Timeout: 10 * time.Second},
-		Range: promexport.Resolved{Start: start.Add(-2 * time.Second).Truncate(time.Second), End: end.Truncate(time.Second), Step: 500 * time.Millisecond}, Criteria: check.Table})
+		Range: promexport.Resolved{Start: start.Add(-2 * time.Second).Truncate(time.Second), End: end.Truncate(time.Second), Step: 500 * time.Millisecond}, Criteria: limits.Table})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,8 +179,8 @@ func TestCheckStatesMemberDefrag(t *testing.T) {
 	// of other tests' members count too.
 	sig := scrape()
 	before, defrags := sig.Values["db_size_in_use"], sig.Histograms["defrag"].Count
-	o := CheckOptions{Target: cluster.TargetOptions{Conn: cluster.ConnOptions{Endpoints: []string{ep}}}, Profile: profile(t, "s"),
-		Duration: time.Second, Prefix: "/etcdperf/defrag-test/", Criteria: check.Table, DefragMember: "m1"}
+	o := CheckOptions{Target: cluster.TargetOptions{Conn: cluster.ConnOptions{Endpoints: []string{ep}}}, Profile: profileOf(t, "s"),
+		Duration: time.Second, Prefix: "/etcdperf/defrag-test/", Criteria: limits.Table, DefragMember: "m1"}
 	res, err := runCheck(ctx, o)
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/promscrape"
 	"github.com/etcdperf/etcdperf/internal/result"
 )
@@ -39,17 +39,17 @@ func (s signal) overallQuery(b builder, period string) string {
 func historySignals() []signal {
 	n := promscrape.EtcdNames
 	return []signal{
-		{id: check.WALFsyncP99, unit: "s",
+		{id: limits.WALFsyncP99, unit: "s",
 			step:    func(b builder) string { return b.judgedQuantile(0.99, n.WALFsync[0]) },
 			overall: func(b builder, p string) string { b.window = p; return b.quantile(0.99, n.WALFsync[0]) }},
-		{id: check.BackendCommitP99, unit: "s",
+		{id: limits.BackendCommitP99, unit: "s",
 			step:    func(b builder) string { return b.judgedQuantile(0.99, n.BackendCommit[0]) },
 			overall: func(b builder, p string) string { b.window = p; return b.quantile(0.99, n.BackendCommit[0]) }},
-		{id: check.LeaderChanges, unit: "count", counted: true,
+		{id: limits.LeaderChanges, unit: "count", counted: true,
 			step: func(b builder) string { return b.increase(n.LeaderChanges[0]) }},
-		{id: check.ProposalsFailed, unit: "count", counted: true,
+		{id: limits.ProposalsFailed, unit: "count", counted: true,
 			step: func(b builder) string { return b.increase(n.ProposalsFailed[0]) }},
-		{id: check.HasLeader.ID, unit: "count",
+		{id: limits.HasLeader.ID, unit: "count",
 			step: func(b builder) string { return "min by (instance) (" + b.oneOf(n.HasLeader) + ")" },
 			overall: func(b builder, p string) string {
 				return fmt.Sprintf("min by (instance) (min_over_time(%s[%s]))", b.sel(n.HasLeader[0]), p)

@@ -2,7 +2,7 @@ package promexport
 
 import (
 	"fmt"
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"sort"
 	"strings"
 	"time"
@@ -59,11 +59,11 @@ func (b builder) quantile(q float64, histogram string) string {
 }
 
 // judgedQuantile is quantile where the window holds enough observations
-// for it to be one (check.MinSamples), absent elsewhere: a p99 of a
+// for it to be one (limits.MinSamples), absent elsewhere: a p99 of a
 // handful of observations is their maximum.
 func (b builder) judgedQuantile(q float64, histogram string) string {
 	return fmt.Sprintf("%s and on (instance) (sum by (instance) (increase(%s[%s])) >= %g)",
-		b.quantile(q, histogram), b.sel(histogram+"_count"), b.window, check.MinSamples(q))
+		b.quantile(q, histogram), b.sel(histogram+"_count"), b.window, limits.MinSamples(q))
 }
 
 // rate is the per-second rate per instance of the first counter of names

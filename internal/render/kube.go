@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
@@ -85,7 +85,7 @@ func kubeCSV(w io.Writer, r *result.Result) error {
 				n, p50 = c.Client.Count, exact(c.Client.P50)
 			}
 			_ = cw.Write([]string{strconv.Itoa(st.Step), exact(st.T), strconv.FormatInt(st.Objects, 10), c.Verb, c.Resource, c.Scope,
-				check.KubeCallCriterion(c), strconv.FormatInt(n, 10), p50, p99(c.Client), p99(c.Server),
+				limits.KubeCallCriterion(c), strconv.FormatInt(n, 10), p50, p99(c.Client), p99(c.Server),
 				strconv.FormatInt(result.ErrorTotal(c.Errors), 10), p99(st.WALFsync), p99(st.BackendCommit)})
 		}
 	}

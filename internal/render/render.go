@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
@@ -46,7 +46,7 @@ func Judgement(w io.Writer, r *result.Result) {
 			}
 			name := c.Name
 			// The API checks are made once per call: each says which.
-			if crit, ok := check.Lookup(check.Table, c.Name); ok && strings.HasPrefix(c.Name, "api_") && c.Title != "" && c.Title != crit.Title {
+			if crit, ok := limits.Lookup(limits.Table, c.Name); ok && strings.HasPrefix(c.Name, "api_") && c.Title != "" && c.Title != crit.Title {
 				name += " [" + c.Title + "]"
 			}
 			fmt.Fprintf(w, "%s %s: %s (%s)\n", statusWord(c.Status), name, v, formatLimit(c))

@@ -9,7 +9,7 @@ import (
 
 	"gonum.org/v1/plot/plotter"
 
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
@@ -61,7 +61,7 @@ func benchBlock(runs []Run) Block {
 		}
 	}
 	if c, ok := percentileChart("bench-latency-percentiles", "request latency by percentile",
-		"With a rate set, latency counts from when each request was due (queueing included); service latency (dashed) from when it was sent.", both, limitsFor(runs, check.RequestP99)...); ok {
+		"With a rate set, latency counts from when each request was due (queueing included); service latency (dashed) from when it was sent.", both, limitsFor(runs, limits.RequestP99)...); ok {
 		b.Charts = append(b.Charts, c)
 	}
 	if c, ok := histogramChart("bench-latency-histogram", "request latency distribution", "Share of the requests in each latency band.", lats); ok {

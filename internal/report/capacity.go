@@ -16,7 +16,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
@@ -63,8 +63,8 @@ var (
 	idealColor  = color.Gray{0x88}
 	faintLimit  = color.RGBA{0xE0, 0x8A, 0x8A, 0xFF}
 	limitDashes = map[string][]vg.Length{
-		check.WALFsyncP99:      {vg.Points(2), vg.Points(2)},
-		check.BackendCommitP99: {vg.Points(6), vg.Points(2), vg.Points(1), vg.Points(2)},
+		limits.WALFsyncP99:      {vg.Points(2), vg.Points(2)},
+		limits.BackendCommitP99: {vg.Points(6), vg.Points(2), vg.Points(1), vg.Points(2)},
 	}
 )
 
@@ -83,8 +83,8 @@ func capacityBlock(runs []Run) Block {
 	var sweeps []sweep
 	for _, r := range runs {
 		c := r.Result.Capacity
-		s := sweep{run: r, c: c, wal: capLimit(r, check.WALFsyncP99), commit: capLimit(r, check.BackendCommitP99),
-			throughput: capLimit(r, check.Throughput)}
+		s := sweep{run: r, c: c, wal: capLimit(r, limits.WALFsyncP99), commit: capLimit(r, limits.BackendCommitP99),
+			throughput: capLimit(r, limits.Throughput)}
 		for _, st := range c.Steps {
 			if st.Offered > 0 && !math.IsInf(st.Offered, 0) {
 				s.steps = append(s.steps, st)
@@ -112,14 +112,14 @@ func capacityBlock(runs []Run) Block {
 	return b
 }
 
-// capLimit is the limit of a check the run was judged by, else check.Table's.
+// capLimit is the limit of a check the run was judged by, else limits.Table's.
 func capLimit(r Run, id string) float64 {
 	for _, c := range r.Result.Checks {
 		if c.Name == id && c.Limit > 0 && !math.IsInf(c.Limit, 0) {
 			return c.Limit
 		}
 	}
-	if c, ok := check.Lookup(check.Table, id); ok {
+	if c, ok := limits.Lookup(limits.Table, id); ok {
 		return c.Limit
 	}
 	return 0
@@ -205,8 +205,8 @@ func capacityChart(s sweep, ax capAxes) Chart {
 			bound    bool
 			id       string
 			pts, flr *plotter.XYs
-		}{{st.WALFsyncP99, st.WALFsyncBound, check.WALFsyncP99, &walPts, &walFloor},
-			{st.BackendCommitP99, st.BackendCommitBound, check.BackendCommitP99, &comPts, &comFloor}} {
+		}{{st.WALFsyncP99, st.WALFsyncBound, limits.WALFsyncP99, &walPts, &walFloor},
+			{st.BackendCommitP99, st.BackendCommitBound, limits.BackendCommitP99, &comPts, &comFloor}} {
 			v, ok := p99At(q.v, q.bound)
 			if !ok {
 				continue
@@ -252,8 +252,8 @@ func capacityChart(s sweep, ax capAxes) Chart {
 	if len(floorLabels.XYs) > 0 {
 		up.Add(textAt(floorLabels, noteColor, 8, draw.XCenter, draw.YTop, 0, vg.Point{Y: -5}))
 	}
-	addCapLimit(up, ax, s.wal, "WAL fsync limit "+units.Seconds(s.wal), limitDashes[check.WALFsyncP99])
-	addCapLimit(up, ax, s.commit, "backend commit limit "+units.Seconds(s.commit), limitDashes[check.BackendCommitP99])
+	addCapLimit(up, ax, s.wal, "WAL fsync limit "+units.Seconds(s.wal), limitDashes[limits.WALFsyncP99])
+	addCapLimit(up, ax, s.commit, "backend commit limit "+units.Seconds(s.commit), limitDashes[limits.BackendCommitP99])
 	if len(broken) > 0 {
 		r := rings(broken)
 		up.Add(r)

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/judge"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/testutil"
 )
@@ -52,7 +52,7 @@ func capacityDoctor() *result.Result {
 			}
 			c.Steps = append(c.Steps, st)
 		}
-		judge.Capacity(c, check.Table)
+		judge.Capacity(c, limits.Table)
 		return c
 	}
 	plain := sweep([]step{
@@ -63,7 +63,7 @@ func capacityDoctor() *result.Result {
 		{offered: 2000, achieved: 1996, clients: 300, wal: 0.0019, commit: 0.0083, req: 0.0114, fsyncs: 1406,
 			devIOPS: 2968, util: 0.31, aw: 0.00011, etcd: 0.94, client: 0.41, host: 0.7},
 		{offered: 4000, achieved: 3718, clients: 400, wal: 0.0031, commit: 0.0412, req: 0.0474, fsyncs: 1731,
-			devIOPS: 3781, util: 0.37, aw: 0.000108, etcd: 1.31, client: 0.55, host: 0.88, broke: []string{check.BackendCommitP99}},
+			devIOPS: 3781, util: 0.37, aw: 0.000108, etcd: 1.31, client: 0.55, host: 0.88, broke: []string{limits.BackendCommitP99}},
 		{offered: 2800, achieved: 2793, clients: 349, wal: 0.0023, commit: 0.0163, req: 0.0189, fsyncs: 1588,
 			devIOPS: 3402, util: 0.35, aw: 0.00011, etcd: 1.12, client: 0.48, host: 0.81},
 	}, 0)
@@ -71,7 +71,7 @@ func capacityDoctor() *result.Result {
 		{offered: 150, achieved: 150, clients: 50, wal: 0.001, walBound: true, commit: 0.0018, req: 0.0036, fsyncs: 150,
 			devIOPS: 318, util: 0.05, aw: 0.0002, capped: 318, etcd: 0.07, client: 0.03, host: 0.08},
 		{offered: 1000, achieved: 962, clients: 200, wal: 0.0231, commit: 0.0198, req: 0.0612, fsyncs: 238,
-			devIOPS: 497, util: 0.18, aw: 0.0004, capped: 497, etcd: 0.21, client: 0.19, host: 0.27, broke: []string{check.WALFsyncP99}},
+			devIOPS: 497, util: 0.18, aw: 0.0004, capped: 497, etcd: 0.21, client: 0.19, host: 0.27, broke: []string{limits.WALFsyncP99}},
 		{offered: 390, achieved: 390, clients: 126, wal: 0.0052, commit: 0.0071, req: 0.0098, fsyncs: 305,
 			devIOPS: 486, util: 0.12, aw: 0.0003, capped: 486, etcd: 0.15, client: 0.08, host: 0.16},
 	}, 500)
@@ -85,14 +85,14 @@ func capacityDoctor() *result.Result {
 			id    string
 			v     float64
 			bound bool
-		}{{check.Throughput, 1.0, false}, {check.RequestP99, req, false}, {check.WALFsyncP99, wal, true}, {check.BackendCommitP99, commit, false},
-			{check.CapacityHeadroom, c.Headroom, false}} {
-			cr, _ := check.Lookup(check.Table, o.id)
-			ch := check.Evaluate(cr, o.v)
+		}{{limits.Throughput, 1.0, false}, {limits.RequestP99, req, false}, {limits.WALFsyncP99, wal, true}, {limits.BackendCommitP99, commit, false},
+			{limits.CapacityHeadroom, c.Headroom, false}} {
+			cr, _ := limits.Lookup(limits.Table, o.id)
+			ch := limits.Evaluate(cr, o.v)
 			ch.Bound = o.bound
 			r.Checks = append(r.Checks, ch)
 		}
-		r.Verdict = check.Verdict(r.Checks)
+		r.Verdict = limits.Verdict(r.Checks)
 		r.Summary = dir + ": " + c.Answer
 		return r
 	}
@@ -188,7 +188,7 @@ func TestCapacitySection(t *testing.T) {
 	if row := b.Tables[0].Rows[4]; row[1] != "2,800" || row[3] != "349" {
 		t.Errorf("the last step of the plain sweep is the knee's (2,800/s, 349 clients): %v", row)
 	}
-	if row := b.Tables[0].Rows[3]; row[len(row)-1] != check.BackendCommitP99 {
+	if row := b.Tables[0].Rows[3]; row[len(row)-1] != limits.BackendCommitP99 {
 		t.Errorf("the step that broke: %v", row)
 	}
 	if row := b.Tables[1].Rows[0]; row[4] != "<= 1ms" || row[5] != "1.8ms" {

@@ -13,8 +13,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/hist"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
@@ -215,7 +215,7 @@ func percentileChart(name, title, caption string, curves []curve, limits ...limi
 }
 
 // limitsFor returns the limit lines of a check: the limits the runs were
-// judged by (each distinct one), or the default from check.Table when none
+// judged by (each distinct one), or the default from limits.Table when none
 // was judged by it.
 func limitsFor(runs []Run, id string) []limitLine {
 	var out []limitLine
@@ -234,7 +234,7 @@ func limitsFor(runs []Run, id string) []limitLine {
 		}
 	}
 	if len(out) == 0 {
-		if c, ok := check.Lookup(check.Table, id); ok {
+		if c, ok := limits.Lookup(limits.Table, id); ok {
 			add(c.Limit)
 		}
 	}

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/diagnose"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/render"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
@@ -53,7 +53,7 @@ func defragBlock(runs []Run) Block {
 		Header: []string{"", "on", "database size in use", "live data a defragmentation copies per second", "expected stall: database size / copy rate", "lease renew deadline"}}
 	for _, r := range runs {
 		e, on := r.Result.ExpectedDefrag, defragOn(r)
-		limit := diagnose.LimitOf(r.Result, check.DefragStall)
+		limit := diagnose.LimitOf(r.Result, limits.DefragStall)
 		cell := on
 		if env := r.Result.Env; e.Member != "" && env != nil && env.Dir != "" {
 			cell += ", its data in " + storageOf(env, env.Dir)

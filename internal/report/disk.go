@@ -1,7 +1,7 @@
 package report
 
 import (
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
@@ -48,7 +48,7 @@ func diskBlock(runs []Run) Block {
 			b.Notes = append(b.Notes, r.Label+": "+r.Result.Env.Dir+" is in memory ("+r.Result.Env.FSType+"): fdatasync does nothing there, so these latencies say nothing about a disk.")
 		}
 	}
-	limits := limitsFor(runs, check.DiskSyncP99)
+	limits := limitsFor(runs, limits.DiskSyncP99)
 	if c, ok := percentileChart("disk-sync-percentiles", "fdatasync latency by percentile", "Each write is followed by fdatasync, as etcd does after every WAL append; etcd needs the 99th percentile under 10ms.", syncs, limits...); ok {
 		b.Charts = append(b.Charts, c)
 	}

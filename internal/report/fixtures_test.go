@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/hist"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/testutil"
 )
@@ -68,11 +68,11 @@ func benchResult(name string, seed uint64, slow float64, leaderChanges float64) 
 	for _, c := range []struct {
 		id string
 		v  float64
-	}{{check.RequestP99, lat.P99}, {check.WALFsyncP99, r.Server.WALFsync.P99}, {check.LeaderChanges, leaderChanges}} {
-		cr, _ := check.Lookup(check.Table, c.id)
-		r.Checks = append(r.Checks, check.Evaluate(cr, c.v))
+	}{{limits.RequestP99, lat.P99}, {limits.WALFsyncP99, r.Server.WALFsync.P99}, {limits.LeaderChanges, leaderChanges}} {
+		cr, _ := limits.Lookup(limits.Table, c.id)
+		r.Checks = append(r.Checks, limits.Evaluate(cr, c.v))
 	}
-	r.Verdict = check.Verdict(r.Checks)
+	r.Verdict = limits.Verdict(r.Checks)
 	if leaderChanges > 0 {
 		r.Findings = []result.Finding{{ID: "leader_changes", Severity: result.Critical,
 			Title:          "etcd lost its leader during the load: heartbeats were missed",

@@ -6,7 +6,7 @@ import (
 
 	"gonum.org/v1/plot/plotter"
 
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
@@ -28,10 +28,10 @@ func worstCall(st result.KubeStep, id string) (*result.Latency, string, bool) {
 	var worst *result.Latency
 	var name string
 	for _, c := range st.Calls {
-		if check.KubeCallCriterion(c) != id {
+		if limits.KubeCallCriterion(c) != id {
 			continue
 		}
-		if l, _ := check.KubeCallLatency(c); l != nil && (worst == nil || l.P99 > worst.P99) {
+		if l, _ := limits.KubeCallLatency(c); l != nil && (worst == nil || l.P99 > worst.P99) {
 			worst, name = l, c.Verb+" "+c.Resource
 		}
 	}
@@ -44,7 +44,7 @@ func kubeBlock(runs []Run) Block {
 	for _, r := range runs {
 		var mut, wal plotter.XYs
 		for _, st := range r.Result.Kube.Steps {
-			if l, _, ok := worstCall(st, check.APIMutatingP99); ok {
+			if l, _, ok := worstCall(st, limits.APIMutatingP99); ok {
 				mut = append(mut, plotter.XY{X: float64(st.Objects), Y: l.P99})
 			}
 			if st.WALFsync != nil && st.WALFsync.Count > 0 {
@@ -72,7 +72,7 @@ func kubeBlock(runs []Run) Block {
 	}
 	if c, ok := xyChart("kube-latency", "API call and etcd fsync latency vs objects", "The slowest mutating call's p99 after each step (solid; the API server's histogram when it could be read, else etcdperf's) and etcd's WAL fsync p99 over the step (dashed). The SLO allows 1s for a mutating call.",
 		"objects", "p99 latency", lines, units.Seconds, true); ok {
-		addObjectLimits(c, lines, limitsFor(runs, check.APIMutatingP99))
+		addObjectLimits(c, lines, limitsFor(runs, limits.APIMutatingP99))
 		b.Charts = append(b.Charts, c)
 	}
 	for _, r := range runs {
@@ -96,8 +96,8 @@ func kubeBlock(runs []Run) Block {
 				}
 				return p99Cell(l)
 			}
-			t.Rows = append(t.Rows, []string{strconv.Itoa(st.Step), strconv.FormatInt(st.Objects, 10), cell(check.APIMutatingP99),
-				cell(check.APIGetP99), cell(check.APIListP99), strconv.FormatInt(failed, 10), lat(st.WALFsync), lat(st.BackendCommit)})
+			t.Rows = append(t.Rows, []string{strconv.Itoa(st.Step), strconv.FormatInt(st.Objects, 10), cell(limits.APIMutatingP99),
+				cell(limits.APIGetP99), cell(limits.APIListP99), strconv.FormatInt(failed, 10), lat(st.WALFsync), lat(st.BackendCommit)})
 		}
 		b.Tables = append(b.Tables, t)
 		if k.Stopped != "" {

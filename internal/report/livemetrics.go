@@ -6,7 +6,7 @@ import (
 
 	"gonum.org/v1/plot/plotter"
 
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
@@ -78,8 +78,8 @@ func metricsBlock(runs []Run) Block {
 			name, what, caption, check string
 			get                        func(s *result.MetricsSignals) *result.Latency
 		}{
-			{"wal-fsync", "WAL fsync", "WAL fsyncs", check.WALFsyncP99, walFsyncOf},
-			{"backend-commit", "backend commit", "backend commits (its writes to its database file)", check.BackendCommitP99, backendCommitOf},
+			{"wal-fsync", "WAL fsync", "WAL fsyncs", limits.WALFsyncP99, walFsyncOf},
+			{"backend-commit", "backend commit", "backend commits (its writes to its database file)", limits.BackendCommitP99, backendCommitOf},
 		} {
 			lat := memberLines(m, p99Points(q.get))
 			limits := append(limitsFor([]Run{r}, q.check), limitLine{Label: "resolution 1ms", Y: 0.001, Color: noteColor})

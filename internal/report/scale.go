@@ -7,7 +7,7 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
@@ -135,7 +135,7 @@ var scaleSeriesList = []scaleSeries{
 		lines: func(sc *result.Scale) []namedPoints {
 			return []namedPoints{{"RSS", points(sc, func(st result.ScaleStep) (float64, bool) { return st.RSS, st.RSS > 0 })}}
 		}},
-	{name: "scale-disk", title: "etcd disk latency p99 vs objects", yLabel: "p99 latency", format: units.Seconds, logY: true, limit: check.WALFsyncP99,
+	{name: "scale-disk", title: "etcd disk latency p99 vs objects", yLabel: "p99 latency", format: units.Seconds, logY: true, limit: limits.WALFsyncP99,
 		caption: "WAL fsync (solid) and backend commit (dashed) p99 over each step, from etcd's histograms (bucket bounds).",
 		lines: func(sc *result.Scale) []namedPoints {
 			return []namedPoints{
@@ -143,7 +143,7 @@ var scaleSeriesList = []scaleSeries{
 				{"backend commit", points(sc, latencyAt(func(st result.ScaleStep) *result.Latency { return st.BackendCommit }, p99))},
 			}
 		}},
-	{name: "scale-put", title: "put p99 vs objects", yLabel: "p99 latency", format: units.Seconds, logY: true, limit: check.PutP99,
+	{name: "scale-put", title: "put p99 vs objects", yLabel: "p99 latency", format: units.Seconds, logY: true, limit: limits.PutP99,
 		caption: "The step's creations (solid) and status updates (dashed, from their intended send time: they are paced).",
 		lines: func(sc *result.Scale) []namedPoints {
 			return []namedPoints{

@@ -1,7 +1,7 @@
 package report
 
 import (
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
@@ -44,11 +44,11 @@ func serverBlock(runs []Run) Block {
 	}
 	const caption = "Quantiles of etcd's histogram over the run; below its lowest bucket etcd cannot tell values apart."
 	if c, ok := percentileChart("server-wal-fsync", "etcd WAL fsync by percentile", caption, wals,
-		append(limitsFor(runs, check.WALFsyncP99), resolutionLine(wals)...)...); ok {
+		append(limitsFor(runs, limits.WALFsyncP99), resolutionLine(wals)...)...); ok {
 		b.Charts = append(b.Charts, c)
 	}
 	if c, ok := percentileChart("server-backend-commit", "etcd backend commit by percentile", caption, commits,
-		append(limitsFor(runs, check.BackendCommitP99), resolutionLine(commits)...)...); ok {
+		append(limitsFor(runs, limits.BackendCommitP99), resolutionLine(commits)...)...); ok {
 		b.Charts = append(b.Charts, c)
 	}
 	t := Table{Title: "quantiles per run (<= marks a value at etcd's resolution: at most that)",

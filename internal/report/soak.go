@@ -11,7 +11,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/render"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
@@ -184,8 +184,8 @@ func soakEtcdChart(r Run, s *result.Soak) Chart {
 		{label: "backend commit p99", dashed: true, pts: soakPoints(s, func(x result.SoakSample) (float64, bool) { return p99(x.BackendCommitP99, x.BackendCommitBound) }),
 			floor: floor(func(x result.SoakSample) bool { return x.BackendCommitBound })},
 	}, []limitLine{
-		{Label: "WAL fsync limit " + units.Seconds(capLimit(r, check.WALFsyncP99)), Y: capLimit(r, check.WALFsyncP99), Color: limitColor},
-		{Label: "backend commit limit " + units.Seconds(capLimit(r, check.BackendCommitP99)), Y: capLimit(r, check.BackendCommitP99), Color: faintLimit},
+		{Label: "WAL fsync limit " + units.Seconds(capLimit(r, limits.WALFsyncP99)), Y: capLimit(r, limits.WALFsyncP99), Color: limitColor},
+		{Label: "backend commit limit " + units.Seconds(capLimit(r, limits.BackendCommitP99)), Y: capLimit(r, limits.BackendCommitP99), Color: faintLimit},
 	}, true, true, units.Seconds)
 
 	refs := []limitLine{{Label: "held " + units.Thousands(s.Rate) + "/s offered", Y: s.Rate, Color: idealColor}}

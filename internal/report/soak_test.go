@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/judge"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
@@ -29,7 +29,7 @@ func soakDoctor() *result.Result {
 			}
 			s.Series = append(s.Series, x)
 		}
-		judge.Soak(s, check.Table)
+		judge.Soak(s, limits.Table)
 		return s
 	}
 	location := func(dir, device string, s *result.Soak) result.Result {

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/diagnose"
+	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/render"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
@@ -76,7 +76,7 @@ func upkeepBlock(runs []Run) Block {
 					render.Plural(c.Spikes, "latency spike"), units.Seconds(c.Window)))
 			}
 		}
-		limit := diagnose.LimitOf(r.Result, check.DefragStall)
+		limit := diagnose.LimitOf(r.Result, limits.DefragStall)
 		for _, d := range ds {
 			cells := render.DefragCells(d)
 			dt.Rows = append(dt.Rows, append(append([]string{r.Label, d.Member}, cells...), d.Source))

@@ -25,5 +25,5 @@
 // noun, remedy, finding and verdict words sit beside its JSON name, in one
 // entry that judge, diagnose and render read (TestCauseTable fails on a
 // cause without one). A Check here is one criterion as judged (see
-// package check); KindCheck is the `check` command's Result.
+// package limits); KindCheck is the `check` command's Result.
 package result

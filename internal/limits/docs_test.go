@@ -1,4 +1,4 @@
-package check
+package limits
 
 import (
 	"flag"
@@ -9,12 +9,12 @@ import (
 	"github.com/etcdperf/etcdperf/internal/units"
 )
 
-var updateDocs = flag.Bool("update", false, "rewrite docs/limits.md's table from check.Table")
+var updateDocs = flag.Bool("update", false, "rewrite docs/limits.md's table from limits.Table")
 
 // The markers around the table of docs/limits.md that Table generates.
 const (
 	docsPath  = "../../docs/limits.md"
-	docsBegin = "<!-- limits: generated from check.Table by `go test ./internal/check -run TestDocsLimits -update` -->\n"
+	docsBegin = "<!-- limits: generated from limits.Table by `go test ./internal/limits -run TestDocsLimits -update` -->\n"
 	docsEnd   = "<!-- end of limits -->\n"
 )
 
@@ -61,7 +61,7 @@ func TestDocsLimits(t *testing.T) {
 		return
 	}
 	if table != want {
-		t.Errorf("%s's table of limits differs from check.Table (go test ./internal/check -run TestDocsLimits -update rewrites it)\n--- docs:\n%s\n--- check.Table:\n%s", docsPath, table, want)
+		t.Errorf("%s's table of limits differs from limits.Table (go test ./internal/limits -run TestDocsLimits -update rewrites it)\n--- docs:\n%s\n--- limits.Table:\n%s", docsPath, table, want)
 	}
 }
 

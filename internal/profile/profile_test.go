@@ -1,4 +1,4 @@
-package check
+package profile
 
 import (
 	"testing"
@@ -9,7 +9,7 @@ import (
 func TestProfilesAreEtcdctls(t *testing.T) {
 	want := map[string][2]float64{"s": {50, 150}, "m": {200, 1000}, "l": {500, 8000}, "xl": {1000, 15000}}
 	for _, alias := range [][2]string{{"s", "s"}, {"small", "s"}, {"m", "m"}, {"medium", "m"}, {"l", "l"}, {"large", "l"}, {"xl", "xl"}, {"xLarge", "xl"}, {" XL ", "xl"}} {
-		p, err := LookupProfile(alias[0])
+		p, err := Lookup(alias[0])
 		if err != nil {
 			t.Fatalf("%q: %v", alias[0], err)
 		}
@@ -20,52 +20,17 @@ func TestProfilesAreEtcdctls(t *testing.T) {
 	}
 	keys := map[string]int64{"s": 10_000, "m": 100_000, "l": 1_000_000, "xl": 3_000_000}
 	for name, n := range keys {
-		p, err := LookupScaleProfile(name)
+		p, err := LookupScale(name)
 		if err != nil || p.Keys != n || p.KeySize+p.ValSize != 1024 {
 			t.Errorf("datascale %s: %+v %v", name, p, err)
 		}
 	}
 	for _, bad := range []string{"", "xxl", "sm"} {
-		if _, err := LookupProfile(bad); err == nil {
-			t.Errorf("LookupProfile(%q) accepted", bad)
+		if _, err := Lookup(bad); err == nil {
+			t.Errorf("Lookup(%q) accepted", bad)
 		}
-		if _, err := LookupScaleProfile(bad); err == nil {
-			t.Errorf("LookupScaleProfile(%q) accepted", bad)
-		}
-	}
-}
-
-// The criteria of check perf are in the table, with etcdctl's limits.
-func TestCheckPerfCriteria(t *testing.T) {
-	cases := []struct {
-		id       string
-		pass     float64
-		fail     float64
-		wantOp   Op
-		wantLim  float64
-		wantUnit Unit
-	}{
-		{Throughput, 0.9, 0.89, AtLeast, 0.9, Fraction},
-		{SlowestRequest, 0.5, 0.51, AtMost, 0.5, Seconds},
-		{LatencyStddev, 0.1, 0.11, AtMost, 0.1, Seconds},
-		{RequestErrors, 0, 1, AtMost, 0, Count},
-		{RequestP99, 0.049, 0.1, Below, 0.1, Seconds},
-		{WALFsyncP99, 0.0079, 0.010, Below, 0.010, Seconds},
-		{BackendCommitP99, 0.019, 0.025, Below, 0.025, Seconds},
-	}
-	for _, c := range cases {
-		cr, ok := Lookup(Table, c.id)
-		if !ok {
-			t.Fatalf("no criterion %s", c.id)
-		}
-		if cr.Op != c.wantOp || cr.Limit != c.wantLim || cr.Unit != c.wantUnit {
-			t.Errorf("%s: %s %v %s", c.id, cr.Op, cr.Limit, cr.Unit)
-		}
-		if s := Evaluate(cr, c.pass).Status; s != "pass" {
-			t.Errorf("%s at %v: %s", c.id, c.pass, s)
-		}
-		if s := Evaluate(cr, c.fail).Status; s != "fail" {
-			t.Errorf("%s at %v: %s", c.id, c.fail, s)
+		if _, err := LookupScale(bad); err == nil {
+			t.Errorf("LookupScale(%q) accepted", bad)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package check
+package limits
 
 import (
 	"strings"
@@ -187,5 +187,40 @@ func TestDerivedLevels(t *testing.T) {
 	back := WithLimits(Table, []result.Limit{{Name: WALFsyncP99, Limit: 0.02}})
 	if got := LimitOf(back, DeviceFastAwait); got != 0.002 {
 		t.Errorf("read back: %s = %v, want the recorded (default) 2ms", DeviceFastAwait, got)
+	}
+}
+
+// The criteria of check perf are in the table, with etcdctl's limits.
+func TestCheckPerfCriteria(t *testing.T) {
+	cases := []struct {
+		id       string
+		pass     float64
+		fail     float64
+		wantOp   Op
+		wantLim  float64
+		wantUnit Unit
+	}{
+		{Throughput, 0.9, 0.89, AtLeast, 0.9, Fraction},
+		{SlowestRequest, 0.5, 0.51, AtMost, 0.5, Seconds},
+		{LatencyStddev, 0.1, 0.11, AtMost, 0.1, Seconds},
+		{RequestErrors, 0, 1, AtMost, 0, Count},
+		{RequestP99, 0.049, 0.1, Below, 0.1, Seconds},
+		{WALFsyncP99, 0.0079, 0.010, Below, 0.010, Seconds},
+		{BackendCommitP99, 0.019, 0.025, Below, 0.025, Seconds},
+	}
+	for _, c := range cases {
+		cr, ok := Lookup(Table, c.id)
+		if !ok {
+			t.Fatalf("no criterion %s", c.id)
+		}
+		if cr.Op != c.wantOp || cr.Limit != c.wantLim || cr.Unit != c.wantUnit {
+			t.Errorf("%s: %s %v %s", c.id, cr.Op, cr.Limit, cr.Unit)
+		}
+		if s := Evaluate(cr, c.pass).Status; s != "pass" {
+			t.Errorf("%s at %v: %s", c.id, c.pass, s)
+		}
+		if s := Evaluate(cr, c.fail).Status; s != "fail" {
+			t.Errorf("%s at %v: %s", c.id, c.fail, s)
+		}
 	}
 }

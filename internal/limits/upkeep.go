@@ -1,4 +1,4 @@
-package check
+package limits
 
 // The levels of the upkeep findings: what a defragmentation's stall and
 // compaction's spikes are judged by.

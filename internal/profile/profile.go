@@ -1,4 +1,4 @@
-package check
+package profile
 
 import (
 	"fmt"
@@ -32,9 +32,9 @@ var Profiles = []Profile{
 
 const perfSource = "etcdctl check perf (etcdctl/ctlv3/command/check.go)"
 
-// ScaleProfile is one load model of etcdctl check datascale: how many
+// Scale is one load model of etcdctl check datascale: how many
 // keys of what size are written by how many clients.
-type ScaleProfile struct {
+type Scale struct {
 	Name    string
 	Keys    int64
 	Clients int
@@ -45,7 +45,7 @@ type ScaleProfile struct {
 }
 
 // ScaleProfiles are etcdctl check datascale's load models, smallest first.
-var ScaleProfiles = []ScaleProfile{
+var ScaleProfiles = []Scale{
 	{Name: "s", Keys: 10_000, Clients: 50, KeySize: 512, ValSize: 512, Source: scaleSource},
 	{Name: "m", Keys: 100_000, Clients: 200, KeySize: 512, ValSize: 512, Source: scaleSource},
 	{Name: "l", Keys: 1_000_000, Clients: 500, KeySize: 512, ValSize: 512, Source: scaleSource},
@@ -78,15 +78,15 @@ func lookup[P any](list []P, nameOf func(P) string, name string) (P, error) {
 	return zero, fmt.Errorf("no profile %q", n)
 }
 
-// LookupProfile returns the check perf profile called name (s, m, l, xl,
+// Lookup returns the check perf profile called name (s, m, l, xl,
 // or etcdctl's long names small, medium, large, xLarge).
-func LookupProfile(name string) (Profile, error) {
+func Lookup(name string) (Profile, error) {
 	return lookup(Profiles, func(p Profile) string { return p.Name }, name)
 }
 
-// LookupScaleProfile returns the check datascale profile called name.
-func LookupScaleProfile(name string) (ScaleProfile, error) {
-	return lookup(ScaleProfiles, func(p ScaleProfile) string { return p.Name }, name)
+// LookupScale returns the check datascale profile called name.
+func LookupScale(name string) (Scale, error) {
+	return lookup(ScaleProfiles, func(p Scale) string { return p.Name }, name)
 }
 
 // ClientsFor is how many clients check perf's profiles use at a rate

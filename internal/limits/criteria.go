@@ -1,4 +1,4 @@
-package check
+package limits
 
 import (
 	"fmt"
