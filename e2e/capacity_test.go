@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/lab"
 	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/pipeline"
 	"github.com/etcdperf/etcdperf/internal/result"
@@ -114,7 +114,7 @@ func TestDoctorCapacity(t *testing.T) {
 	// at 1,500) the storage below the device, its cap or the storage
 	// behind it, which nothing on the host tells apart; never a slow disk.
 	t.Run("volume caps", func(t *testing.T) {
-		if err := cluster.VolumeSupported(); err != nil {
+		if err := lab.VolumeSupported(); err != nil {
 			t.Skipf("skipped: %v", err)
 		}
 		for _, iops := range []float64{600, 1500} {

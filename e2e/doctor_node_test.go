@@ -19,6 +19,7 @@ import (
 
 	"github.com/etcdperf/etcdperf/internal/cgroup"
 	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/lab"
 	"github.com/etcdperf/etcdperf/internal/render"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/testutil"
@@ -85,10 +86,10 @@ func liveKubeadmQuota(t *testing.T, root string, slowFsync time.Duration, quota 
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	m, err := cluster.StartMember(context.Background(), cluster.MemberConfig{
+	m, err := lab.StartMember(context.Background(), lab.MemberConfig{
 		Name: "cp-1", DataDir: filepath.Join(root, "var/lib/etcd"), ClientURL: "https://" + ep,
 		PeerURL: "http://127.0.0.1:" + itoa(testutil.FreePort(t)), LogFile: filepath.Join(logDir, "etcd.log"),
-		TLS: &cluster.ServerTLS{CertFile: filepath.Join(pki, "server.crt"), KeyFile: filepath.Join(pki, "server.key"),
+		TLS: &lab.ServerTLS{CertFile: filepath.Join(pki, "server.crt"), KeyFile: filepath.Join(pki, "server.key"),
 			TrustedCAFile: filepath.Join(pki, "ca.crt"), ClientCertAuth: true},
 		QuotaBackendBytes: quota,
 	})
@@ -622,10 +623,10 @@ func liveConfigRoot(t *testing.T, file, tlsDir, dataDir, clientCert, clientKey s
 		t.Fatal(err)
 	}
 	logFile := filepath.Join(t.TempDir(), "etcd.log")
-	m, err := cluster.StartMember(context.Background(), cluster.MemberConfig{
+	m, err := lab.StartMember(context.Background(), lab.MemberConfig{
 		Name: "node-a", DataDir: filepath.Join(root, dataDir), ClientURL: "https://" + ep,
 		PeerURL: "http://127.0.0.1:" + itoa(testutil.FreePort(t)), LogFile: logFile, HeartbeatMs: 200,
-		TLS: &cluster.ServerTLS{CertFile: filepath.Join(tls, "server.crt"), KeyFile: filepath.Join(tls, "server.key"),
+		TLS: &lab.ServerTLS{CertFile: filepath.Join(tls, "server.crt"), KeyFile: filepath.Join(tls, "server.key"),
 			TrustedCAFile: filepath.Join(tls, "server-ca.crt"), ClientCertAuth: true},
 	})
 	if err != nil {
@@ -646,8 +647,8 @@ func TestDoctorNodeIOPSCap(t *testing.T) {
 	}
 	root := testutil.QuietDirOr(t, "256M")
 	dataDir := "/var/lib/etcd/default"
-	cfg := cluster.MemberConfig{Name: "node-a", DataDir: filepath.Join(root, dataDir), ClientURL: "http://127.0.0.1:" + itoa(testutil.FreePort(t)),
-		PeerURL: "http://127.0.0.1:" + itoa(testutil.FreePort(t)), LogFile: filepath.Join(t.TempDir(), "etcd.log"), Fault: cluster.Fault{IOPSLimit: 150}}
+	cfg := lab.MemberConfig{Name: "node-a", DataDir: filepath.Join(root, dataDir), ClientURL: "http://127.0.0.1:" + itoa(testutil.FreePort(t)),
+		PeerURL: "http://127.0.0.1:" + itoa(testutil.FreePort(t)), LogFile: filepath.Join(t.TempDir(), "etcd.log"), Fault: lab.Fault{IOPSLimit: 150}}
 	conf := "name: node-a\ndata-dir: " + dataDir + "\nlisten-client-urls: " + cfg.ClientURL + "\n"
 	if err := os.MkdirAll(filepath.Join(root, "etc/etcd"), 0o755); err != nil {
 		t.Fatal(err)
@@ -682,7 +683,7 @@ func TestDoctorNodeIOPSCap(t *testing.T) {
 			t.Error("the member did not stop within 30s of SIGTERM")
 		}
 	})
-	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || !strings.HasPrefix(line, cluster.ReadyLine) {
+	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || !strings.HasPrefix(line, lab.ReadyLine) {
 		t.Fatalf("the member did not start: %q, %v", line, err)
 	}
 	r := runEnv(t, time.Minute, t.TempDir(), nil, "doctor", "--node", "--root", root, "--load", "s", "--duration", "5s",

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/lab"
 	"github.com/etcdperf/etcdperf/internal/promscrape"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/testutil"
@@ -101,7 +101,7 @@ func TestDoctorIgnoresEtcdctlEndpoints(t *testing.T) {
 	if after := puts(); after != before {
 		t.Errorf("the member at %s (ETCDCTL_ENDPOINTS) took %.0f puts during doctor; want none", ep, after-before)
 	}
-	if len(res.Runs) != 1 || res.Runs[0].Target == nil || res.Runs[0].Target.Kind != cluster.Embedded || res.Params.(*result.DoctorParams).Endpoints != nil {
+	if len(res.Runs) != 1 || res.Runs[0].Target == nil || res.Runs[0].Target.Kind != lab.Embedded || res.Params.(*result.DoctorParams).Endpoints != nil {
 		t.Fatalf("doctor: runs %d, params %+v: want the embedded etcd on the current directory", len(res.Runs), res.Params)
 	}
 	want := "etcdperf: ETCDCTL_ENDPOINTS (" + ep + ") ignored: doctor judges the storage under . with an embedded etcd; " +
@@ -165,10 +165,10 @@ func TestEtcdctlEnvTLSAndAuth(t *testing.T) {
 	certs := testutil.NewCerts(t)
 	dir := t.TempDir()
 	tlsEP := "127.0.0.1:" + itoa(testutil.FreePort(t))
-	m, err := cluster.StartMember(context.Background(), cluster.MemberConfig{
+	m, err := lab.StartMember(context.Background(), lab.MemberConfig{
 		Name: "tls", DataDir: filepath.Join(dir, "tls"), ClientURL: "https://" + tlsEP,
 		PeerURL: "http://127.0.0.1:" + itoa(testutil.FreePort(t)), LogFile: filepath.Join(dir, "tls.log"),
-		TLS: &cluster.ServerTLS{CertFile: certs.ServerCert, KeyFile: certs.ServerKey, TrustedCAFile: certs.CA, ClientCertAuth: true},
+		TLS: &lab.ServerTLS{CertFile: certs.ServerCert, KeyFile: certs.ServerKey, TrustedCAFile: certs.CA, ClientCertAuth: true},
 	})
 	if err != nil {
 		t.Fatal(err)

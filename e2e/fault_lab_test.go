@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/etcdperf/etcdperf/internal/cgroup"
-	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/lab"
 	"github.com/etcdperf/etcdperf/internal/testutil"
 )
 
@@ -43,7 +43,7 @@ func ownGroups(t *testing.T) []string {
 
 func skipWithoutFaults(t *testing.T) {
 	t.Helper()
-	if err := cluster.SlowDiskSupported(); err != nil {
+	if err := lab.SlowDiskSupported(); err != nil {
 		t.Skipf("skipped: %v", err)
 	}
 	if err := cgroup.Host.CanLimit(); err != nil {

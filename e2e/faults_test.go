@@ -13,8 +13,8 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/diagnose"
+	"github.com/etcdperf/etcdperf/internal/lab"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/testutil"
 )
@@ -24,11 +24,11 @@ import (
 // them as an external cluster through --endpoints.
 
 // startCluster starts n member processes in a folder of the test.
-func startCluster(t *testing.T, n int) *cluster.Target {
+func startCluster(t *testing.T, n int) *lab.Target {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	tg, err := cluster.Open(ctx, cluster.TargetOptions{DataDir: t.TempDir(), RunID: "faults", Members: n,
+	tg, err := lab.Open(ctx, lab.TargetOptions{DataDir: t.TempDir(), RunID: "faults", Members: n,
 		ServerCommand: []string{testutil.Binary(t), "server"}})
 	if err != nil {
 		t.Fatal(err)
@@ -37,7 +37,7 @@ func startCluster(t *testing.T, n int) *cluster.Target {
 	return tg
 }
 
-func endpointsOf(tg *cluster.Target) string {
+func endpointsOf(tg *lab.Target) string {
 	var eps []string
 	for _, m := range tg.Members() {
 		eps = append(eps, m.ClientURL)
@@ -60,7 +60,7 @@ func benchInBackground(t *testing.T, timeout time.Duration, args ...string) <-ch
 }
 
 // waitForKeys waits until the run's keys appear: the load is on.
-func waitForKeys(t *testing.T, tg *cluster.Target) {
+func waitForKeys(t *testing.T, tg *lab.Target) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
@@ -197,10 +197,10 @@ func TestBenchConnectionFaults(t *testing.T) {
 	stranger := testutil.NewCerts(t) // a client certificate of another CA
 	dir := t.TempDir()
 	tlsEP := "127.0.0.1:" + itoa(testutil.FreePort(t))
-	m, err := cluster.StartMember(context.Background(), cluster.MemberConfig{
+	m, err := lab.StartMember(context.Background(), lab.MemberConfig{
 		Name: "tls", DataDir: filepath.Join(dir, "tls"), ClientURL: "https://" + tlsEP,
 		PeerURL: "http://127.0.0.1:" + itoa(testutil.FreePort(t)), LogFile: filepath.Join(dir, "tls.log"),
-		TLS: &cluster.ServerTLS{CertFile: certs.ServerCert, KeyFile: certs.ServerKey, TrustedCAFile: certs.CA, ClientCertAuth: true},
+		TLS: &lab.ServerTLS{CertFile: certs.ServerCert, KeyFile: certs.ServerKey, TrustedCAFile: certs.CA, ClientCertAuth: true},
 	})
 	if err != nil {
 		t.Fatal(err)

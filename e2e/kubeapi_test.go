@@ -20,8 +20,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"sigs.k8s.io/yaml"
 
-	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/diagnose"
+	"github.com/etcdperf/etcdperf/internal/lab"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/testutil"
 )
@@ -230,7 +230,7 @@ func TestKubeAPIServerBuilds(t *testing.T) {
 // with its WAL fsync as evidence. Both runs leave nothing behind in the
 // API server.
 func TestKubeScale(t *testing.T) {
-	if err := cluster.SlowDiskSupported(); err != nil {
+	if err := lab.SlowDiskSupported(); err != nil {
 		t.Skipf("skipped: %v", err)
 	}
 	dir := testutil.QuietDirOr(t, "512M")

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/etcdperf/etcdperf/internal/cgroup"
-	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/lab"
 	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/netfault"
 	"github.com/etcdperf/etcdperf/internal/result"
@@ -60,7 +60,7 @@ type cell struct {
 type matrixCase struct {
 	name string
 	// faults are the members' faults (member 1 first).
-	faults []cluster.Fault
+	faults []lab.Fault
 	tmpfs  bool
 	// args are more arguments of a command (by column).
 	args map[string][]string
@@ -71,9 +71,9 @@ type matrixCase struct {
 	cells map[string]cell
 }
 
-func all(f cluster.Fault) []cluster.Fault   { return []cluster.Fault{f, f, f} }
-func third(f cluster.Fault) []cluster.Fault { return []cluster.Fault{{}, {}, f} }
-func pass() cell                            { return cell{verdict: result.Pass} }
+func all(f lab.Fault) []lab.Fault   { return []lab.Fault{f, f, f} }
+func third(f lab.Fault) []lab.Fault { return []lab.Fault{{}, {}, f} }
+func pass() cell                    { return cell{verdict: result.Pass} }
 func blames(v result.Verdict, cause result.Cause, ms ...int) cell {
 	return cell{verdict: v, cause: cause, members: ms}
 }
@@ -89,19 +89,19 @@ func (c cell) failOrPass() cell { c.verdict, c.orPass = "", true; return c }
 // no limit at all); 200ms more per round trip to one member's peer port
 // (twice etcd's 100ms heartbeat interval).
 var (
-	slowDisk = cluster.Fault{SlowFsync: 15 * time.Millisecond}
-	starved  = cluster.Fault{CPULimit: 0.05}
-	slowLink = cluster.Fault{PeerDelay: netfault.Delay{Latency: 200 * time.Millisecond}}
+	slowDisk = lab.Fault{SlowFsync: 15 * time.Millisecond}
+	starved  = lab.Fault{CPULimit: 0.05}
+	slowLink = lab.Fault{PeerDelay: netfault.Delay{Latency: 200 * time.Millisecond}}
 	// capped: the member's cgroup lets it write 150 times a second to its
 	// disk (a blkio/io.max cap, as a volume's provisioned IOPS), under
 	// what the load makes a member write: its fsyncs wait for the cap
 	// while the device answers fast.
-	capped = cluster.Fault{IOPSLimit: 150}
+	capped = lab.Fault{IOPSLimit: 150}
 	// volumeCapped: the member runs on a volume of its own (ext4 on a loop
 	// device) whose writes to the disk below are capped at 300 IOPS, as a
 	// cloud volume's provisioned IOPS: no cgroup of the member shows it,
 	// and its device, as the host sees it, answers fast.
-	volumeCapped = cluster.Fault{VolumeIOPS: 300}
+	volumeCapped = lab.Fault{VolumeIOPS: 300}
 )
 
 // matrixDuration is how long each command watches (and doctor and check
@@ -110,7 +110,7 @@ const matrixDuration = 20 * time.Second
 
 // matrixCluster is one case's cluster with what the commands need.
 type matrixCluster struct {
-	tg        *cluster.Target
+	tg        *lab.Target
 	endpoints string
 	// names of the members by number (1-based), and the Prometheus
 	// instance (host:port) of each.
@@ -129,7 +129,7 @@ func (c *matrixCluster) memberNames(ns []int) []string {
 }
 
 func TestCauseMatrix(t *testing.T) {
-	if err := cluster.SlowDiskSupported(); err != nil {
+	if err := lab.SlowDiskSupported(); err != nil {
 		t.Skipf("skipped: %v", err)
 	}
 	if err := cgroup.Host.CanLimit(); err != nil {
@@ -178,7 +178,7 @@ func matrixCases() []matrixCase {
 		// Without the volume's figures, the time is said to go below the
 		// device (its cap or the storage behind it); with them stated
 		// (--volume-iops), the cap is named.
-		{name: "volume iops cap on member 3", faults: third(volumeCapped), needs: cluster.VolumeSupported,
+		{name: "volume iops cap on member 3", faults: third(volumeCapped), needs: lab.VolumeSupported,
 			args: map[string][]string{"check": {"--volume-iops", "300"}, "metrics": {"--volume-iops", "300"}},
 			cells: map[string]cell{
 				"doctor": blames(f, belowDevice, 3), "check": blames(f, iopsCap, 3), "metrics": blames(f, iopsCap, 3).failOrWarn(), "logs": diskBlind,
@@ -522,7 +522,7 @@ func startMatrixCluster(t *testing.T, mc matrixCase) *matrixCluster {
 	// etcd's hardware guide has it run on CPUs of its own: a healthy member
 	// must not be starved by the tests running beside this one. A CPU
 	// quota still holds whatever the priority.
-	tg, err := cluster.Open(ctx, cluster.TargetOptions{DataDir: dir, RunID: "matrix", Members: 3, Faults: mc.faults,
+	tg, err := lab.Open(ctx, lab.TargetOptions{DataDir: dir, RunID: "matrix", Members: 3, Faults: mc.faults,
 		StartTimeout: time.Minute, ServerCommand: []string{"nice", "-n", "-10", testutil.Binary(t), "server"}})
 	if err != nil {
 		t.Fatal(err)
@@ -565,7 +565,7 @@ func startMatrixCluster(t *testing.T, mc matrixCase) *matrixCluster {
 // leadFromMember1 makes member 1 (which no single-member fault touches)
 // the leader: a fault on a follower is what the cases are about (a slow
 // leader slows every write, a slow follower only the requests it serves).
-func leadFromMember1(t *testing.T, tg *cluster.Target, name string) {
+func leadFromMember1(t *testing.T, tg *lab.Target, name string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -599,7 +599,7 @@ func leadFromMember1(t *testing.T, tg *cluster.Target, name string) {
 // to allocate blocks: tens of milliseconds on this kind of virtual disk,
 // enough to pass etcd's 25ms backend commit limit on a healthy member.
 // Established clusters do not do that; the cases measure one.
-func warmUp(t *testing.T, tg *cluster.Target, name string) {
+func warmUp(t *testing.T, tg *lab.Target, name string) {
 	t.Helper()
 	var ep string
 	for _, m := range tg.Members() {

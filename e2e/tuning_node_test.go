@@ -13,6 +13,7 @@ import (
 
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/judge"
+	"github.com/etcdperf/etcdperf/internal/lab"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/testutil"
 )
@@ -28,7 +29,7 @@ func TestDoctorNodeTuningOut(t *testing.T) {
 	pki := filepath.Join(root, "etc/kubernetes/pki/etcd")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	tg, err := cluster.Open(ctx, cluster.TargetOptions{Conn: cluster.ConnOptions{Endpoints: []string{"https://" + ep},
+	tg, err := lab.Open(ctx, lab.TargetOptions{Conn: cluster.ConnOptions{Endpoints: []string{"https://" + ep},
 		CACert: filepath.Join(pki, "ca.crt"), Cert: filepath.Join(pki, "healthcheck-client.crt"), Key: filepath.Join(pki, "healthcheck-client.key")}})
 	if err != nil {
 		t.Fatal(err)

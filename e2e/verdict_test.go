@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/diagnose"
+	"github.com/etcdperf/etcdperf/internal/lab"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/testutil"
 )
@@ -260,7 +260,7 @@ func TestVerdicts(t *testing.T) {
 			if c.fsType != nil {
 				fsType = c.fsType
 			}
-			if got := fsType(judged); got != cluster.SlowDiskFSType {
+			if got := fsType(judged); got != lab.SlowDiskFSType {
 				t.Errorf("slow disk: the Result names the file system %q, not the slow one", got)
 			}
 			if c.slowMore != nil {
@@ -317,14 +317,14 @@ func TestVerdicts(t *testing.T) {
 
 // startSlowMembers starts n `etcdperf server --slow-fsync delay` member
 // processes, each on its own slow mount inside the run folder under dir.
-func startSlowMembers(t *testing.T, dir string, n int, delay time.Duration) *cluster.Target {
+func startSlowMembers(t *testing.T, dir string, n int, delay time.Duration) *lab.Target {
 	t.Helper()
-	if err := cluster.SlowDiskSupported(); err != nil {
+	if err := lab.SlowDiskSupported(); err != nil {
 		t.Skipf("skipped: %v", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	tg, err := cluster.Open(ctx, cluster.TargetOptions{DataDir: dir, RunID: "slow", Members: n, Separate: true, StartTimeout: time.Minute,
+	tg, err := lab.Open(ctx, lab.TargetOptions{DataDir: dir, RunID: "slow", Members: n, Separate: true, StartTimeout: time.Minute,
 		ServerCommand: []string{testutil.Binary(t), "server", "--slow-fsync", delay.String()}})
 	if err != nil {
 		t.Fatal(err)
@@ -342,7 +342,7 @@ func slowMountsUnder(t *testing.T, dir string) []string {
 	}
 	var out []string
 	for _, l := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(l); len(f) > 4 && strings.HasPrefix(f[4], dir+"/") && strings.Contains(l, cluster.SlowDiskFSType) {
+		if f := strings.Fields(l); len(f) > 4 && strings.HasPrefix(f[4], dir+"/") && strings.Contains(l, lab.SlowDiskFSType) {
 			out = append(out, f[4])
 		}
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/lab"
 	"github.com/etcdperf/etcdperf/internal/testutil"
 )
 
@@ -26,7 +26,7 @@ func TestVolumeUsageErrors(t *testing.T) {
 		{[]string{"bench", "put", "--data-dir", dir, "--fault", "1:volume-write-bps=1k"}, "smallest"},
 		{[]string{"server", "--data-dir", dir, "--volume-iops-limit", "-1"}, "cannot be negative"},
 	}
-	if cluster.VolumeSupported() == nil {
+	if lab.VolumeSupported() == nil {
 		full := filepath.Join(dir, "full")
 		if err := os.Mkdir(full, 0o700); err != nil {
 			t.Fatal(err)

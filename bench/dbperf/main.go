@@ -37,7 +37,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/lab"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
 
@@ -139,7 +139,7 @@ func fill(work, snap string, keys, value int) error {
 	if err != nil {
 		return err
 	}
-	m, err := cluster.StartMember(ctx, cluster.MemberConfig{Name: "dbperf", DataDir: filepath.Join(work, "etcd"),
+	m, err := lab.StartMember(ctx, lab.MemberConfig{Name: "dbperf", DataDir: filepath.Join(work, "etcd"),
 		ClientURL: "http://127.0.0.1:" + strconv.Itoa(ports[0]), PeerURL: "http://127.0.0.1:" + strconv.Itoa(ports[1]), QuotaBackendBytes: 8 << 30})
 	if err != nil {
 		return err

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/lab"
 	"github.com/etcdperf/etcdperf/internal/netfault"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/testutil"
@@ -98,8 +99,8 @@ func delayedCluster(t *testing.T, bin string, beat, elect uint) (*result.Result,
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
-	tg, err := cluster.Open(ctx, cluster.TargetOptions{DataDir: dir, RunID: fmt.Sprintf("timers-%d", elect), Members: 3,
-		Faults: []cluster.Fault{{PeerDelay: link}, {PeerDelay: link}, {PeerDelay: link}}, StartTimeout: time.Minute, ServerCommand: []string{bin, "server"},
+	tg, err := lab.Open(ctx, lab.TargetOptions{DataDir: dir, RunID: fmt.Sprintf("timers-%d", elect), Members: 3,
+		Faults: []lab.Fault{{PeerDelay: link}, {PeerDelay: link}, {PeerDelay: link}}, StartTimeout: time.Minute, ServerCommand: []string{bin, "server"},
 		HeartbeatMs: beat, ElectionMs: elect})
 	if err != nil {
 		t.Fatal(err)
@@ -133,7 +134,7 @@ func delayedCluster(t *testing.T, bin string, beat, elect uint) (*result.Result,
 // the watch (its etcd_server_is_leader) and returns how long the members
 // left took to take a write (0: none within recover). When no member led
 // then, nothing is killed: the cluster had lost its leader already.
-func crashLeader(ctx context.Context, t *testing.T, tg *cluster.Target, res *result.Result) time.Duration {
+func crashLeader(ctx context.Context, t *testing.T, tg *lab.Target, res *result.Result) time.Duration {
 	t.Helper()
 	var leader cluster.Member
 	for _, m := range res.Metrics.Members {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/lab"
 	"github.com/etcdperf/etcdperf/internal/load"
 	"github.com/etcdperf/etcdperf/internal/loadrun"
 	"github.com/etcdperf/etcdperf/internal/profile"
@@ -73,10 +74,10 @@ type space struct {
 // sweep, the soak) share, and writes its key space on an etcd of their
 // own. Its loads reach an embedded etcd as a cluster on this host, and a
 // member on a capped volume through the volume's device.
-func openSpace(ctx context.Context, what string, to cluster.TargetOptions, base profile.Profile, device string) (*space, *cluster.Target, error) {
+func openSpace(ctx context.Context, what string, to lab.TargetOptions, base profile.Profile, device string) (*space, *lab.Target, error) {
 	sp := &space{base: base, device: device, own: len(to.Conn.Endpoints) == 0}
 	to.Separate = sp.own
-	t, err := cluster.Open(ctx, to)
+	t, err := lab.Open(ctx, to)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", what, err)
 	}
@@ -112,7 +113,7 @@ func (sp *space) compactionSeconds() float64 {
 // load is a load of prof for d: on its own etcd, over the key space with
 // compactions; under a run ID of its own.
 func (sp *space) load(prof profile.Profile, d time.Duration) Load {
-	l := Load{Target: cluster.TargetOptions{Conn: sp.conn, RunID: fmt.Sprintf("%s-load%d", sp.runID, sp.loads)}, Profile: prof, Duration: d, Device: sp.device,
+	l := Load{Target: lab.TargetOptions{Conn: sp.conn, RunID: fmt.Sprintf("%s-load%d", sp.runID, sp.loads)}, Profile: prof, Duration: d, Device: sp.device,
 		Compact: sp.own, KeySpace: sp.keySpace(), CompactEvery: sp.compactEvery(d), Prefix: sp.prefix, Overwrite: sp.own}
 	sp.loads++
 	return l
@@ -146,17 +147,17 @@ func (sp *space) writeKeys(ctx context.Context) error {
 	b, n := sp.base, sp.keySpace()
 	ops := max(1, min(keyTxnOps, keyTxnBytes/max(b.KeySize+b.ValSize, 1)))
 	txns := int64((n + ops - 1) / ops)
-	res, _, err := loadrun.Run(ctx, loadrun.Options{
-		Target: cluster.TargetOptions{Conn: sp.conn, RunID: sp.runID + "-keys"},
+	m, err := loadrun.Run(ctx, loadrun.Options{
+		Target: lab.TargetOptions{Conn: sp.conn, RunID: sp.runID + "-keys"},
 		Load: load.Options{Workload: load.TxnPut, TxnOps: ops, Clients: 4, Total: txns,
 			KeySize: b.KeySize, ValSize: b.ValSize, KeySpaceSize: n, Prefix: sp.prefix, CommandTimeout: sp.conn.CommandTimeout},
 		Conns:     2,
 		Overwrite: true,
 		Compact:   true,
 	})
-	if err == nil && res != nil && res.Bench != nil {
-		if failed := result.ErrorTotal(res.Bench.Errors); failed > 0 {
-			why, _ := result.TopError(res.Bench.Errors)
+	if err == nil && m != nil && m.Bench != nil {
+		if failed := result.ErrorTotal(m.Bench.Errors); failed > 0 {
+			why, _ := result.TopError(m.Bench.Errors)
 			err = fmt.Errorf("%d of its %d transactions failed (%s)", failed, txns, why)
 		}
 	}
@@ -183,7 +184,7 @@ func (s *sweep) fill(ctx context.Context) error {
 	// judged, lets them pass before the first step.
 	warm := o.Base
 	warm.Clients = profile.ClientsFor(warm.Rate)
-	if _, err := o.Run(ctx, Load{Target: cluster.TargetOptions{Conn: s.sp.conn, RunID: s.sp.runID + "-warm"}, Profile: warm, Duration: time.Second}); err != nil {
+	if _, err := o.Run(ctx, Load{Target: lab.TargetOptions{Conn: s.sp.conn, RunID: s.sp.runID + "-warm"}, Profile: warm, Duration: time.Second}); err != nil {
 		return fmt.Errorf("capacity sweep: a second of load after the fill: %w", err)
 	}
 	return nil
@@ -194,8 +195,8 @@ func (s *sweep) fill(ctx context.Context) error {
 // sweep's etcd is its own, removed at its end).
 func (s *sweep) fillValues(ctx context.Context) error {
 	n := max(s.o.DBSize/fillValue, 1)
-	_, _, err := loadrun.Run(ctx, loadrun.Options{
-		Target:   cluster.TargetOptions{Conn: s.sp.conn, RunID: s.sp.runID + "-fill"},
+	_, err := loadrun.Run(ctx, loadrun.Options{
+		Target:   lab.TargetOptions{Conn: s.sp.conn, RunID: s.sp.runID + "-fill"},
 		Load:     load.Options{Workload: load.Put, Clients: 8, Total: n, KeySize: max(s.o.Base.KeySize, 16), ValSize: fillValue, KeySpaceSize: int(n), SequentialKeys: true},
 		Conns:    2,
 		KeepKeys: true,

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/lab"
 	"github.com/etcdperf/etcdperf/internal/loadrun"
 	"github.com/etcdperf/etcdperf/internal/profile"
 	"github.com/etcdperf/etcdperf/internal/promscrape"
@@ -30,7 +30,7 @@ type SoakFunc func(ctx context.Context, l Load) (*result.Host, error)
 type SoakOptions struct {
 	// Target is where it runs: an embedded etcd (DataDir, Members, Faults)
 	// of its own, or a cluster's endpoints.
-	Target cluster.TargetOptions
+	Target lab.TargetOptions
 	// Base is check perf's profile whose key and value sizes the puts use.
 	Base profile.Profile
 	// Rate is the offered rate (puts/s), RateFrom where it came from

@@ -6,7 +6,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/lab"
 	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/loadrun"
 	"github.com/etcdperf/etcdperf/internal/profile"
@@ -64,7 +64,7 @@ func profileRate(name string) float64 {
 // perf's puts (Profile's rate, clients, key and value sizes) on Target
 // for Duration.
 type Load struct {
-	Target   cluster.TargetOptions
+	Target   lab.TargetOptions
 	Profile  profile.Profile
 	Duration time.Duration
 	// Device is the block device under the data (for /proc/diskstats).
@@ -93,7 +93,7 @@ type StepFunc func(ctx context.Context, l Load) (*result.CapacityStep, error)
 type Options struct {
 	// Target is where the sweep runs: an embedded etcd (DataDir, Members,
 	// Faults) started once for all steps, or a cluster's endpoints.
-	Target cluster.TargetOptions
+	Target lab.TargetOptions
 	// Base is check perf's profile whose key and value sizes the steps
 	// use; First, when set, is the verdict's own load at Base's rate
 	// judged as a step, the sweep's first step.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/lab"
 	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/load"
 	"github.com/etcdperf/etcdperf/internal/pipeline"
@@ -43,8 +43,8 @@ func addCheckFlags(cmd *cobra.Command) *checkFlags {
 }
 
 // common validates the shared flags and returns the target and criteria.
-func (cf *checkFlags) common(cmd *cobra.Command) (cluster.TargetOptions, []limits.Criterion, error) {
-	var t cluster.TargetOptions
+func (cf *checkFlags) common(cmd *cobra.Command) (lab.TargetOptions, []limits.Criterion, error) {
+	var t lab.TargetOptions
 	conn, err := cf.conn.options(cmd)
 	if err != nil {
 		return t, nil, err

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/lab"
 )
 
 // cleanEnv unsets every ETCDCTL_ variable and the password of etcdperf for
@@ -234,7 +235,7 @@ func TestConnEnvRefusesEmbeddedFlags(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var target cluster.TargetOptions
+		var target lab.TargetOptions
 		err = mf.options(cmd, o, &target)
 		usage(t, err, args[0]+" is for the embedded etcd, but ETCDCTL_ENDPOINTS gives endpoints (10.0.0.1:2379): unset it")
 	}
@@ -245,7 +246,7 @@ func TestConnEnvRefusesEmbeddedFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var target cluster.TargetOptions
+	var target lab.TargetOptions
 	usage(t, mf.options(cmd, o, &target), "--members is for the embedded etcd; it cannot be used with --endpoints")
 	// No endpoints anywhere: the embedded cluster of --members.
 	cleanEnv(t)

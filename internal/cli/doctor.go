@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/etcdperf/etcdperf/internal/capacity"
-	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/diskprobe"
+	"github.com/etcdperf/etcdperf/internal/lab"
 	"github.com/etcdperf/etcdperf/internal/pipeline"
 	"github.com/etcdperf/etcdperf/internal/profile"
 	"github.com/etcdperf/etcdperf/internal/promexport"
@@ -196,7 +196,7 @@ func (f *doctorFlags) complete(cmd *cobra.Command) (pipeline.DoctorOptions, erro
 	if err != nil {
 		return pipeline.DoctorOptions{}, err
 	}
-	var target cluster.TargetOptions
+	var target lab.TargetOptions
 	if err := f.members.options(cmd, co, &target); err != nil {
 		return pipeline.DoctorOptions{}, err
 	}

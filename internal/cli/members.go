@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/lab"
 )
 
 // memberFlags are the embedded cluster's size and its members' faults.
@@ -33,7 +34,7 @@ func addMemberFlags(cmd *cobra.Command) *memberFlags {
 // There is an embedded cluster when co has no endpoints (neither
 // --endpoints nor ETCDCTL_ENDPOINTS): --members and --fault given with
 // endpoints are refused rather than silently dropped.
-func (mf *memberFlags) options(cmd *cobra.Command, co cluster.ConnOptions, t *cluster.TargetOptions) error {
+func (mf *memberFlags) options(cmd *cobra.Command, co cluster.ConnOptions, t *lab.TargetOptions) error {
 	if len(co.Endpoints) > 0 {
 		for _, f := range []string{"members", "fault"} {
 			if cmd.Flags().Changed(f) {
@@ -45,7 +46,7 @@ func (mf *memberFlags) options(cmd *cobra.Command, co cluster.ConnOptions, t *cl
 	if mf.members < 1 || mf.members > 9 {
 		return usageError("--members must be between 1 and 9, got %d", mf.members)
 	}
-	faults, err := cluster.ParseFaults(mf.faults, mf.members)
+	faults, err := lab.ParseFaults(mf.faults, mf.members)
 	if err != nil {
 		return usageError("%v", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/lab"
 )
 
 // memberStopBound is how long a member may take to stop and clean up
@@ -21,7 +22,7 @@ const memberStopBound = 30 * time.Second
 // hidden from the command list but documented, since it is also a handy
 // throw-away etcd (e.g. on tmpfs for a comparison).
 func newServerCmd() *cobra.Command {
-	var cfg cluster.MemberConfig
+	var cfg lab.MemberConfig
 	cmd := &cobra.Command{
 		Use:     "server",
 		Short:   "Run one embedded etcd member in the foreground (used for --members)",
@@ -30,7 +31,7 @@ func newServerCmd() *cobra.Command {
 		Example: serverExample,
 		Args:    noArgs,
 	}
-	cluster.BindMemberFlags(cmd.Flags(), &cfg)
+	lab.BindMemberFlags(cmd.Flags(), &cfg)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if cfg.DataDir == "" {
 			return usageError("--data-dir is required")
@@ -42,7 +43,7 @@ func newServerCmd() *cobra.Command {
 			return usageError("--%v", err)
 		}
 		if cfg.VolumeLimit().Any() {
-			if err := cluster.CheckVolumeDir(cfg.DataDir); err != nil {
+			if err := lab.CheckVolumeDir(cfg.DataDir); err != nil {
 				return usageError("--data-dir %v", err)
 			}
 		}
@@ -63,7 +64,7 @@ func newServerCmd() *cobra.Command {
 			os.Exit(ExitError)
 		}()
 		cluster.QuietGRPC()
-		return cluster.ServeMember(cmd.Context(), cfg, cmd.OutOrStdout())
+		return lab.ServeMember(cmd.Context(), cfg, cmd.OutOrStdout())
 	}
 	return cmd
 }

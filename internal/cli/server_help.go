@@ -1,10 +1,10 @@
 package cli
 
-import "github.com/etcdperf/etcdperf/internal/cluster"
+import "github.com/etcdperf/etcdperf/internal/lab"
 
 // serverLong is server's help.
 const serverLong = `Run one embedded etcd member (the etcd built into etcdperf) until SIGTERM or
-Ctrl-C. It prints "` + cluster.ReadyLine + ` URL" on stdout once it serves clients.
+Ctrl-C. It prints "` + lab.ReadyLine + ` URL" on stdout once it serves clients.
 etcd's log goes to --log-file, never to the terminal. The data dir is left in
 place: remove it when done.
 

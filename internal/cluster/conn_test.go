@@ -1,9 +1,11 @@
-package cluster
+package cluster_test
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/lab"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,9 +14,9 @@ import (
 	"github.com/etcdperf/etcdperf/internal/testutil"
 )
 
-func wantReason(t *testing.T, what string, err error, reason Reason, inMsg ...string) {
+func wantReason(t *testing.T, what string, err error, reason cluster.Reason, inMsg ...string) {
 	t.Helper()
-	var ce *ConnError
+	var ce *cluster.ConnError
 	if !errors.As(err, &ce) {
 		t.Errorf("%s: error %v (%T), want a ConnError %s", what, err, err, reason)
 		return
@@ -30,14 +32,14 @@ func wantReason(t *testing.T, what string, err error, reason Reason, inMsg ...st
 }
 
 func TestConnectUnreachableAndSilent(t *testing.T) {
-	ports, err := freePorts(1)
+	ports, err := lab.FreePorts(1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	refused := fmt.Sprintf("127.0.0.1:%d", ports[0])
 	start := time.Now()
-	_, err = Connect(context.Background(), ConnOptions{Endpoints: []string{refused}, DialTimeout: 2 * time.Second})
-	wantReason(t, "refused", err, Unreachable, refused, "connection refused", "--endpoints")
+	_, err = cluster.Connect(context.Background(), cluster.ConnOptions{Endpoints: []string{refused}, DialTimeout: 2 * time.Second})
+	wantReason(t, "refused", err, cluster.Unreachable, refused, "connection refused", "--endpoints")
 	if time.Since(start) > time.Second {
 		t.Errorf("a refused connection took %v", time.Since(start))
 	}
@@ -45,16 +47,16 @@ func TestConnectUnreachableAndSilent(t *testing.T) {
 	// A listener that accepts and never answers: the dial timeout ends it.
 	silent := testutil.SilentListener(t)
 	start = time.Now()
-	_, err = Connect(context.Background(), ConnOptions{Endpoints: []string{silent}, DialTimeout: 700 * time.Millisecond})
+	_, err = cluster.Connect(context.Background(), cluster.ConnOptions{Endpoints: []string{silent}, DialTimeout: 700 * time.Millisecond})
 	el := time.Since(start)
-	wantReason(t, "silent", err, Timeout, silent)
+	wantReason(t, "silent", err, cluster.Timeout, silent)
 	if el > 2*time.Second {
 		t.Errorf("a silent endpoint took %v with a 700ms dial timeout", el)
 	}
 	// The same over TLS: the handshake is bounded too.
 	start = time.Now()
-	_, err = Connect(context.Background(), ConnOptions{Endpoints: []string{"https://" + silent}, DialTimeout: 700 * time.Millisecond, InsecureSkipTLSVerify: true})
-	wantReason(t, "silent TLS", err, Timeout)
+	_, err = cluster.Connect(context.Background(), cluster.ConnOptions{Endpoints: []string{"https://" + silent}, DialTimeout: 700 * time.Millisecond, InsecureSkipTLSVerify: true})
+	wantReason(t, "silent TLS", err, cluster.Timeout)
 	if el := time.Since(start); el > 2*time.Second {
 		t.Errorf("a silent TLS endpoint took %v", el)
 	}
@@ -62,18 +64,18 @@ func TestConnectUnreachableAndSilent(t *testing.T) {
 
 func TestConnectOptionErrors(t *testing.T) {
 	cases := []struct {
-		o    ConnOptions
+		o    cluster.ConnOptions
 		want string
 	}{
-		{ConnOptions{}, "no endpoint"},
-		{ConnOptions{Endpoints: []string{"127.0.0.1"}}, "host:port"},
-		{ConnOptions{Endpoints: []string{"unix://x:1"}}, "not supported"},
-		{ConnOptions{Endpoints: []string{"127.0.0.1:2379"}, Cert: "c.pem"}, "--cert and --key"},
-		{ConnOptions{Endpoints: []string{"127.0.0.1:2379"}, CACert: "/nonexistent/ca.pem"}, "--cacert"},
-		{ConnOptions{Endpoints: []string{"127.0.0.1:2379"}, Password: "x"}, "without --user"},
+		{cluster.ConnOptions{}, "no endpoint"},
+		{cluster.ConnOptions{Endpoints: []string{"127.0.0.1"}}, "host:port"},
+		{cluster.ConnOptions{Endpoints: []string{"unix://x:1"}}, "not supported"},
+		{cluster.ConnOptions{Endpoints: []string{"127.0.0.1:2379"}, Cert: "c.pem"}, "--cert and --key"},
+		{cluster.ConnOptions{Endpoints: []string{"127.0.0.1:2379"}, CACert: "/nonexistent/ca.pem"}, "--cacert"},
+		{cluster.ConnOptions{Endpoints: []string{"127.0.0.1:2379"}, Password: "x"}, "without --user"},
 	}
 	for _, c := range cases {
-		_, err := Connect(context.Background(), c.o)
+		_, err := cluster.Connect(context.Background(), c.o)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want %q", c.o, err, c.want)
 		}
@@ -83,21 +85,21 @@ func TestConnectOptionErrors(t *testing.T) {
 func TestConnectTLS(t *testing.T) {
 	certs := testutil.NewCerts(t)
 	dir := t.TempDir()
-	ports, err := freePorts(4)
+	ports, err := lab.FreePorts(4)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	m, err := StartMember(ctx, MemberConfig{
+	m, err := lab.StartMember(ctx, lab.MemberConfig{
 		Name: "tls", DataDir: filepath.Join(dir, "tls"),
 		ClientURL: fmt.Sprintf("https://127.0.0.1:%d", ports[0]), PeerURL: fmt.Sprintf("http://127.0.0.1:%d", ports[1]),
-		TLS: &ServerTLS{CertFile: certs.ServerCert, KeyFile: certs.ServerKey, TrustedCAFile: certs.CA, ClientCertAuth: true},
+		TLS: &lab.ServerTLS{CertFile: certs.ServerCert, KeyFile: certs.ServerKey, TrustedCAFile: certs.CA, ClientCertAuth: true},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	plain, err := StartMember(ctx, MemberConfig{Name: "plain", DataDir: filepath.Join(dir, "plain"),
+	plain, err := lab.StartMember(ctx, lab.MemberConfig{Name: "plain", DataDir: filepath.Join(dir, "plain"),
 		ClientURL: fmt.Sprintf("http://127.0.0.1:%d", ports[2]), PeerURL: fmt.Sprintf("http://127.0.0.1:%d", ports[3])})
 	if err != nil {
 		t.Fatal(err)
@@ -105,9 +107,9 @@ func TestConnectTLS(t *testing.T) {
 	defer plain.Close()
 	tlsEP := fmt.Sprintf("127.0.0.1:%d", ports[0])
 	plainEP := fmt.Sprintf("127.0.0.1:%d", ports[2])
-	good := ConnOptions{Endpoints: []string{tlsEP}, CACert: certs.CA, Cert: certs.ClientCert, Key: certs.ClientKey, DialTimeout: 3 * time.Second}
+	good := cluster.ConnOptions{Endpoints: []string{tlsEP}, CACert: certs.CA, Cert: certs.ClientCert, Key: certs.ClientKey, DialTimeout: 3 * time.Second}
 
-	c, err := Connect(ctx, good)
+	c, err := cluster.Connect(ctx, good)
 	if err != nil {
 		t.Fatalf("connect with the right certificates: %v", err)
 	}
@@ -126,39 +128,39 @@ func TestConnectTLS(t *testing.T) {
 
 	wrongCA := good
 	wrongCA.CACert = certs.OtherCA
-	_, err = Connect(ctx, wrongCA)
-	wantReason(t, "wrong CA", err, BadServerCert, tlsEP, "--cacert")
+	_, err = cluster.Connect(ctx, wrongCA)
+	wantReason(t, "wrong CA", err, cluster.BadServerCert, tlsEP, "--cacert")
 
 	noCert := good
 	noCert.Cert, noCert.Key = "", ""
-	_, err = Connect(ctx, noCert)
-	wantReason(t, "no client certificate", err, BadClientCert, "--cert")
+	_, err = cluster.Connect(ctx, noCert)
+	wantReason(t, "no client certificate", err, cluster.BadClientCert, "--cert")
 
 	notCert := good
 	notCert.Cert, notCert.Key = certs.CA, certs.ClientKey
-	if _, err = Connect(ctx, notCert); err == nil || !strings.Contains(err.Error(), "key pair") {
+	if _, err = cluster.Connect(ctx, notCert); err == nil || !strings.Contains(err.Error(), "key pair") {
 		t.Errorf("a certificate that does not match its key: %v", err)
 	}
 
-	_, err = Connect(ctx, ConnOptions{Endpoints: []string{"http://" + tlsEP}, DialTimeout: 3 * time.Second})
-	wantReason(t, "plain to a TLS port", err, TLSMismatch, "https://")
+	_, err = cluster.Connect(ctx, cluster.ConnOptions{Endpoints: []string{"http://" + tlsEP}, DialTimeout: 3 * time.Second})
+	wantReason(t, "plain to a TLS port", err, cluster.TLSMismatch, "https://")
 
-	_, err = Connect(ctx, ConnOptions{Endpoints: []string{plainEP}, CACert: certs.CA, DialTimeout: 3 * time.Second})
-	wantReason(t, "TLS to a plain port", err, TLSMismatch, "does not speak TLS")
+	_, err = cluster.Connect(ctx, cluster.ConnOptions{Endpoints: []string{plainEP}, CACert: certs.CA, DialTimeout: 3 * time.Second})
+	wantReason(t, "TLS to a plain port", err, cluster.TLSMismatch, "does not speak TLS")
 }
 
 func TestConnectAuth(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
-	tg, err := Open(ctx, TargetOptions{DataDir: dir, RunID: "auth"})
+	tg, err := lab.Open(ctx, lab.TargetOptions{DataDir: dir, RunID: "auth"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tg.Close()
 	testutil.EnableAuth(t, tg.Client().Client, "bench", "s3cret", "/etcdperf/")
 	ep := tg.Members()[0].ClientURL
-	o := ConnOptions{Endpoints: []string{ep}, User: "bench", Password: "s3cret", DialTimeout: 3 * time.Second}
-	c, err := Connect(ctx, o)
+	o := cluster.ConnOptions{Endpoints: []string{ep}, User: "bench", Password: "s3cret", DialTimeout: 3 * time.Second}
+	c, err := cluster.Connect(ctx, o)
 	if err != nil {
 		t.Fatalf("connect as bench: %v", err)
 	}
@@ -177,11 +179,11 @@ func TestConnectAuth(t *testing.T) {
 
 	bad := o
 	bad.Password = "wrong"
-	_, err = Connect(ctx, bad)
-	wantReason(t, "wrong password", err, AuthFailed, `"bench"`, ep)
+	_, err = cluster.Connect(ctx, bad)
+	wantReason(t, "wrong password", err, cluster.AuthFailed, `"bench"`, ep)
 	if strings.Contains(err.Error(), "wrong\"") || strings.Contains(err.Error(), "s3cret") {
 		t.Errorf("the error shows a password: %v", err)
 	}
-	_, err = Connect(ctx, ConnOptions{Endpoints: []string{ep}, DialTimeout: 3 * time.Second})
-	wantReason(t, "no user", err, AuthRequired, "--user")
+	_, err = cluster.Connect(ctx, cluster.ConnOptions{Endpoints: []string{ep}, DialTimeout: 3 * time.Second})
+	wantReason(t, "no user", err, cluster.AuthRequired, "--user")
 }

@@ -1,8 +1,10 @@
-package cluster
+package cluster_test
 
 import (
 	"context"
 	"fmt"
+	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/lab"
 	"strings"
 	"testing"
 	"time"
@@ -15,14 +17,14 @@ import (
 // as Connect does.
 func TestDiscoverWithAnEndpointDown(t *testing.T) {
 	ctx := context.Background()
-	tg, err := Open(ctx, TargetOptions{DataDir: t.TempDir(), RunID: "discover"})
+	tg, err := lab.Open(ctx, lab.TargetOptions{DataDir: t.TempDir(), RunID: "discover"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tg.Close()
 	up := tg.Members()[0].ClientURL
 	down := fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(t))
-	d, err := Discover(ctx, ConnOptions{Endpoints: []string{down, up}, DialTimeout: time.Second})
+	d, err := cluster.Discover(ctx, cluster.ConnOptions{Endpoints: []string{down, up}, DialTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,16 +34,16 @@ func TestDiscoverWithAnEndpointDown(t *testing.T) {
 	if len(d.Unreachable) != 1 {
 		t.Fatalf("unreachable %v", d.Unreachable)
 	}
-	wantReason(t, "the endpoint down", d.Unreachable[0], Unreachable, down)
+	wantReason(t, "the endpoint down", d.Unreachable[0], cluster.Unreachable, down)
 	resp, err := d.HTTP.Get(d.Members[0].MetricsURL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
 
-	_, err = Discover(ctx, ConnOptions{Endpoints: []string{down}, DialTimeout: time.Second})
-	wantReason(t, "no endpoint up", err, Unreachable, down)
-	if _, err := Discover(ctx, ConnOptions{Endpoints: []string{"nohost"}}); err == nil || !strings.Contains(err.Error(), "want host:port") {
+	_, err = cluster.Discover(ctx, cluster.ConnOptions{Endpoints: []string{down}, DialTimeout: time.Second})
+	wantReason(t, "no endpoint up", err, cluster.Unreachable, down)
+	if _, err := cluster.Discover(ctx, cluster.ConnOptions{Endpoints: []string{"nohost"}}); err == nil || !strings.Contains(err.Error(), "want host:port") {
 		t.Errorf("a bad endpoint: %v", err)
 	}
 }

@@ -1,9 +1,11 @@
-package cluster
+package cluster_test
 
 import (
 	"fmt"
 	"os"
 	"testing"
+
+	"github.com/etcdperf/etcdperf/internal/lab"
 )
 
 // memberEnv makes the test binary act as `etcdperf server`, so that the
@@ -18,7 +20,7 @@ func TestMain(m *testing.M) {
 }
 
 func serveForTest() int {
-	if err := ServeArgs(os.Args[1:], os.Stdout); err != nil {
+	if err := lab.ServeArgs(os.Args[1:], os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

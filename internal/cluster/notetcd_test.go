@@ -1,4 +1,4 @@
-package cluster
+package cluster_test
 
 import (
 	"bufio"
@@ -6,6 +6,8 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/lab"
 	"io"
 	"log"
 	"net"
@@ -133,9 +135,9 @@ func grpcServer(t *testing.T) string {
 	return l.Addr().String()
 }
 
-func wantNotEtcd(t *testing.T, what string, err error, ep string, kind NotEtcdKind, inMsg ...string) {
+func wantNotEtcd(t *testing.T, what string, err error, ep string, kind cluster.NotEtcdKind, inMsg ...string) {
 	t.Helper()
-	var ne *NotEtcdError
+	var ne *cluster.NotEtcdError
 	if !errors.As(err, &ne) {
 		t.Errorf("%s: error %v (%T), want a NotEtcdError %s", what, err, err, kind)
 		return
@@ -163,40 +165,40 @@ func TestNotEtcd(t *testing.T) {
 	cases := []struct {
 		name  string
 		ep    string
-		kind  NotEtcdKind
+		kind  cluster.NotEtcdKind
 		inMsg []string
 		tls   bool // --insecure-skip-tls-verify (a bare host:port is then TLS)
 	}{
-		{name: "HTTP/1 404", ep: quietServer(t, notFound, false, false).Listener.Addr().String(), kind: HTTPServer,
+		{name: "HTTP/1 404", ep: quietServer(t, notFound, false, false).Listener.Addr().String(), kind: cluster.HTTPServer,
 			inMsg: []string{"an HTTP server", "not etcd's gRPC client API", "404 Not Found"}},
-		{name: "h2c 404", ep: "http://" + quietServer(t, notFound, false, true).Listener.Addr().String(), kind: HTTPServer,
+		{name: "h2c 404", ep: "http://" + quietServer(t, notFound, false, true).Listener.Addr().String(), kind: cluster.HTTPServer,
 			inMsg: []string{"an HTTP server", "404"}},
-		{name: "TLS HTTP/1 404, untrusted", ep: "https://" + quietServer(t, notFound, true, false).Listener.Addr().String(), kind: HTTPServer,
+		{name: "TLS HTTP/1 404, untrusted", ep: "https://" + quietServer(t, notFound, true, false).Listener.Addr().String(), kind: cluster.HTTPServer,
 			inMsg: []string{"an HTTPS server", "404"}},
-		{name: "TLS HTTP/2 404, untrusted", ep: "https://" + quietServer(t, notFound, true, true).Listener.Addr().String(), kind: HTTPServer,
+		{name: "TLS HTTP/2 404, untrusted", ep: "https://" + quietServer(t, notFound, true, true).Listener.Addr().String(), kind: cluster.HTTPServer,
 			inMsg: []string{"an HTTPS server", "404"}},
-		{name: "TLS HTTP/2 404", ep: quietServer(t, notFound, true, true).Listener.Addr().String(), kind: HTTPServer, tls: true,
+		{name: "TLS HTTP/2 404", ep: quietServer(t, notFound, true, true).Listener.Addr().String(), kind: cluster.HTTPServer, tls: true,
 			inMsg: []string{"an HTTPS server", "404"}},
-		{name: "metrics only", ep: quietServer(t, metricsOnly, false, false).Listener.Addr().String(), kind: MetricsListener,
+		{name: "metrics only", ep: quietServer(t, metricsOnly, false, false).Listener.Addr().String(), kind: cluster.MetricsListener,
 			inMsg: []string{"metrics listener", "--listen-metrics-urls"}},
-		{name: "metrics only over TLS", ep: "https://" + quietServer(t, metricsOnly, true, false).Listener.Addr().String(), kind: MetricsListener},
-		{name: "peer", ep: quietServer(t, peerOnly, false, false).Listener.Addr().String(), kind: PeerURL,
+		{name: "metrics only over TLS", ep: "https://" + quietServer(t, metricsOnly, true, false).Listener.Addr().String(), kind: cluster.MetricsListener},
+		{name: "peer", ep: quietServer(t, peerOnly, false, false).Listener.Addr().String(), kind: cluster.PeerURL,
 			inMsg: []string{"etcd's peer URL, not its client URL", "3.6.0"}},
-		{name: "HTTP/1.0, HTML to the preface", ep: http10Server(t), kind: HTTPServer, inMsg: []string{"an HTTP server", "404"}},
-		{name: "SSH", ep: bannerServer(t), kind: OtherServer, inMsg: []string{"neither gRPC nor HTTP", "SSH-2.0-OpenSSH_9.6"}},
-		{name: "gRPC", ep: grpcServer(t), kind: GRPCServer, inMsg: []string{"a gRPC server answers there, but not etcd's"}},
+		{name: "HTTP/1.0, HTML to the preface", ep: http10Server(t), kind: cluster.HTTPServer, inMsg: []string{"an HTTP server", "404"}},
+		{name: "SSH", ep: bannerServer(t), kind: cluster.OtherServer, inMsg: []string{"neither gRPC nor HTTP", "SSH-2.0-OpenSSH_9.6"}},
+		{name: "gRPC", ep: grpcServer(t), kind: cluster.GRPCServer, inMsg: []string{"a gRPC server answers there, but not etcd's"}},
 	}
 	ctx := context.Background()
 	for _, c := range cases {
-		o := ConnOptions{Endpoints: []string{c.ep}, DialTimeout: 3 * time.Second, InsecureSkipTLSVerify: c.tls}
+		o := cluster.ConnOptions{Endpoints: []string{c.ep}, DialTimeout: 3 * time.Second, InsecureSkipTLSVerify: c.tls}
 		start := time.Now()
-		_, err := Connect(ctx, o)
+		_, err := cluster.Connect(ctx, o)
 		wantNotEtcd(t, c.name+": Connect", err, c.ep, c.kind, c.inMsg...)
 		if el := time.Since(start); el > time.Second {
 			t.Errorf("%s: Connect took %v", c.name, el)
 		}
 		start = time.Now()
-		_, err = Discover(ctx, o)
+		_, err = cluster.Discover(ctx, o)
 		wantNotEtcd(t, c.name+": Discover", err, c.ep, c.kind, c.inMsg...)
 		if el := time.Since(start); el > time.Second {
 			t.Errorf("%s: Discover took %v", c.name, el)
@@ -205,13 +207,13 @@ func TestNotEtcd(t *testing.T) {
 
 	// A user makes the client ask for a token first: the same answer.
 	ep := quietServer(t, notFound, false, true).Listener.Addr().String()
-	_, err := Connect(ctx, ConnOptions{Endpoints: []string{ep}, User: "root", Password: "x", DialTimeout: 3 * time.Second})
-	wantNotEtcd(t, "h2c 404 with a user", err, ep, HTTPServer)
+	_, err := cluster.Connect(ctx, cluster.ConnOptions{Endpoints: []string{ep}, User: "root", Password: "x", DialTimeout: 3 * time.Second})
+	wantNotEtcd(t, "h2c 404 with a user", err, ep, cluster.HTTPServer)
 
 	// A plain URL to a TLS server that is not etcd: still a TLS mismatch.
 	tlsEP := quietServer(t, notFound, true, false).Listener.Addr().String()
-	_, err = Connect(ctx, ConnOptions{Endpoints: []string{tlsEP}, DialTimeout: 3 * time.Second})
-	wantReason(t, "plain to TLS", err, TLSMismatch, "https://"+tlsEP)
+	_, err = cluster.Connect(ctx, cluster.ConnOptions{Endpoints: []string{tlsEP}, DialTimeout: 3 * time.Second})
+	wantReason(t, "plain to TLS", err, cluster.TLSMismatch, "https://"+tlsEP)
 }
 
 // TestDiscoverNoEtcdAnswers: metrics needs one endpoint that answers as
@@ -221,8 +223,8 @@ func TestDiscoverNoEtcdAnswers(t *testing.T) {
 	hangs := quietServer(t, http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() }), false, true)
 	for _, ep := range []string{testutil.SilentListener(t), hangs.Listener.Addr().String()} {
 		start := time.Now()
-		_, err := Discover(context.Background(), ConnOptions{Endpoints: []string{ep}, DialTimeout: 700 * time.Millisecond})
-		wantReason(t, "no answer", err, Timeout, ep)
+		_, err := cluster.Discover(context.Background(), cluster.ConnOptions{Endpoints: []string{ep}, DialTimeout: 700 * time.Millisecond})
+		wantReason(t, "no answer", err, cluster.Timeout, ep)
 		if el := time.Since(start); el > 3*time.Second {
 			t.Errorf("%s took %v with a 700ms dial timeout", ep, el)
 		}
@@ -234,7 +236,7 @@ func TestDiscoverNoEtcdAnswers(t *testing.T) {
 // and an untrusted certificate there is still said as such.
 func TestNotEtcdRealMember(t *testing.T) {
 	certs := testutil.NewCerts(t)
-	ports, err := freePorts(3)
+	ports, err := lab.FreePorts(3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,32 +244,32 @@ func TestNotEtcdRealMember(t *testing.T) {
 	peer := fmt.Sprintf("127.0.0.1:%d", ports[1])
 	metrics := fmt.Sprintf("127.0.0.1:%d", ports[2])
 	ctx := context.Background()
-	m, err := StartMember(ctx, MemberConfig{Name: "m", DataDir: filepath.Join(t.TempDir(), "m"),
-		ClientURL: client, PeerURL: "http://" + peer, listenMetricsURL: "http://" + metrics,
-		TLS: &ServerTLS{CertFile: certs.ServerCert, KeyFile: certs.ServerKey}})
+	m, err := lab.StartMember(ctx, lab.MemberConfig{Name: "m", DataDir: filepath.Join(t.TempDir(), "m"),
+		ClientURL: client, PeerURL: "http://" + peer, ListenMetricsURL: "http://" + metrics,
+		TLS: &lab.ServerTLS{CertFile: certs.ServerCert, KeyFile: certs.ServerKey}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	o := ConnOptions{DialTimeout: 3 * time.Second, CACert: certs.CA}
+	o := cluster.ConnOptions{DialTimeout: 3 * time.Second, CACert: certs.CA}
 
 	o.Endpoints = []string{"http://" + peer}
-	_, err = Connect(ctx, o)
-	wantNotEtcd(t, "peer port", err, "http://"+peer, PeerURL, "etcd's peer URL")
-	_, err = Discover(ctx, o)
-	wantNotEtcd(t, "peer port: Discover", err, "http://"+peer, PeerURL)
+	_, err = cluster.Connect(ctx, o)
+	wantNotEtcd(t, "peer port", err, "http://"+peer, cluster.PeerURL, "etcd's peer URL")
+	_, err = cluster.Discover(ctx, o)
+	wantNotEtcd(t, "peer port: Discover", err, "http://"+peer, cluster.PeerURL)
 
 	o.Endpoints = []string{"http://" + metrics}
-	_, err = Connect(ctx, o)
-	wantNotEtcd(t, "metrics listener", err, "http://"+metrics, MetricsListener, "--listen-metrics-urls")
+	_, err = cluster.Connect(ctx, o)
+	wantNotEtcd(t, "metrics listener", err, "http://"+metrics, cluster.MetricsListener, "--listen-metrics-urls")
 
 	o.Endpoints = []string{client}
-	c, err := Connect(ctx, o)
+	c, err := cluster.Connect(ctx, o)
 	if err != nil {
 		t.Fatalf("the client URL: %v", err)
 	}
 	c.Close()
-	d, err := Discover(ctx, o)
+	d, err := cluster.Discover(ctx, o)
 	if err != nil || len(d.Members) != 1 || len(d.Unreachable) > 0 {
 		t.Errorf("Discover at the client URL: %+v %v", d, err)
 	}
@@ -275,16 +277,16 @@ func TestNotEtcdRealMember(t *testing.T) {
 	// etcd whose certificate is not trusted is etcd: the advice is --cacert.
 	untrusted := o
 	untrusted.CACert = certs.OtherCA
-	_, err = Connect(ctx, untrusted)
-	wantReason(t, "untrusted etcd", err, BadServerCert, "--cacert")
-	_, err = Discover(ctx, untrusted)
-	wantReason(t, "untrusted etcd: Discover", err, BadServerCert, "--cacert")
+	_, err = cluster.Connect(ctx, untrusted)
+	wantReason(t, "untrusted etcd", err, cluster.BadServerCert, "--cacert")
+	_, err = cluster.Discover(ctx, untrusted)
+	wantReason(t, "untrusted etcd: Discover", err, cluster.BadServerCert, "--cacert")
 
 	o.Endpoints = []string{client, "http://" + peer}
-	_, err = Discover(ctx, o)
-	wantNotEtcd(t, "client and peer: Discover", err, "http://"+peer, PeerURL)
-	_, err = Connect(ctx, o)
-	wantNotEtcd(t, "client and peer: Connect", err, "http://"+peer, PeerURL)
+	_, err = cluster.Discover(ctx, o)
+	wantNotEtcd(t, "client and peer: Discover", err, "http://"+peer, cluster.PeerURL)
+	_, err = cluster.Connect(ctx, o)
+	wantNotEtcd(t, "client and peer: Connect", err, "http://"+peer, cluster.PeerURL)
 }
 
 // TestNotEtcdUntrustedGRPC: a gRPC server over TLS whose certificate is not
@@ -304,9 +306,9 @@ func TestNotEtcdUntrustedGRPC(t *testing.T) {
 	go s.Serve(l)
 	defer s.Stop()
 	ep := "https://" + l.Addr().String()
-	_, err = Connect(context.Background(), ConnOptions{Endpoints: []string{ep}, CACert: certs.OtherCA, DialTimeout: 3 * time.Second})
-	wantReason(t, "untrusted gRPC", err, BadServerCert, "--cacert")
+	_, err = cluster.Connect(context.Background(), cluster.ConnOptions{Endpoints: []string{ep}, CACert: certs.OtherCA, DialTimeout: 3 * time.Second})
+	wantReason(t, "untrusted gRPC", err, cluster.BadServerCert, "--cacert")
 	// Trusted, it is a gRPC server that is not etcd.
-	_, err = Connect(context.Background(), ConnOptions{Endpoints: []string{ep}, CACert: certs.CA, DialTimeout: 3 * time.Second})
-	wantNotEtcd(t, "gRPC over TLS", err, ep, GRPCServer)
+	_, err = cluster.Connect(context.Background(), cluster.ConnOptions{Endpoints: []string{ep}, CACert: certs.CA, DialTimeout: 3 * time.Second})
+	wantNotEtcd(t, "gRPC over TLS", err, ep, cluster.GRPCServer)
 }

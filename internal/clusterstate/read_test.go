@@ -26,6 +26,7 @@ import (
 	"github.com/etcdperf/etcdperf/internal/dbfile"
 	"github.com/etcdperf/etcdperf/internal/diagnose"
 	"github.com/etcdperf/etcdperf/internal/judge"
+	"github.com/etcdperf/etcdperf/internal/lab"
 	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/netfault"
 	"github.com/etcdperf/etcdperf/internal/render"
@@ -65,7 +66,7 @@ const memberEnv = "ETCDPERF_CLUSTERSTATE_TEST_AS_MEMBER"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(memberEnv) == "1" {
-		if err := cluster.ServeArgs(os.Args[1:], io.Discard); err != nil {
+		if err := lab.ServeArgs(os.Args[1:], io.Discard); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
@@ -173,8 +174,8 @@ func (c *testCluster) start(i int) error {
 	defer log.Close()
 	var cmd *exec.Cmd
 	if !c.v34 {
-		cfg := cluster.MemberConfig{Name: m.name, DataDir: m.dir, ClientURL: m.client, PeerURL: m.peer, InitialCluster: c.initial(), ClusterToken: c.token,
-			QuotaBackendBytes: m.quota, ExitWithParent: true, StartTimeout: 30 * time.Second, Fault: cluster.Fault{PeerDelay: m.fault.delay}}
+		cfg := lab.MemberConfig{Name: m.name, DataDir: m.dir, ClientURL: m.client, PeerURL: m.peer, InitialCluster: c.initial(), ClusterToken: c.token,
+			QuotaBackendBytes: m.quota, ExitWithParent: true, StartTimeout: 30 * time.Second, Fault: lab.Fault{PeerDelay: m.fault.delay}}
 		cmd = exec.Command(os.Args[0], cfg.Args()...)
 		cmd.Env = append(os.Environ(), memberEnv+"=1")
 	} else {
@@ -409,7 +410,7 @@ func TestReadFaults(t *testing.T) {
 			})
 
 			t.Run("a member on a slow disk under load", func(t *testing.T) {
-				if err := cluster.SlowDiskSupported(); err != nil {
+				if err := lab.SlowDiskSupported(); err != nil {
 					t.Skipf("skipped: %v", err)
 				}
 				slow := newCluster(t, v34, "slowdisk", 3, 0, memberFault{}, memberFault{}, memberFault{slowFsync: 1500 * time.Millisecond})

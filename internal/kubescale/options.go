@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/lab"
 	"github.com/etcdperf/etcdperf/internal/scale"
 )
 
@@ -36,7 +37,7 @@ type Options struct {
 	Conn Conn
 	// Etcd, when it has endpoints, is the etcd behind the API server,
 	// whose metrics are read after each step.
-	Etcd cluster.TargetOptions
+	Etcd lab.TargetOptions
 	// Namespace is the run's own; default etcdperf-<run id>.
 	Namespace string
 	// Counts are the resources and how many objects of each the run

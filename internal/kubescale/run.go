@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/util/flowcontrol"
 
 	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/lab"
 	"github.com/etcdperf/etcdperf/internal/memberwatch"
 	"github.com/etcdperf/etcdperf/internal/promscrape"
 	"github.com/etcdperf/etcdperf/internal/result"
@@ -57,7 +58,7 @@ type Run struct {
 	nsMade bool
 	rnd    *rand.Rand
 	// etcd, when the run was given its endpoints.
-	etcd    *cluster.Target
+	etcd    *lab.Target
 	members []cluster.Member
 	etcdc   *http.Client
 }
@@ -110,7 +111,7 @@ func New(ctx context.Context, o Options) (*Run, *result.Kube, error) {
 		return nil, nil, fmt.Errorf("read namespace %s on %s: %w", o.Namespace, cfg.Host, err)
 	}
 	if len(o.Etcd.Conn.Endpoints) > 0 {
-		t, err := cluster.Open(ctx, o.Etcd)
+		t, err := lab.Open(ctx, o.Etcd)
 		if err != nil {
 			return nil, nil, err
 		}

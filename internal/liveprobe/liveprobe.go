@@ -19,6 +19,7 @@ import (
 	"github.com/etcdperf/etcdperf/internal/discover"
 	"github.com/etcdperf/etcdperf/internal/diskprobe"
 	"github.com/etcdperf/etcdperf/internal/hoststats"
+	"github.com/etcdperf/etcdperf/internal/lab"
 	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/memberwatch"
 	"github.com/etcdperf/etcdperf/internal/promscrape"
@@ -177,7 +178,7 @@ func Beside(ctx context.Context, o Options, srv *result.Server, dir, device stri
 		defer os.RemoveAll(d)
 		dir = d
 	}
-	t, err := cluster.Open(ctx, cluster.TargetOptions{Conn: o.Conn})
+	t, err := lab.Open(ctx, lab.TargetOptions{Conn: o.Conn})
 	if err != nil {
 		return out, err
 	}

@@ -10,13 +10,13 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/lab"
 	"github.com/etcdperf/etcdperf/internal/testutil"
 )
 
 // One embedded etcd serves every test of the package.
 var (
-	target *cluster.Target
+	target *lab.Target
 	conns  []Conn
 )
 
@@ -27,7 +27,7 @@ const asMember = "ETCDPERF_LOAD_TEST_AS_MEMBER"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(asMember) == "1" {
-		if err := cluster.ServeArgs(os.Args[1:], os.Stdout); err != nil {
+		if err := lab.ServeArgs(os.Args[1:], os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
@@ -39,7 +39,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	os.Setenv(asMember, "1") // for the member process only
-	target, err = cluster.Open(context.Background(), cluster.TargetOptions{DataDir: dir, RunID: "load", Separate: true, ServerCommand: []string{os.Args[0]}})
+	target, err = lab.Open(context.Background(), lab.TargetOptions{DataDir: dir, RunID: "load", Separate: true, ServerCommand: []string{os.Args[0]}})
 	os.Unsetenv(asMember)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/hist"
+	"github.com/etcdperf/etcdperf/internal/lab"
 	"github.com/etcdperf/etcdperf/internal/load"
 	"github.com/etcdperf/etcdperf/internal/memberwatch"
 	"github.com/etcdperf/etcdperf/internal/result"
@@ -30,7 +31,7 @@ import (
 // and doctor).
 type Options struct {
 	// Target is the etcd to load: external endpoints or embedded members.
-	Target cluster.TargetOptions
+	Target lab.TargetOptions
 	// Load is the workload; its Prefix defaults to /etcdperf/<run id>/.
 	Load load.Options
 	// Conns is the number of gRPC connections the clients share.
@@ -182,30 +183,46 @@ func (o *Options) Defaults() {
 	}
 }
 
+// Measured is what a load run measured: the load's own figures (a bench
+// section), etcd's over the load (a server section), where it ran (its
+// environment and target), and what the window on the members saw (Obs,
+// nil when the load did not run). Error says why the run ended early or
+// failed ("interrupted" when ctx ended). The caller assembles them into
+// its Result.
+type Measured struct {
+	Bench  *result.Bench
+	Server *result.Server
+	Env    *result.Env
+	Target *result.Target
+	Obs    *memberwatch.Observation
+	Error  string
+}
+
 // Run loads etcd and measures the client's view (latency, throughput,
-// errors) with etcd's own, in a window on the members over the load (the
-// Result's bench, server, env and target sections; no params, no
-// judgement). It writes only under its key prefix, refuses a prefix that
-// has keys, and deletes them at the end, also when ctx ends midway (with
-// Overwrite, it uses the caller's keys under the prefix and keeps them); an
-// embedded etcd is removed. An interrupted run returns its partial Result
-// with the error; a run that could not start returns no Result. It also
-// returns what the window saw over the load (nil when the load did not
-// run).
-func Run(ctx context.Context, o Options) (res *result.Result, obs *memberwatch.Observation, err error) {
+// errors) with etcd's own, in a window on the members over the load. It
+// writes only under its key prefix, refuses a prefix that has keys, and
+// deletes them at the end, also when ctx ends midway (with Overwrite, it
+// uses the caller's keys under the prefix and keeps them); an embedded
+// etcd is removed. An interrupted run returns what it measured with the
+// error; a run that could not start returns nil.
+func Run(ctx context.Context, o Options) (m *Measured, err error) {
 	o.Defaults()
 	if err := o.Load.Validate(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	res = result.New(result.KindBench)
-
-	t, err := cluster.Open(ctx, o.Target)
+	t, err := lab.Open(ctx, o.Target)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	defer CloseTarget(t, &res, &err)
-	res.Env = Env(t)
-	res.Target = TargetSection(t)
+	m = &Measured{Env: Env(t), Target: TargetSection(t)}
+	defer func() {
+		if cerr := t.Close(); cerr != nil {
+			err = errors.Join(err, cerr)
+			if m != nil {
+				m.Error = result.JoinError(m.Error, cerr.Error())
+			}
+		}
+	}()
 	cli := t.Client()
 	if d := t.VolumeDevice(); d != "" && o.Window.Device != "" {
 		// A member on a capped volume writes to the volume's device, not
@@ -216,17 +233,17 @@ func Run(ctx context.Context, o Options) (res *result.Result, obs *memberwatch.O
 	// The prefix must be ours alone.
 	if !o.Overwrite {
 		if err := PrefixFree(ctx, cli, o.Load.Prefix, o.Target.Conn.User); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
 	if err := checkWritable(ctx, cli, o); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 
 	conns, err := OpenConns(ctx, t, o)
 	defer load.Close(conns)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 
 	win := memberwatch.StartTarget(ctx, t, o.Window)
@@ -264,7 +281,7 @@ func Run(ctx context.Context, o Options) (res *result.Result, obs *memberwatch.O
 	// etcd stopped answering, within one more command timeout.
 	endCtx, endCancel := endContext(ctx, runErr, cli.CommandTimeout())
 	defer endCancel()
-	obs = win.Stop(endCtx)
+	obs := win.Stop(endCtx)
 	var notes []string
 	switch {
 	case o.Overwrite:
@@ -279,42 +296,41 @@ func Run(ctx context.Context, o Options) (res *result.Result, obs *memberwatch.O
 	case !o.KeepKeys:
 		if n, err := deleteKeys(endCtx, cli, o.Load.Prefix, o.Compact); err != nil {
 			runErr = joinCleanupErr(runErr, err, o.Load.Prefix)
-		} else if n > 0 && t.Kind() == cluster.External {
+		} else if n > 0 && t.Kind() == lab.External {
 			notes = append(notes, fmt.Sprintf("deleted the run's %d keys under %s", n, o.Load.Prefix))
 		}
 	default:
 		notes = append(notes, fmt.Sprintf("kept the run's keys under %s (--keep-keys)", o.Load.Prefix))
 	}
 	if st == nil {
-		return nil, nil, runErr
+		return nil, runErr
 	}
-	res.Bench = benchSection(st, o)
+	m.Bench, m.Server, m.Obs = benchSection(st, o), obs.Server, obs
 	// etcdperf's own CPU, when no member shares its process.
-	if obs.ClientOnly && (t.Kind() == cluster.External || len(t.Members()) > 1 || o.Target.Separate) {
-		res.Bench.ClientCPU = obs.ClientShare()
+	if obs.ClientOnly && (t.Kind() == lab.External || len(t.Members()) > 1 || o.Target.Separate) {
+		m.Bench.ClientCPU = obs.ClientShare()
 	}
-	res.Server = obs.Server
 	if compacted.err != nil {
 		notes = append(notes, fmt.Sprintf("compacting etcd's history during the load (every %s) stopped after %d compactions: %v",
 			o.CompactEvery, compacted.n, compacted.err))
 	}
-	res.Bench.Notes = append(append(res.Bench.Notes, notes...), obs.Notes...)
+	m.Bench.Notes = append(append(m.Bench.Notes, notes...), obs.Notes...)
 	if o.Target.KeepData && t.RunDir() != "" {
-		res.Bench.Notes = append(res.Bench.Notes, "kept the embedded etcd's data and logs in "+t.RunDir()+" (--keep-data)")
+		m.Bench.Notes = append(m.Bench.Notes, "kept the embedded etcd's data and logs in "+t.RunDir()+" (--keep-data)")
 	}
-	runErr = explainStall(runErr, t, res.Bench)
+	runErr = explainStall(runErr, t, m.Bench)
 	if runErr != nil {
-		res.Error = runErr.Error()
+		m.Error = runErr.Error()
 		if errors.Is(runErr, context.Canceled) {
-			res.Error = "interrupted"
+			m.Error = "interrupted"
 		}
 	}
-	return res, obs, runErr
+	return m, runErr
 }
 
 // CloseTarget closes t when a command ends; a failure joins the command's
 // error and its Result's.
-func CloseTarget(t *cluster.Target, res **result.Result, err *error) {
+func CloseTarget(t *lab.Target, res **result.Result, err *error) {
 	if cerr := t.Close(); cerr != nil {
 		*err = errors.Join(*err, cerr)
 		if *res != nil {
@@ -336,9 +352,9 @@ func PrefixFree(ctx context.Context, c *cluster.Client, prefix, user string) err
 
 // Env is the environment of a run on t: the storage of an embedded etcd,
 // or the host, with etcd's version and endpoints.
-func Env(t *cluster.Target) *result.Env {
+func Env(t *lab.Target) *result.Env {
 	var env *result.Env
-	if t.Kind() == cluster.Embedded {
+	if t.Kind() == lab.Embedded {
 		// The storage the user chose (--data-dir), not the run's folder
 		// in it, which is gone when the Result is read.
 		env = sysinfo.DirEnv(filepath.Dir(t.RunDir()))
@@ -351,9 +367,9 @@ func Env(t *cluster.Target) *result.Env {
 }
 
 // TargetSection is the Result's target section of t.
-func TargetSection(t *cluster.Target) *result.Target {
+func TargetSection(t *lab.Target) *result.Target {
 	tg := &result.Target{Kind: t.Kind(), Endpoints: t.Client().Options().Endpoints, Version: t.Client().Version(), DataDir: t.RunDir()}
-	if t.Kind() == cluster.External {
+	if t.Kind() == lab.External {
 		tg.EndpointsFrom = t.Client().Options().EndpointsFrom
 	}
 	for _, m := range t.Members() {
@@ -368,7 +384,7 @@ func TargetSection(t *cluster.Target) *result.Target {
 // When the load speaks HTTP/2 itself (put, range, txn without auth), each
 // connection is its own, and etcd's client, only a fallback for large
 // requests, is opened once per endpoint.
-func OpenConns(ctx context.Context, t *cluster.Target, o Options) ([]load.Conn, error) {
+func OpenConns(ctx context.Context, t *lab.Target, o Options) ([]load.Conn, error) {
 	eps := t.Client().Options().Endpoints
 	if o.TargetLeader {
 		l, ok := t.Leader()

@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/lab"
 	"github.com/etcdperf/etcdperf/internal/load"
 	"github.com/etcdperf/etcdperf/internal/promscrape"
 	"github.com/etcdperf/etcdperf/internal/result"
@@ -78,7 +78,7 @@ func (e *stalledError) Unwrap() error { return e.stall }
 // explainStall turns a stall into one line that says where etcd stopped
 // answering, how it failed, and how far the run got, and adds the finding
 // to the partial Result. Other errors pass unchanged.
-func explainStall(runErr error, t *cluster.Target, b *result.Bench) error {
+func explainStall(runErr error, t *lab.Target, b *result.Bench) error {
 	var se *load.StallError
 	if !errors.As(runErr, &se) {
 		return runErr

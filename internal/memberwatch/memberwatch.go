@@ -26,6 +26,7 @@ import (
 
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/hoststats"
+	"github.com/etcdperf/etcdperf/internal/lab"
 	"github.com/etcdperf/etcdperf/internal/memberproc"
 	"github.com/etcdperf/etcdperf/internal/promscrape"
 	"github.com/etcdperf/etcdperf/internal/result"
@@ -84,7 +85,7 @@ func Start(ctx context.Context, client *http.Client, members []cluster.Member, o
 }
 
 // StartTarget opens a window on the members of t (Start).
-func StartTarget(ctx context.Context, t *cluster.Target, o Options) *Window {
+func StartTarget(ctx context.Context, t *lab.Target, o Options) *Window {
 	return Start(ctx, t.Client().HTTPClient(), t.Members(), o)
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/lab"
 	"github.com/etcdperf/etcdperf/internal/promscrape"
 	"github.com/etcdperf/etcdperf/internal/testutil"
 )
@@ -23,11 +24,11 @@ func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-func startEtcd(t *testing.T) *cluster.Target {
+func startEtcd(t *testing.T) *lab.Target {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	tg, err := cluster.Open(ctx, cluster.TargetOptions{DataDir: t.TempDir(), RunID: "memberwatch-test"})
+	tg, err := lab.Open(ctx, lab.TargetOptions{DataDir: t.TempDir(), RunID: "memberwatch-test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +36,7 @@ func startEtcd(t *testing.T) *cluster.Target {
 	return tg
 }
 
-func put(t *testing.T, tg *cluster.Target, n int, prefix string) {
+func put(t *testing.T, tg *lab.Target, n int, prefix string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

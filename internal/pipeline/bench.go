@@ -5,6 +5,7 @@ import (
 
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/judge"
+	"github.com/etcdperf/etcdperf/internal/lab"
 	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/load"
 	"github.com/etcdperf/etcdperf/internal/loadrun"
@@ -45,11 +46,14 @@ func Bench(ctx context.Context, o BenchOptions) (*result.Result, error) {
 // what the window on the members saw over the load.
 func measureBench(ctx context.Context, o loadrun.Options) (*result.Result, *memberwatch.Observation, error) {
 	o.Defaults()
-	res, obs, err := loadrun.Run(ctx, o)
-	if res != nil {
-		res.Params = benchParams(o)
+	m, err := loadrun.Run(ctx, o)
+	if m == nil {
+		return nil, nil, err
 	}
-	return res, obs, err
+	res := result.New(result.KindBench)
+	res.Env, res.Target, res.Bench, res.Server, res.Error = m.Env, m.Target, m.Bench, m.Server, m.Error
+	res.Params = benchParams(o)
+	return res, m.Obs, err
 }
 
 func joinErr(a, b string) string { return result.JoinError(a, b) }
@@ -100,7 +104,7 @@ func benchParams(o loadrun.Options) *result.BenchParams {
 
 // targetParams are the options of the target in a Result's params: the
 // endpoints (and user, never the password), or the embedded members.
-func targetParams(t cluster.TargetOptions) result.TargetParams {
+func targetParams(t lab.TargetOptions) result.TargetParams {
 	if len(t.Conn.Endpoints) > 0 {
 		return result.TargetParams{ConnParams: connParams(t.Conn)}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/judge"
+	"github.com/etcdperf/etcdperf/internal/lab"
 	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/load"
 	"github.com/etcdperf/etcdperf/internal/loadrun"
@@ -29,7 +30,7 @@ func putLoad(total int64) load.Options {
 
 func TestBenchEmbedded(t *testing.T) {
 	dir := t.TempDir()
-	o := benchOf(loadrun.Options{Target: cluster.TargetOptions{DataDir: dir}, Load: putLoad(300), Conns: 2, TargetLeader: true})
+	o := benchOf(loadrun.Options{Target: lab.TargetOptions{DataDir: dir}, Load: putLoad(300), Conns: 2, TargetLeader: true})
 	res, err := Bench(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +50,7 @@ func TestBenchEmbedded(t *testing.T) {
 	if res.Server == nil || res.Server.WALFsync == nil || res.Server.WALFsync.Count == 0 || !res.Server.WALFsync.Bucketed {
 		t.Errorf("server section %+v", res.Server)
 	}
-	if res.Target == nil || res.Target.Kind != cluster.Embedded || len(res.Target.Members) != 1 || !strings.HasPrefix(res.Target.DataDir, dir) {
+	if res.Target == nil || res.Target.Kind != lab.Embedded || len(res.Target.Members) != 1 || !strings.HasPrefix(res.Target.DataDir, dir) {
 		t.Errorf("target %+v", res.Target)
 	}
 	// The storage the user chose, not the run's folder that is gone now.
@@ -77,7 +78,7 @@ func TestBenchEmbedded(t *testing.T) {
 // external starts an etcd that the test owns, as a user's cluster.
 func external(t *testing.T) (string, *clientv3.Client) {
 	t.Helper()
-	tg, err := cluster.Open(context.Background(), cluster.TargetOptions{DataDir: t.TempDir(), RunID: "ext"})
+	tg, err := lab.Open(context.Background(), lab.TargetOptions{DataDir: t.TempDir(), RunID: "ext"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,26 +101,26 @@ func TestBenchExternalKeysAndPrefix(t *testing.T) {
 	conn := cluster.ConnOptions{Endpoints: []string{ep}}
 
 	// Keys are deleted at the end...
-	res, err := Bench(ctx, benchOf(loadrun.Options{Target: cluster.TargetOptions{Conn: conn}, Load: putLoad(100), Conns: 2}))
+	res, err := Bench(ctx, benchOf(loadrun.Options{Target: lab.TargetOptions{Conn: conn}, Load: putLoad(100), Conns: 2}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n := countPrefix(t, cli, "/etcdperf/"); n != 0 {
 		t.Errorf("%d keys left under /etcdperf/", n)
 	}
-	if res.Target.Kind != cluster.External || res.Bench.ClientCPU <= 0 {
+	if res.Target.Kind != lab.External || res.Bench.ClientCPU <= 0 {
 		t.Errorf("target %+v client CPU %v", res.Target, res.Bench.ClientCPU)
 	}
 	// ...unless kept, and then the prefix is in use.
 	lo := putLoad(50)
 	lo.Prefix = "/etcdperf/test-keep/"
-	if _, err := Bench(ctx, benchOf(loadrun.Options{Target: cluster.TargetOptions{Conn: conn}, Load: lo, KeepKeys: true})); err != nil {
+	if _, err := Bench(ctx, benchOf(loadrun.Options{Target: lab.TargetOptions{Conn: conn}, Load: lo, KeepKeys: true})); err != nil {
 		t.Fatal(err)
 	}
 	if n := countPrefix(t, cli, lo.Prefix); n != 10 {
 		t.Errorf("%d keys kept, want the key space of 10", n)
 	}
-	_, err = Bench(ctx, benchOf(loadrun.Options{Target: cluster.TargetOptions{Conn: conn}, Load: lo}))
+	_, err = Bench(ctx, benchOf(loadrun.Options{Target: lab.TargetOptions{Conn: conn}, Load: lo}))
 	if !errors.Is(err, ErrPrefixInUse) || !strings.Contains(err.Error(), "10 keys") {
 		t.Errorf("a used prefix: %v", err)
 	}
@@ -128,7 +129,7 @@ func TestBenchExternalKeysAndPrefix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Bench(ctx, benchOf(loadrun.Options{Target: cluster.TargetOptions{Conn: conn}, Load: putLoad(20), Compact: true})); err != nil {
+	if _, err := Bench(ctx, benchOf(loadrun.Options{Target: lab.TargetOptions{Conn: conn}, Load: putLoad(20), Compact: true})); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := cli.Get(ctx, "/etcdperf/", clientv3.WithRev(before.Header.Revision)); err == nil || !strings.Contains(err.Error(), "compacted") {
@@ -138,7 +139,7 @@ func TestBenchExternalKeysAndPrefix(t *testing.T) {
 	lo = putLoad(0)
 	lo.Duration = time.Minute
 	cctx, cancel := context.WithCancel(ctx)
-	o := benchOf(loadrun.Options{Target: cluster.TargetOptions{Conn: conn}, Load: lo})
+	o := benchOf(loadrun.Options{Target: lab.TargetOptions{Conn: conn}, Load: lo})
 	o.Started = func() { time.AfterFunc(300*time.Millisecond, cancel) }
 	res, err = Bench(cctx, o)
 	if !errors.Is(err, context.Canceled) || res == nil || res.Error != "interrupted" || res.Bench.Ops == 0 {
@@ -153,9 +154,9 @@ func TestBenchTLSAndAuth(t *testing.T) {
 	certs := testutil.NewCerts(t)
 	dir := t.TempDir()
 	ctx := context.Background()
-	m, err := cluster.StartMember(ctx, cluster.MemberConfig{Name: "tls", DataDir: filepath.Join(dir, "m"),
+	m, err := lab.StartMember(ctx, lab.MemberConfig{Name: "tls", DataDir: filepath.Join(dir, "m"),
 		ClientURL: fmt.Sprintf("https://127.0.0.1:%d", testutil.FreePort(t)), PeerURL: fmt.Sprintf("http://127.0.0.1:%d", testutil.FreePort(t)),
-		TLS: &cluster.ServerTLS{CertFile: certs.ServerCert, KeyFile: certs.ServerKey, TrustedCAFile: certs.CA, ClientCertAuth: true}})
+		TLS: &lab.ServerTLS{CertFile: certs.ServerCert, KeyFile: certs.ServerKey, TrustedCAFile: certs.CA, ClientCertAuth: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +165,7 @@ func TestBenchTLSAndAuth(t *testing.T) {
 	for _, clients := range []int{1, 4} { // one client per connection, and shared connections
 		lo := putLoad(100)
 		lo.Clients = clients
-		res, err := Bench(ctx, benchOf(loadrun.Options{Target: cluster.TargetOptions{Conn: conn}, Load: lo, Conns: 1}))
+		res, err := Bench(ctx, benchOf(loadrun.Options{Target: lab.TargetOptions{Conn: conn}, Load: lo, Conns: 1}))
 		if err != nil || res.Bench.Ops != 100 || len(res.Bench.Errors) != 0 {
 			t.Fatalf("bench over TLS with %d clients: %v %+v", clients, err, res)
 		}
@@ -177,7 +178,7 @@ func TestBenchTLSAndAuth(t *testing.T) {
 	ep, root := external(t)
 	testutil.EnableAuth(t, root, "bench", "s3cret", "/etcdperf/")
 	auth := cluster.ConnOptions{Endpoints: []string{ep}, User: "bench", Password: "s3cret"}
-	res, err := Bench(ctx, benchOf(loadrun.Options{Target: cluster.TargetOptions{Conn: auth}, Load: putLoad(100), Conns: 2}))
+	res, err := Bench(ctx, benchOf(loadrun.Options{Target: lab.TargetOptions{Conn: auth}, Load: putLoad(100), Conns: 2}))
 	if err != nil || res.Bench.Ops != 100 || len(res.Bench.Errors) != 0 {
 		t.Fatalf("bench with auth: %v %+v", err, res)
 	}

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/etcdperf/etcdperf/internal/capacity"
-	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/judge"
+	"github.com/etcdperf/etcdperf/internal/lab"
 	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/load"
 	"github.com/etcdperf/etcdperf/internal/loadrun"
@@ -54,7 +54,7 @@ type sweepSettings struct {
 	// the run ID with suffix.
 	where  string
 	phase  func(string)
-	target func(suffix string) cluster.TargetOptions
+	target func(suffix string) lab.TargetOptions
 }
 
 // run sweeps the capacity after the load first (the verdict's own, the

@@ -12,6 +12,7 @@ import (
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/clusterstate"
 	"github.com/etcdperf/etcdperf/internal/judge"
+	"github.com/etcdperf/etcdperf/internal/lab"
 	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/load"
 	"github.com/etcdperf/etcdperf/internal/loadrun"
@@ -41,7 +42,7 @@ type CheckOptions struct {
 	// Target is the etcd to check. An embedded member always runs in a
 	// process of its own, so that its CPU and memory are told apart from
 	// the client's.
-	Target cluster.TargetOptions
+	Target lab.TargetOptions
 	// Profile is the load model (profile.Profiles); Duration, when set,
 	// replaces its 60s.
 	Profile  profile.Profile
@@ -115,7 +116,7 @@ func Check(ctx context.Context, o CheckOptions) (*result.Result, error) {
 		}
 		w := sweepSettings{capacity: o.Capacity, step: o.CapacityStep, confirm: o.CapacityConfirm, dbSize: o.DBSize, soak: o.Soak,
 			base: o.Profile, device: loadDevice(o.Target, o.Device), criteria: o.Criteria, where: where, phase: o.Soak.Phase,
-			target: func(suffix string) cluster.TargetOptions {
+			target: func(suffix string) lab.TargetOptions {
 				t := o.Target
 				t.RunID = cluster.NewRunID() + suffix
 				return t
@@ -182,7 +183,7 @@ func runCheck(ctx context.Context, o CheckOptions) (*result.Result, error) {
 
 // loadDevice is the device a load watches: device when given, else the
 // one under an embedded etcd's data dir ("" for a cluster's endpoints).
-func loadDevice(target cluster.TargetOptions, device string) string {
+func loadDevice(target lab.TargetOptions, device string) string {
 	if device != "" || len(target.Conn.Endpoints) > 0 {
 		return device
 	}
@@ -251,7 +252,7 @@ func checkParams(p result.Params, o CheckOptions, dur time.Duration) *result.Che
 
 // puts is a put load for observedPuts.
 type puts struct {
-	target  cluster.TargetOptions
+	target  lab.TargetOptions
 	load    load.Options
 	compact bool
 	// compactEvery compacts during the load (loadrun.Options.CompactEvery).

@@ -11,6 +11,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/lab"
 	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/load"
 	"github.com/etcdperf/etcdperf/internal/profile"
@@ -79,7 +80,7 @@ func findCheck(r *result.Result, name string) (result.Check, bool) {
 // metrics, etcdperf's CPU from its rusage, the device from /proc.
 func TestCheckEmbedded(t *testing.T) {
 	dir := t.TempDir()
-	o := CheckOptions{Target: cluster.TargetOptions{DataDir: dir, ServerCommand: serverCommand(t)},
+	o := CheckOptions{Target: lab.TargetOptions{DataDir: dir, ServerCommand: serverCommand(t)},
 		Profile: profileOf(t, "s"), Duration: 3 * time.Second, Criteria: limits.Table}
 	res, err := Check(context.Background(), o)
 	if err != nil {
@@ -118,7 +119,7 @@ func TestCheckExternal(t *testing.T) {
 		t.Fatal(err)
 	}
 	conn := cluster.ConnOptions{Endpoints: []string{ep}}
-	o := CheckOptions{Target: cluster.TargetOptions{Conn: conn}, Profile: profileOf(t, "s"), Duration: time.Second, Prefix: "/mine/", Criteria: limits.Table}
+	o := CheckOptions{Target: lab.TargetOptions{Conn: conn}, Profile: profileOf(t, "s"), Duration: time.Second, Prefix: "/mine/", Criteria: limits.Table}
 	if _, err := Check(ctx, o); !errors.Is(err, ErrPrefixInUse) {
 		t.Fatalf("a prefix with keys: %v", err)
 	}
@@ -155,7 +156,7 @@ func TestCheckCompactsDuringLoad(t *testing.T) {
 			t.Fatal(err)
 		}
 		start := before.Header.Revision
-		o := CheckOptions{Target: cluster.TargetOptions{Conn: cluster.ConnOptions{Endpoints: []string{ep}}}, Profile: profileOf(t, "s"),
+		o := CheckOptions{Target: lab.TargetOptions{Conn: cluster.ConnOptions{Endpoints: []string{ep}}}, Profile: profileOf(t, "s"),
 			Duration: 2 * time.Second, Criteria: limits.Table, CompactEvery: every}
 		res, err := Check(ctx, o)
 		if err != nil {
@@ -185,7 +186,7 @@ func TestCheckOverwritesKeys(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	o := CheckOptions{Target: cluster.TargetOptions{Conn: cluster.ConnOptions{Endpoints: []string{ep}}}, Profile: profileOf(t, "s"),
+	o := CheckOptions{Target: lab.TargetOptions{Conn: cluster.ConnOptions{Endpoints: []string{ep}}}, Profile: profileOf(t, "s"),
 		Duration: time.Second, Criteria: limits.Table, Prefix: prefix, KeySpace: 100, Overwrite: true, AutoCompact: true}
 	res, err := Check(ctx, o)
 	if err != nil {
@@ -214,7 +215,7 @@ func TestCheckOverwritesKeys(t *testing.T) {
 func TestDatascaleEmbedded(t *testing.T) {
 	dir := t.TempDir()
 	p, _ := profile.LookupScale("s")
-	res, err := Datascale(context.Background(), DatascaleOptions{Target: cluster.TargetOptions{DataDir: dir, ServerCommand: serverCommand(t)},
+	res, err := Datascale(context.Background(), DatascaleOptions{Target: lab.TargetOptions{DataDir: dir, ServerCommand: serverCommand(t)},
 		Profile: p, Keys: 2000, Criteria: limits.Table})
 	if err != nil {
 		t.Fatal(err)

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 
-	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/judge"
+	"github.com/etcdperf/etcdperf/internal/lab"
 	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/load"
 	"github.com/etcdperf/etcdperf/internal/profile"
@@ -16,7 +16,7 @@ import (
 type DatascaleOptions struct {
 	// Target is the etcd to fill; an embedded member runs in a process
 	// of its own, so that its memory is etcd's alone.
-	Target cluster.TargetOptions
+	Target lab.TargetOptions
 	// Profile is the load model; Keys, when set, replaces its key count.
 	Profile profile.Scale
 	Keys    int64

@@ -12,6 +12,7 @@ import (
 	"github.com/etcdperf/etcdperf/internal/discover"
 	"github.com/etcdperf/etcdperf/internal/diskprobe"
 	"github.com/etcdperf/etcdperf/internal/judge"
+	"github.com/etcdperf/etcdperf/internal/lab"
 	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/liveprobe"
 	"github.com/etcdperf/etcdperf/internal/load"
@@ -42,7 +43,7 @@ type DoctorOptions struct {
 	Conn cluster.ConnOptions
 	// Members and Faults shape the embedded cluster (default one member).
 	Members int
-	Faults  []cluster.Fault
+	Faults  []lab.Fault
 	// Profile and Duration are the load (check perf's profile).
 	Profile  profile.Profile
 	Duration time.Duration

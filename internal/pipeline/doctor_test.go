@@ -10,6 +10,7 @@ import (
 
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/diskprobe"
+	"github.com/etcdperf/etcdperf/internal/lab"
 	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/noise"
 	"github.com/etcdperf/etcdperf/internal/result"
@@ -137,7 +138,7 @@ func TestDoctorExternal(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := res.Runs[0]
-	if len(res.Runs) != 1 || run.Name != "etcd at "+ep || run.Disk != nil || run.Target.Kind != cluster.External || run.Perf == nil {
+	if len(res.Runs) != 1 || run.Name != "etcd at "+ep || run.Disk != nil || run.Target.Kind != lab.External || run.Perf == nil {
 		t.Fatalf("run %q disk %v target %+v", run.Name, run.Disk, run.Target)
 	}
 	if !strings.Contains(res.Summary, "this cluster") {

@@ -5,10 +5,10 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/clusterstate"
 	"github.com/etcdperf/etcdperf/internal/diskprobe"
 	"github.com/etcdperf/etcdperf/internal/judge"
+	"github.com/etcdperf/etcdperf/internal/lab"
 	"github.com/etcdperf/etcdperf/internal/liveprobe"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/sysinfo"
@@ -187,9 +187,9 @@ func (d *doctorRun) where() string {
 
 // target is the etcd a phase runs on: the cluster, or an embedded etcd on
 // the storage, under the run ID with suffix.
-func (d *doctorRun) target(suffix string) cluster.TargetOptions {
+func (d *doctorRun) target(suffix string) lab.TargetOptions {
 	o := d.o
-	t := cluster.TargetOptions{Conn: o.Conn, DataDir: d.storage, RunID: d.runID + suffix, ServerCommand: o.ServerCommand, Members: o.Members, Faults: o.Faults}
+	t := lab.TargetOptions{Conn: o.Conn, DataDir: d.storage, RunID: d.runID + suffix, ServerCommand: o.ServerCommand, Members: o.Members, Faults: o.Faults}
 	if d.external {
 		t.DataDir = ""
 	}

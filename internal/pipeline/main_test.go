@@ -5,7 +5,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/lab"
 )
 
 // memberEnv makes the test binary act as `etcdperf server`, so that check,
@@ -15,7 +15,7 @@ const memberEnv = "ETCDPERF_PIPELINE_TEST_AS_MEMBER"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(memberEnv) == "1" {
-		if err := cluster.ServeArgs(os.Args[1:], os.Stdout); err != nil {
+		if err := lab.ServeArgs(os.Args[1:], os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}

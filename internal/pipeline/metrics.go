@@ -11,6 +11,7 @@ import (
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/clusterstate"
 	"github.com/etcdperf/etcdperf/internal/judge"
+	"github.com/etcdperf/etcdperf/internal/lab"
 	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/memberwatch"
 	"github.com/etcdperf/etcdperf/internal/result"
@@ -65,7 +66,7 @@ func Metrics(ctx context.Context, o MetricsOptions) (*result.Result, error) {
 	res.Env = sysinfo.HostEnv()
 	res.Env.EtcdVersion = d.Version
 	res.Env.Endpoints = strings.Join(o.Conn.Endpoints, ",")
-	res.Target = &result.Target{Kind: cluster.External, Endpoints: o.Conn.Endpoints, EndpointsFrom: o.Conn.EndpointsFrom, Version: d.Version}
+	res.Target = &result.Target{Kind: lab.External, Endpoints: o.Conn.Endpoints, EndpointsFrom: o.Conn.EndpointsFrom, Version: d.Version}
 	sec := &result.Metrics{Interval: o.Interval.Seconds(), Duration: o.Duration.Seconds(), Notes: d.Notes}
 	for _, err := range d.Unreachable {
 		sec.Notes = append(sec.Notes, err.Error())

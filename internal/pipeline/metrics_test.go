@@ -19,6 +19,7 @@ import (
 
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/judge"
+	"github.com/etcdperf/etcdperf/internal/lab"
 	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/promscrape"
 	"github.com/etcdperf/etcdperf/internal/render"
@@ -73,7 +74,7 @@ func shmOrTemp(t *testing.T) string {
 func TestMetricsUnderLoad(t *testing.T) {
 	ctx := context.Background()
 	// tmpfs, where etcd's fsyncs all fall in its lowest bucket.
-	tg, err := cluster.Open(ctx, cluster.TargetOptions{DataDir: shmOrTemp(t), RunID: "metrics-load"})
+	tg, err := lab.Open(ctx, lab.TargetOptions{DataDir: shmOrTemp(t), RunID: "metrics-load"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +242,7 @@ func TestMetricsUnderLoad(t *testing.T) {
 // go on, and the verdict fails.
 func TestMetricsThreeMembersOneKilled(t *testing.T) {
 	ctx := context.Background()
-	tg, err := cluster.Open(ctx, cluster.TargetOptions{DataDir: t.TempDir(), RunID: "metrics-three", Members: 3, ServerCommand: serverCommand(t)})
+	tg, err := lab.Open(ctx, lab.TargetOptions{DataDir: t.TempDir(), RunID: "metrics-three", Members: 3, ServerCommand: serverCommand(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,9 +347,9 @@ func boolFloat(b bool) float64 {
 func TestMetricsTLS(t *testing.T) {
 	certs := testutil.NewCerts(t)
 	ctx := context.Background()
-	m, err := cluster.StartMember(ctx, cluster.MemberConfig{Name: "tls", DataDir: filepath.Join(t.TempDir(), "m"),
+	m, err := lab.StartMember(ctx, lab.MemberConfig{Name: "tls", DataDir: filepath.Join(t.TempDir(), "m"),
 		ClientURL: fmt.Sprintf("https://127.0.0.1:%d", testutil.FreePort(t)), PeerURL: fmt.Sprintf("http://127.0.0.1:%d", testutil.FreePort(t)),
-		TLS: &cluster.ServerTLS{CertFile: certs.ServerCert, KeyFile: certs.ServerKey, TrustedCAFile: certs.CA, ClientCertAuth: true}})
+		TLS: &lab.ServerTLS{CertFile: certs.ServerCert, KeyFile: certs.ServerKey, TrustedCAFile: certs.CA, ClientCertAuth: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

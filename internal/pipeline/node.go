@@ -10,6 +10,7 @@ import (
 	"github.com/etcdperf/etcdperf/internal/discover"
 	"github.com/etcdperf/etcdperf/internal/etcdlog"
 	"github.com/etcdperf/etcdperf/internal/judge"
+	"github.com/etcdperf/etcdperf/internal/lab"
 	"github.com/etcdperf/etcdperf/internal/loadrun"
 	"github.com/etcdperf/etcdperf/internal/memberwatch"
 	"github.com/etcdperf/etcdperf/internal/promscrape"
@@ -116,7 +117,7 @@ func readNodeJournal(ctx context.Context, r *result.Result, n *discover.Node, si
 // Target, and the stall a defragmentation of member (the one on this
 // node; "": none) would cause, from its last scrape.
 func observeMembers(ctx context.Context, r *result.Result, conn cluster.ConnOptions, device string, d time.Duration, member string) error {
-	t, err := cluster.Open(ctx, cluster.TargetOptions{Conn: conn})
+	t, err := lab.Open(ctx, lab.TargetOptions{Conn: conn})
 	if err != nil {
 		return err
 	}

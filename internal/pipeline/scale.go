@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/judge"
+	"github.com/etcdperf/etcdperf/internal/lab"
 	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/load"
 	"github.com/etcdperf/etcdperf/internal/loadrun"
@@ -41,7 +41,7 @@ func Scale(ctx context.Context, o ScaleOptions) (res *result.Result, err error) 
 	res = result.New(result.KindScale)
 	res.Params = scaleParams(o)
 
-	t, err := cluster.Open(ctx, o.Target)
+	t, err := lab.Open(ctx, o.Target)
 	if err != nil {
 		return nil, err
 	}

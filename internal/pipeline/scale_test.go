@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/lab"
 	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/scale"
@@ -26,7 +27,7 @@ func counts(t *testing.T, spec string) []scale.Count {
 
 func TestScaleEmbedded(t *testing.T) {
 	dir := t.TempDir()
-	o := ScaleOptions{Options: scale.Options{Target: cluster.TargetOptions{DataDir: dir}, Counts: counts(t, "pods=600,services=60,events=60"),
+	o := ScaleOptions{Options: scale.Options{Target: lab.TargetOptions{DataDir: dir}, Counts: counts(t, "pods=600,services=60,events=60"),
 		Steps: 3, Clients: 4, UpdateRate: 200, Lists: 2, ListInterval: 50 * time.Millisecond}}
 	res, err := Scale(context.Background(), o)
 	if err != nil {
@@ -93,7 +94,7 @@ func TestScaleStopsAtALimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := ScaleOptions{Options: scale.Options{Target: cluster.TargetOptions{DataDir: t.TempDir()}, Counts: counts(t, "pods=200"), Steps: 4, Lists: 1}, Criteria: criteria}
+	o := ScaleOptions{Options: scale.Options{Target: lab.TargetOptions{DataDir: t.TempDir()}, Counts: counts(t, "pods=200"), Steps: 4, Lists: 1}, Criteria: criteria}
 	res, err := Scale(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
@@ -125,7 +126,7 @@ func TestScaleExternal(t *testing.T) {
 	if _, err := cli.Put(ctx, "/etcdperf/taken/x", "1"); err != nil {
 		t.Fatal(err)
 	}
-	o := ScaleOptions{Options: scale.Options{Target: cluster.TargetOptions{Conn: conn}, Counts: counts(t, "pods=20,events=16"), Steps: 2, Clients: 1, Lists: 1, Prefix: "/etcdperf/taken/"}}
+	o := ScaleOptions{Options: scale.Options{Target: lab.TargetOptions{Conn: conn}, Counts: counts(t, "pods=20,events=16"), Steps: 2, Clients: 1, Lists: 1, Prefix: "/etcdperf/taken/"}}
 	if _, err := Scale(ctx, o); !errors.Is(err, ErrPrefixInUse) {
 		t.Errorf("a used prefix: %v", err)
 	}
@@ -137,7 +138,7 @@ func TestScaleExternal(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc := res.Scale
-	if len(sc.Steps) != 2 || res.Target.Kind != cluster.External {
+	if len(sc.Steps) != 2 || res.Target.Kind != lab.External {
 		t.Fatalf("%d steps, target %+v", len(sc.Steps), res.Target)
 	}
 	if ev := sc.Steps[1].Kinds["events"]; ev >= 16 {

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/lab"
 )
 
 // ErrNoFUSE says that a slow view of a directory cannot be mounted here.
@@ -17,18 +17,18 @@ var ErrNoFUSE = errors.New("--simulate-fsync-delay mounts a FUSE file system: it
 // CanMountFUSE reports why a slow view cannot be mounted here, nil when it
 // can.
 func CanMountFUSE() error {
-	if err := cluster.SlowDiskSupported(); err != nil {
+	if err := lab.SlowDiskSupported(); err != nil {
 		return fmt.Errorf("%w (%v)", ErrNoFUSE, err)
 	}
 	return nil
 }
 
 // slowMount is a slow view of a folder inside the storage under test,
-// served by `etcdperf slowdisk` in a child process (cluster.SlowDisk):
+// served by `etcdperf slowdisk` in a child process (lab.SlowDisk):
 // the view is mnt, whose fsyncs wait; the files live beside it in root.
 type slowMount struct {
 	root, mnt string
-	disk      *cluster.SlowDisk
+	disk      *lab.SlowDisk
 }
 
 // mountSlow creates the folder etcdperf-slowdisk-<runID> in dir and
@@ -46,7 +46,7 @@ func mountSlow(ctx context.Context, dir, runID string, delay time.Duration, comm
 	if err := os.Mkdir(root, 0o700); err != nil {
 		return nil, fmt.Errorf("create the slow disk's folder in %s: %w", abs, err)
 	}
-	sd, err := cluster.StartSlowDisk(ctx, command, root, delay)
+	sd, err := lab.StartSlowDisk(ctx, command, root, delay)
 	if err != nil {
 		os.RemoveAll(root)
 		return nil, err

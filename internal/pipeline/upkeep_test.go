@@ -13,6 +13,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/lab"
 	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/promexport"
 	"github.com/etcdperf/etcdperf/internal/promscrape"
@@ -179,7 +180,7 @@ func TestCheckStatesMemberDefrag(t *testing.T) {
 	// of other tests' members count too.
 	sig := scrape()
 	before, defrags := sig.Values["db_size_in_use"], sig.Histograms["defrag"].Count
-	o := CheckOptions{Target: cluster.TargetOptions{Conn: cluster.ConnOptions{Endpoints: []string{ep}}}, Profile: profileOf(t, "s"),
+	o := CheckOptions{Target: lab.TargetOptions{Conn: cluster.ConnOptions{Endpoints: []string{ep}}}, Profile: profileOf(t, "s"),
 		Duration: time.Second, Prefix: "/etcdperf/defrag-test/", Criteria: limits.Table, DefragMember: "m1"}
 	res, err := runCheck(ctx, o)
 	if err != nil {

@@ -11,12 +11,12 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/lab"
 )
 
 func startEtcd(t *testing.T) *clientv3.Client {
 	t.Helper()
-	tg, err := cluster.Open(context.Background(), cluster.TargetOptions{DataDir: t.TempDir(), RunID: "scale-test"})
+	tg, err := lab.Open(context.Background(), lab.TargetOptions{DataDir: t.TempDir(), RunID: "scale-test"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/hist"
+	"github.com/etcdperf/etcdperf/internal/lab"
 	"github.com/etcdperf/etcdperf/internal/load"
 	"github.com/etcdperf/etcdperf/internal/memberwatch"
 	"github.com/etcdperf/etcdperf/internal/promscrape"
@@ -26,7 +27,7 @@ import (
 // Options configure `etcdperf scale`.
 type Options struct {
 	// Target is the etcd to grow: external endpoints or embedded members.
-	Target cluster.TargetOptions
+	Target lab.TargetOptions
 	// Prefix holds every key; default /etcdperf/<run id>/.
 	Prefix string
 	// Counts are the kinds and how many objects of each the run grows to.
@@ -142,7 +143,7 @@ func (o *Options) Validate() error {
 // Run is one density run under way: its objects, leases and members.
 type Run struct {
 	o       Options
-	t       *cluster.Target
+	t       *lab.Target
 	cli     *cluster.Client
 	conns   []load.Conn
 	objs    *Objects
@@ -153,7 +154,7 @@ type Run struct {
 }
 
 // NewRun prepares a run of o on target t over conns (load.Dial).
-func NewRun(o Options, t *cluster.Target, conns []load.Conn) *Run {
+func NewRun(o Options, t *lab.Target, conns []load.Conn) *Run {
 	members := t.Members()
 	sort.Slice(members, func(i, j int) bool { return members[i].Name < members[j].Name })
 	return &Run{o: o, t: t, cli: t.Client(), conns: conns,
@@ -199,7 +200,7 @@ func (r *Run) Measure(ctx context.Context, stop StopFunc) (*result.Scale, *resul
 		if m.LogFile != "" {
 			logFiles = append(logFiles, m.LogFile)
 		}
-		if r.t.Kind() == cluster.Embedded && inProcess(m) {
+		if r.t.Kind() == lab.Embedded && inProcess(m) {
 			sc.Notes = append(sc.Notes, "the embedded member runs inside etcdperf: its RSS includes etcdperf's own memory")
 		}
 	}
@@ -600,7 +601,7 @@ func listErrorKey(err error) string {
 // as a whole) and revokes its leases.
 func (r *Run) Cleanup(ctx context.Context) error {
 	var errs []error
-	if r.t.Kind() == cluster.External {
+	if r.t.Kind() == lab.External {
 		if err := deletePaged(ctx, r.cli, r.o.Prefix); err != nil {
 			errs = append(errs, err)
 		}

@@ -1,4 +1,4 @@
-package cluster_test
+package lab_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/etcdperf/etcdperf/internal/cgroup"
-	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/lab"
 	"github.com/etcdperf/etcdperf/internal/memberproc"
 	"github.com/etcdperf/etcdperf/internal/sysinfo"
 	"github.com/etcdperf/etcdperf/internal/testutil"
@@ -22,7 +22,7 @@ import (
 // the volume's file, no cgroup caps its writes to its own device, and
 // nothing is left once it stops.
 func TestVolumeIOPSMember(t *testing.T) {
-	if err := cluster.VolumeSupported(); err != nil {
+	if err := lab.VolumeSupported(); err != nil {
 		t.Skipf("skipped: %v", err)
 	}
 	if err := cgroup.Host.CanLimitIO(); err != nil {
@@ -34,12 +34,12 @@ func TestVolumeIOPSMember(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	faults, err := cluster.ParseFaults([]string{"1:volume-iops=400"}, 1)
+	faults, err := lab.ParseFaults([]string{"1:volume-iops=400"}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	tg, err := cluster.Open(ctx, cluster.TargetOptions{DataDir: dir, RunID: "vol", Faults: faults, ServerCommand: cluster.MemberCommand(t)})
+	tg, err := lab.Open(ctx, lab.TargetOptions{DataDir: dir, RunID: "vol", Faults: faults, ServerCommand: lab.MemberCommand(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,18 +138,18 @@ func loopDevices(t *testing.T) string {
 
 // A member killed outright cannot remove its volume: Close does.
 func TestVolumeMemberKilledCleansUp(t *testing.T) {
-	if err := cluster.VolumeSupported(); err != nil {
+	if err := lab.VolumeSupported(); err != nil {
 		t.Skipf("skipped: %v", err)
 	}
 	if err := cgroup.Host.CanLimitIO(); err != nil {
 		t.Skipf("skipped: a capped volume needs a blkio or io cgroup: %v", err)
 	}
 	dir := testutil.MountQuietDisk(t, "512M")
-	faults, err := cluster.ParseFaults([]string{"1:volume-iops=400"}, 1)
+	faults, err := lab.ParseFaults([]string{"1:volume-iops=400"}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tg, err := cluster.Open(context.Background(), cluster.TargetOptions{DataDir: dir, RunID: "kill", Faults: faults, ServerCommand: cluster.MemberCommand(t)})
+	tg, err := lab.Open(context.Background(), lab.TargetOptions{DataDir: dir, RunID: "kill", Faults: faults, ServerCommand: lab.MemberCommand(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

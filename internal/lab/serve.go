@@ -1,8 +1,9 @@
-package cluster
+package lab
 
 import (
 	"context"
 	"fmt"
+	"github.com/etcdperf/etcdperf/internal/cluster"
 	"io"
 	"net"
 	"net/url"
@@ -184,8 +185,8 @@ func ServeMember(ctx context.Context, cfg MemberConfig, ready io.Writer) (err er
 			return fmt.Errorf("log file: %w", err)
 		}
 		undo.pushQuiet(func() { f.Close() })
-		GRPCLogTo(f)
-		undo.pushQuiet(func() { GRPCLogTo(nil) })
+		cluster.GRPCLogTo(f)
+		undo.pushQuiet(func() { cluster.GRPCLogTo(nil) })
 	}
 	// A parent that dies while the member starts must stop the start too.
 	ctx, cancel := context.WithCancel(ctx)
@@ -329,7 +330,7 @@ func slowLink(cfg MemberConfig) (*netfault.Proxy, string, error) {
 	if err != nil || u.Scheme != "http" {
 		return nil, "", fmt.Errorf("the peer URL %q must be http://host:port", cfg.PeerURL)
 	}
-	ports, err := freePorts(1)
+	ports, err := FreePorts(1)
 	if err != nil {
 		return nil, "", err
 	}

@@ -1,9 +1,10 @@
-package cluster
+package lab
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/etcdperf/etcdperf/internal/cluster"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -26,7 +27,7 @@ const (
 type TargetOptions struct {
 	// Conn reaches an external cluster; its timeouts also apply to
 	// embedded members.
-	Conn ConnOptions
+	Conn cluster.ConnOptions
 	// Members is the number of embedded members (default 1). One runs in
 	// this process; several run as child processes (ServerCommand), so that
 	// each has its own metrics and fails on its own.
@@ -68,8 +69,8 @@ func (o TargetOptions) faulty() bool {
 // by the Target.
 type Target struct {
 	kind    string
-	client  *Client
-	members []Member
+	client  *cluster.Client
+	members []cluster.Member
 	runDir  string
 	keep    bool
 	inproc  *EmbeddedMember
@@ -81,9 +82,9 @@ type Target struct {
 // connects to it. Starting is bounded by the start timeout; on any error,
 // and when ctx ends, everything started is stopped and removed.
 func Open(ctx context.Context, o TargetOptions) (*Target, error) {
-	QuietGRPC()
+	cluster.QuietGRPC()
 	if len(o.Conn.Endpoints) > 0 {
-		c, err := Connect(ctx, o.Conn)
+		c, err := cluster.Connect(ctx, o.Conn)
 		if err != nil {
 			return nil, err
 		}
@@ -105,22 +106,22 @@ func Open(ctx context.Context, o TargetOptions) (*Target, error) {
 func (t *Target) Kind() string { return t.kind }
 
 // Client is the connection to the cluster.
-func (t *Target) Client() *Client { return t.client }
+func (t *Target) Client() *cluster.Client { return t.client }
 
 // Members are the cluster's members as of Open (or the last Refresh).
-func (t *Target) Members() []Member { return append([]Member(nil), t.members...) }
+func (t *Target) Members() []cluster.Member { return append([]cluster.Member(nil), t.members...) }
 
 // RunDir is the embedded members' folder ("" for an external cluster).
 func (t *Target) RunDir() string { return t.runDir }
 
 // Leader returns the leader as of Open (or the last Refresh).
-func (t *Target) Leader() (Member, bool) {
+func (t *Target) Leader() (cluster.Member, bool) {
 	for _, m := range t.members {
 		if m.Leader {
 			return m, true
 		}
 	}
-	return Member{}, false
+	return cluster.Member{}, false
 }
 
 // Refresh asks the cluster for its members and leader again.
@@ -170,7 +171,7 @@ func (t *Target) stopMembers() error {
 		cgroup.Host.RemoveStale()
 	}
 	if t.logFile != nil {
-		GRPCLogTo(nil)
+		cluster.GRPCLogTo(nil)
 		t.logFile.Close()
 		t.logFile = nil
 	}
@@ -298,13 +299,13 @@ func startEmbedded(ctx context.Context, o TargetOptions) (*Target, error) {
 	for _, c := range cfgs {
 		conn.Endpoints = append(conn.Endpoints, c.ClientURL)
 	}
-	c, err := Connect(ctx, conn)
+	c, err := cluster.Connect(ctx, conn)
 	if err != nil {
 		return fail(err)
 	}
 	t.client = c
 	for i, c := range cfgs {
-		m := Member{Name: c.Name, ClientURL: c.ClientURL, MetricsURL: MetricsURL(c.ClientURL), PeerURL: c.PeerURL, DataDir: c.DataDir, LogFile: c.LogFile,
+		m := cluster.Member{Name: c.Name, ClientURL: c.ClientURL, MetricsURL: cluster.MetricsURL(c.ClientURL), PeerURL: c.PeerURL, DataDir: c.DataDir, LogFile: c.LogFile,
 			Fault: c.Fault.String()}
 		if t.procs != nil {
 			m.PID = t.procs[i].cmd.Process.Pid
@@ -325,7 +326,7 @@ func (t *Target) startInProcess(ctx context.Context, cfg MemberConfig) error {
 		return fmt.Errorf("embedded etcd log: %w", err)
 	}
 	t.logFile = f
-	GRPCLogTo(f)
+	cluster.GRPCLogTo(f)
 	m, err := StartMember(ctx, cfg)
 	if err != nil {
 		return err
@@ -335,7 +336,7 @@ func (t *Target) startInProcess(ctx context.Context, cfg MemberConfig) error {
 }
 
 func memberConfigs(runDir string, n int, o TargetOptions, timeout time.Duration) ([]MemberConfig, error) {
-	ports, err := freePorts(2 * n)
+	ports, err := FreePorts(2 * n)
 	if err != nil {
 		return nil, err
 	}
@@ -367,7 +368,7 @@ func memberConfigs(runDir string, n int, o TargetOptions, timeout time.Duration)
 
 // mergeKnown completes the cluster's member list with what etcdperf knows
 // of the members it started (data dir, log file, process).
-func (t *Target) mergeKnown(ms []Member) []Member {
+func (t *Target) mergeKnown(ms []cluster.Member) []cluster.Member {
 	for i := range ms {
 		for _, k := range t.members {
 			if k.Name == ms[i].Name {

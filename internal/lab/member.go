@@ -1,9 +1,10 @@
-package cluster
+package lab
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/etcdperf/etcdperf/internal/cluster"
 	"net/url"
 	"os"
 	"strings"
@@ -56,8 +57,9 @@ type MemberConfig struct {
 	// listenPeerURL is where etcd listens for its peers when that is not
 	// PeerURL (a slow link listens there instead).
 	listenPeerURL string
-	// listenMetricsURL is etcd's --listen-metrics-urls (tests).
-	listenMetricsURL string
+	// ListenMetricsURL, when set, is etcd's --listen-metrics-urls: a port
+	// that serves /metrics alone.
+	ListenMetricsURL string
 }
 
 // ServerTLS is the client-side TLS of an embedded member (etcd's
@@ -78,7 +80,7 @@ type EmbeddedMember struct {
 // serves clients (for a multi-member cluster, until the cluster has a
 // quorum), at most cfg.StartTimeout.
 func StartMember(ctx context.Context, cfg MemberConfig) (*EmbeddedMember, error) {
-	QuietGRPC()
+	cluster.QuietGRPC()
 	ec, err := embedConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -172,10 +174,10 @@ func embedConfig(c MemberConfig) (*embed.Config, error) {
 		}
 		ec.ListenPeerUrls = []url.URL{*lu}
 	}
-	if c.listenMetricsURL != "" {
-		mu, err := url.Parse(c.listenMetricsURL)
+	if c.ListenMetricsURL != "" {
+		mu, err := url.Parse(c.ListenMetricsURL)
 		if err != nil {
-			return nil, fmt.Errorf("metrics URL %q: %w", c.listenMetricsURL, err)
+			return nil, fmt.Errorf("metrics URL %q: %w", c.ListenMetricsURL, err)
 		}
 		ec.ListenMetricsUrls = []url.URL{*mu}
 	}

@@ -1,13 +1,13 @@
-package cluster
+package lab
 
 import (
 	"fmt"
 	"net"
 )
 
-// freePorts returns n distinct loopback TCP ports that were free a moment
+// FreePorts returns n distinct loopback TCP ports that were free a moment
 // ago. Another process may take one before etcd binds it: callers retry.
-func freePorts(n int) ([]int, error) {
+func FreePorts(n int) ([]int, error) {
 	ports := make([]int, 0, n)
 	var ls []net.Listener
 	defer func() {
