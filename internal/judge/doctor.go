@@ -243,10 +243,61 @@ func targetSummary(r *result.Result) string {
 		head = "with a neighbour writing bulk data on the device: " + head
 	}
 	figs := targetFigures(r, t)
-	if len(figs) == 0 {
-		return head + sweepWords(r, t) + "."
+	warned := warnedBy(r, t)
+	if warned != "" {
+		// No limit of etcd's writes explains the warning: the head says
+		// they passed, and which finding warns.
+		head = passHead(t) + "'s writes"
 	}
-	return head + " (" + strings.Join(figs, ", ") + ")" + sweepWords(r, t) + "."
+	if len(figs) > 0 {
+		head += " (" + strings.Join(figs, ", ") + ")"
+	}
+	return head + sweepWords(r, t) + warned + "."
+}
+
+// passHead is the head of a target whose writes passed: "this storage is
+// fast enough for etcd".
+func passHead(t result.DoctorTarget) string {
+	return verdictHead(result.Pass, t)
+}
+
+// warnedBy is what a warning that no limit of etcd's writes explains
+// says, for the verdict's head: the first warning finding's title, and
+// how many more there are ("; but ..."). It is "" unless the target
+// warned with every check passed and no cause named (the cause table's
+// Tight head then says what limits etcd).
+func warnedBy(r *result.Result, t result.DoctorTarget) string {
+	if r.Verdict != result.Warn || t.Volatile || t.LimitedBy.Info().Tight != "" {
+		return ""
+	}
+	for _, c := range r.Checks {
+		if c.Status != result.StatusPass {
+			return ""
+		}
+	}
+	var titles []string
+	for _, f := range r.Findings {
+		if f.Severity == result.Warning {
+			titles = append(titles, f.Title)
+		}
+	}
+	if len(titles) == 0 {
+		return ""
+	}
+	s := "; but " + lowerFirst(titles[0])
+	if n := len(titles) - 1; n > 0 {
+		s += fmt.Sprintf(" (and %d more warning(s) below)", n)
+	}
+	return s
+}
+
+// lowerFirst lowers a sentence's first letter unless it starts a name in
+// capitals ("WAL").
+func lowerFirst(s string) string {
+	if len(s) < 2 || s[0] < 'A' || s[0] > 'Z' || (s[1] >= 'A' && s[1] <= 'Z') {
+		return s
+	}
+	return string(s[0]+'a'-'A') + s[1:]
 }
 
 // verdictHead says what a target's verdict means, by what limits etcd

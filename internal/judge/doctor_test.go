@@ -131,3 +131,28 @@ func TestSweepWordsBelowVerdict(t *testing.T) {
 		}
 	}
 }
+
+// A warning that no limit of etcd's writes explains (every check passed,
+// no cause named) is not "little headroom": the head says the writes
+// passed and which finding warns; a check that warned keeps the cause's
+// head.
+func TestWarnedByAFinding(t *testing.T) {
+	target := func(syncP99 float64) *result.Result {
+		return &result.Result{Kind: result.KindDoctor, Name: "/data",
+			Disk:           &result.Disk{Sync: "fdatasync", IOPS: 5000, SyncLatency: &result.Latency{Count: 10000, P99: syncP99}},
+			ExpectedDefrag: &result.ExpectedDefrag{DBSize: 2 << 30, DBSizeFrom: "etcd's default quota", Rate: 187.5 * (1 << 20), Seconds: 10.9},
+			Doctor:         &result.Doctor{Targets: []result.DoctorTarget{{Name: "/data", Dir: "/data"}}}}
+	}
+	r := target(0.0003)
+	Judge(r, limits.Table)
+	if r.Verdict != result.Warn || !strings.HasPrefix(r.Summary, "this storage is fast enough for etcd's writes (") ||
+		!strings.Contains(r.Summary, "; but a defragmentation of a 2.0 GiB database") || strings.Contains(r.Summary, "little headroom") {
+		t.Errorf("a defragmentation's stall alone: verdict %s, summary %q", r.Verdict, r.Summary)
+	}
+	// The disk near its limit: its own head, whatever else warns.
+	r = target(0.009)
+	Judge(r, limits.Table)
+	if r.Verdict != result.Warn || strings.Contains(r.Summary, "fast enough for etcd's writes") || !strings.Contains(r.Summary, "little headroom") {
+		t.Errorf("a disk near its limit: verdict %s, summary %q", r.Verdict, r.Summary)
+	}
+}
