@@ -70,7 +70,7 @@ func Members(r *result.Result) []Member {
 			}
 			ms = append(ms, Member{Name: m.Name, WALFsync: o.WALFsync, BackendCommit: o.BackendCommit,
 				SlowApplies: o.SlowApplies, HeartbeatFailures: o.HeartbeatFailures, SlowReadIndexes: o.SlowReadIndexes, Process: m.Process,
-				DBSize: o.DBSize, DBSizeInUse: o.DBSizeInUse, Quota: o.Quota, QuotaSource: quotaMetric})
+				DBSize: o.DBSize, DBSizeInUse: o.DBSizeInUse, Quota: o.Quota, QuotaSource: QuotaMetric})
 		}
 	case r.Server != nil:
 		s := r.Server
@@ -92,7 +92,7 @@ func Members(r *result.Result) []Member {
 				if d.Name == ms[i].Name || len(ms) == 1 && len(s.Databases) == 1 {
 					ms[i].DBSize, ms[i].DBSizeInUse, ms[i].Quota = d.Size, d.InUse, d.Quota
 					if d.Quota > 0 {
-						ms[i].QuotaSource = quotaMetric
+						ms[i].QuotaSource = QuotaMetric
 					}
 				}
 			}
@@ -119,8 +119,8 @@ func Members(r *result.Result) []Member {
 	return ms
 }
 
-// quotaMetric is where a member's own quota comes from.
-const quotaMetric = "etcd_server_quota_backend_bytes"
+// QuotaMetric is where a member's own quota comes from: its gauge.
+const QuotaMetric = "etcd_server_quota_backend_bytes"
 
 // withPerfDatabases adds the databases of a load check's members to the
 // members of the same name (the only one, when there is one of each),
@@ -143,7 +143,7 @@ func withPerfDatabases(ms []Member, pf *result.Perf) []Member {
 			ms = append(ms, Member{Name: pm.Name, dbOnly: true})
 			i = len(ms) - 1
 		}
-		ms[i].DBSize, ms[i].DBSizeInUse, ms[i].Quota, ms[i].QuotaSource = pm.DBSize, pm.DBSizeInUse, pm.Quota, quotaMetric
+		ms[i].DBSize, ms[i].DBSizeInUse, ms[i].Quota, ms[i].QuotaSource = pm.DBSize, pm.DBSizeInUse, pm.Quota, QuotaMetric
 	}
 	return ms
 }

@@ -53,7 +53,7 @@ func lastStep(sc *result.Scale) (result.ScaleStep, bool) {
 
 func quotaSource(sc *result.Scale) string {
 	if sc.Quota > 0 {
-		return "etcd_server_quota_backend_bytes"
+		return QuotaMetric
 	}
 	return "etcd's default --quota-backend-bytes (the members do not report theirs)"
 }

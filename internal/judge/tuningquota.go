@@ -196,7 +196,7 @@ func promQuota(r *result.Result) {
 		if d.Size > f.size {
 			f = quotaFigures{member: d.Instance, size: d.Size, inUse: d.InUse, quota: d.Quota, growth: d.Growth, span: p.End.Sub(p.Start).Seconds()}
 			if d.Quota > 0 {
-				f.quotaFrom = "etcd_server_quota_backend_bytes of " + d.Instance
+				f.quotaFrom = diagnose.QuotaMetric + " of " + d.Instance
 			}
 		}
 	}

@@ -17,9 +17,10 @@ const (
 	// 3.4 and later); dbTotal the file's size, free pages included.
 	dbInUse = "etcd_mvcc_db_total_size_in_use_in_bytes"
 	dbTotal = "etcd_mvcc_db_total_size_in_bytes"
-	// walBytes counts the bytes a member wrote to its WAL (etcd 3.5 and
-	// later): each committed proposal is one entry, its request (key,
-	// value, header) in etcd's framing.
+	// walBytes counts the bytes a member wrote to its WAL (etcd 3.4.13,
+	// the oldest release the captures in promscrape's testdata hold,
+	// exports it already): each committed proposal is one entry, its
+	// request (key, value, header) in etcd's framing.
 	walBytes  = "etcd_disk_wal_write_bytes_total"
 	proposals = "etcd_server_proposals_committed_total"
 )
@@ -91,7 +92,7 @@ func (c *Client) MeanWrite(ctx context.Context, r Resolved, selector string) (*M
 		return nil, err
 	}
 	if math.IsNaN(mean) {
-		return nil, fmt.Errorf("%w at %s for %s%s between %s and %s (etcd 3.5 and later export it; its proposals are there)",
+		return nil, fmt.Errorf("%w at %s for %s%s between %s and %s (etcd 3.4.13 and later export it; its proposals are there)",
 			ErrNoData, c.url, walBytes, selectorNote(selector), r.Start.UTC().Format(time.RFC3339), r.End.UTC().Format(time.RFC3339))
 	}
 	return &MeanWrite{Bytes: mean, Writes: writes}, nil
