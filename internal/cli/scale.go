@@ -29,9 +29,6 @@ func newScaleCmd() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		if f.kube(cmd.Flags().Changed) {
-			return runKubeScale(cmd, sinks, f.conn, &f.ko, f.objects, f.overrides, f.kubeNode, f.kubeRoot)
-		}
 		o, err := f.complete(cmd)
 		if err != nil {
 			return err
@@ -41,9 +38,9 @@ func newScaleCmd() *cobra.Command {
 	return cmd
 }
 
-// scaleFlags are scale's flags as given: o and ko hold the options of
-// each way (etcd directly, through the API server) that flags set as
-// they are.
+// scaleFlags are scale's flags as given: o holds the options that flags
+// set as they are, of either way (etcd itself, or through the API server
+// in o.Kube).
 type scaleFlags struct {
 	conn      *connFlags
 	out       *outputFlag
@@ -52,14 +49,13 @@ type scaleFlags struct {
 	sizes     []string
 	overrides []string
 	o         pipeline.ScaleOptions
-	ko        pipeline.KubeScaleOptions
 	kubeNode  bool
 	kubeRoot  string
 }
 
 func addScaleFlags(cmd *cobra.Command) *scaleFlags {
 	f := &scaleFlags{conn: addConnFlags(cmd), out: addOutputFlag(cmd)}
-	o, ko := &f.o, &f.ko
+	o, ko := &f.o, &f.o.Kube
 	fl := cmd.Flags()
 	fl.StringVar(&f.objects, "objects", scale.DefaultObjects, "objects to grow to, kind=count,... (kinds: "+strings.Join(scale.KindNames(), ", ")+"; 100k, 1m accepted)")
 	fl.IntVar(&o.Steps, "steps", scale.DefaultSteps, "steps to grow in; etcd's figures are recorded after each (through the API server: 5 unless given)")
@@ -94,12 +90,16 @@ func addScaleFlags(cmd *cobra.Command) *scaleFlags {
 
 // kube says whether the run goes through Kubernetes' API server.
 func (f *scaleFlags) kube(given func(string) bool) bool {
-	return f.ko.Conn.Given() || given("token") || given("context")
+	return f.o.Kube.Conn.Given() || given("token") || given("context")
 }
 
-// validate checks the flags of a run on etcd by their values alone (given
-// says which were given by name) and sets the objects to write.
+// validate checks the flags by their values alone (given says which were
+// given by name) and sets the objects to write, either way: on etcd, the
+// API server's flags are refused; through the API server, etcd's own.
 func (f *scaleFlags) validate(given func(string) bool) error {
+	if f.kube(given) {
+		return f.validateKube(given)
+	}
 	for _, name := range []string{"qps", "burst", "gets", "lease-renew", "certificate-authority", "kube-insecure-skip-tls-verify", "node", "root"} {
 		if given(name) {
 			return usageError("--%s applies through the API server: give --kubeconfig or --server", name)
@@ -121,6 +121,44 @@ func (f *scaleFlags) validate(given func(string) bool) error {
 	return nil
 }
 
+// validateKube is validate through the API server: the flags shared with
+// a run on etcd are copied to o.Kube, with the API server's defaults
+// where they were not given by name.
+func (f *scaleFlags) validateKube(given func(string) bool) error {
+	ko := &f.o.Kube
+	for _, name := range []string{"value-size", "conns", "rate", "prefix", "data-dir", "keep-data", "event-ttl", "members", "fault"} {
+		if given(name) {
+			return usageError("--%s does not apply through the API server (--kubeconfig, --server)", name)
+		}
+	}
+	if (given("qps") && ko.QPS <= 0) || (given("burst") && ko.Burst < 1) {
+		return usageError("--qps must be over 0 and --burst at least 1, got %g and %d", ko.QPS, ko.Burst)
+	}
+	if given("root") && !f.kubeNode {
+		return usageError("--root is for --node: etcdperf scale --kubeconfig ... --node --root %s", f.kubeRoot)
+	}
+	objects := kubescale.DefaultObjects
+	if given("objects") {
+		objects = f.objects
+	}
+	var err error
+	if ko.Counts, err = kubescale.ParseObjects(objects); err != nil {
+		return usageError("%v", err)
+	}
+	ko.Steps, ko.Clients, ko.UpdateRate = kubescale.DefaultSteps, kubescale.DefaultClients, kubescale.DefaultUpdateRate
+	if given("steps") {
+		ko.Steps = f.o.Steps
+	}
+	if given("clients") {
+		ko.Clients = f.o.Clients
+	}
+	if given("update-rate") {
+		ko.UpdateRate = f.o.UpdateRate
+	}
+	ko.PageLimit, ko.Lists, ko.ListInterval = f.o.PageLimit, f.o.Lists, f.o.ListInterval
+	return nil
+}
+
 // complete validates the flags and turns them into the run's options.
 func (f *scaleFlags) complete(cmd *cobra.Command) (pipeline.ScaleOptions, error) {
 	given := cmd.Flags().Changed
@@ -131,6 +169,12 @@ func (f *scaleFlags) complete(cmd *cobra.Command) (pipeline.ScaleOptions, error)
 	copts, err := f.conn.options(cmd)
 	if err != nil {
 		return o, err
+	}
+	if o.Criteria, err = limits.Override(limits.Table, f.overrides); err != nil {
+		return o, usageError("%v", err)
+	}
+	if f.kube(given) {
+		return o, f.completeKube(cmd, &o, copts)
 	}
 	o.Target.Conn = copts
 	if len(copts.Endpoints) > 0 {
@@ -150,82 +194,15 @@ func (f *scaleFlags) complete(cmd *cobra.Command) (pipeline.ScaleOptions, error)
 	if err := o.Validate(); err != nil {
 		return o, usageError("%v", err)
 	}
-	if o.Criteria, err = limits.Override(limits.Table, f.overrides); err != nil {
-		return o, usageError("%v", err)
-	}
 	return o, nil
 }
 
-// run grows the objects in etcd, with a progress line.
-func (f *scaleFlags) run(cmd *cobra.Command, sinks []sink, o pipeline.ScaleOptions) error {
-	var total int64
-	for _, c := range o.Counts {
-		total += c.N
-	}
-	f.conn.announceLoad(cmd, fmt.Sprintf("%d Kubernetes-shaped objects written in steps, read back in pages and watched", total))
-	cluster.QuietGRPC()
-	prog := &scale.Progress{}
-	o.Progress = prog
-	stop := startProgress(cmd, 0, func(el time.Duration) string {
-		s := prog.Step.Load()
-		if s == 0 {
-			if len(o.Target.Conn.Endpoints) == 0 {
-				return "starting the embedded etcd..."
-			}
-			return "connecting to etcd..."
-		}
-		return fmt.Sprintf("step %d/%d: %s", s, o.Steps, countProgress(prog.Puts.Done(), total, el, 0))
-	})
-	res, runErr := pipeline.Scale(cmd.Context(), o)
-	stop()
-	return finish(cmd, sinks, res, runErr)
-}
-
-// runKubeScale is `etcdperf scale` through Kubernetes' API server.
-func runKubeScale(cmd *cobra.Command, sinks []sink, conn *connFlags, ko *pipeline.KubeScaleOptions, objects string, overrides []string, node bool, root string) error {
-	fl := cmd.Flags()
-	for _, f := range []string{"value-size", "conns", "rate", "prefix", "data-dir", "keep-data", "event-ttl", "members", "fault"} {
-		if fl.Changed(f) {
-			return usageError("--%s does not apply through the API server (--kubeconfig, --server)", f)
-		}
-	}
-	var err error
-	if (fl.Changed("qps") && ko.QPS <= 0) || (fl.Changed("burst") && ko.Burst < 1) {
-		return usageError("--qps must be over 0 and --burst at least 1, got %g and %d", ko.QPS, ko.Burst)
-	}
-	if !fl.Changed("objects") {
-		objects = kubescale.DefaultObjects
-	}
-	if ko.Counts, err = kubescale.ParseObjects(objects); err != nil {
-		return usageError("%v", err)
-	}
-	ko.Steps, _ = fl.GetInt("steps")
-	if !fl.Changed("steps") {
-		ko.Steps = kubescale.DefaultSteps
-	}
-	ko.Clients, _ = fl.GetInt("clients")
-	if !fl.Changed("clients") {
-		ko.Clients = kubescale.DefaultClients
-	}
-	ko.UpdateRate, _ = fl.GetFloat64("update-rate")
-	if !fl.Changed("update-rate") {
-		ko.UpdateRate = kubescale.DefaultUpdateRate
-	}
-	ko.PageLimit, _ = fl.GetInt64("page-limit")
-	ko.Lists, _ = fl.GetInt("lists")
-	ko.ListInterval, _ = fl.GetDuration("list-interval")
-	if ko.Criteria, err = limits.Override(limits.Table, overrides); err != nil {
-		return usageError("%v", err)
-	}
-	copts, err := conn.options(cmd)
-	if err != nil {
-		return err
-	}
-	if fl.Changed("root") && !node {
-		return usageError("--root is for --node: etcdperf scale --kubeconfig ... --node --root %s", root)
-	}
-	if node {
-		n, err := discover.Resolve(root, copts)
+// completeKube completes a run through the API server: the etcd behind it
+// (--endpoints, or the one on this node with --node) is read beside the
+// calls.
+func (f *scaleFlags) completeKube(cmd *cobra.Command, o *pipeline.ScaleOptions, copts cluster.ConnOptions) error {
+	if f.kubeNode {
+		n, err := discover.Resolve(f.kubeRoot, copts)
 		if err != nil {
 			return usageError("--node: %v", err)
 		}
@@ -234,26 +211,47 @@ func runKubeScale(cmd *cobra.Command, sinks []sink, conn *connFlags, ko *pipelin
 			fmt.Fprintf(cmd.ErrOrStderr(), "etcdperf: reading etcd %s at %s beside the API server's calls\n", n.Name(), strings.Join(copts.Endpoints, ","))
 		}
 	}
-	ko.Etcd.Conn = copts
-	ko.Defaults()
-	if err := ko.Validate(); err != nil {
+	o.Kube.Etcd.Conn = copts
+	o.Kube.Defaults()
+	if err := o.Kube.Validate(); err != nil {
 		return usageError("%v", err)
 	}
+	return nil
+}
+
+// run grows the objects, either way, with a progress line.
+func (f *scaleFlags) run(cmd *cobra.Command, sinks []sink, o pipeline.ScaleOptions) error {
 	var total int64
-	for _, c := range ko.Counts {
-		total += c.N
+	starting := "connecting to the API server..."
+	if o.Through() {
+		for _, c := range o.Kube.Counts {
+			total += c.N
+		}
+	} else {
+		for _, c := range o.Counts {
+			total += c.N
+		}
+		f.conn.announceLoad(cmd, fmt.Sprintf("%d Kubernetes-shaped objects written in steps, read back in pages and watched", total))
+		starting = "connecting to etcd..."
+		if len(o.Target.Conn.Endpoints) == 0 {
+			starting = "starting the embedded etcd..."
+		}
+	}
+	steps := o.Steps
+	if o.Through() {
+		steps = o.Kube.Steps
 	}
 	cluster.QuietGRPC()
-	prog := &kubescale.Progress{}
-	ko.Progress = prog
+	prog := &pipeline.ScaleProgress{}
+	o.Follow = prog
 	stop := startProgress(cmd, 0, func(el time.Duration) string {
-		s := prog.Step.Load()
+		s := prog.Step()
 		if s == 0 {
-			return "connecting to the API server..."
+			return starting
 		}
-		return fmt.Sprintf("step %d/%d: %s", s, ko.Steps, countProgress(prog.Created.Load(), total, el, 0))
+		return fmt.Sprintf("step %d/%d: %s", s, steps, countProgress(prog.Objects(), total, el, 0))
 	})
-	res, runErr := pipeline.KubeScale(cmd.Context(), *ko)
+	res, runErr := pipeline.Scale(cmd.Context(), o)
 	stop()
 	return finish(cmd, sinks, res, runErr)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/etcdperf/etcdperf/internal/capacity"
 	"github.com/etcdperf/etcdperf/internal/k8s"
+	"github.com/etcdperf/etcdperf/internal/kubescale"
 	"github.com/etcdperf/etcdperf/internal/scale"
 )
 
@@ -121,6 +122,13 @@ func TestScaleValidate(t *testing.T) {
 		{name: "bad size", set: func(f *scaleFlags) { f.sizes = []string{"pods=lots"} }, want: "lots"},
 		{name: "no connection", set: func(f *scaleFlags) { f.o.Conns = 0 }, want: "--conns must be at least 1"},
 		{name: "no page", set: func(f *scaleFlags) { f.o.PageLimit = 0 }, want: "--page-limit must be at least 1"},
+		// Through the API server: etcd's own flags are refused, the API
+		// server's checked.
+		{name: "through the API server", set: throughAPIServer},
+		{name: "etcd's flag through the API server", set: throughAPIServer, given: []string{"conns"}, want: "--conns does not apply through the API server"},
+		{name: "no burst", set: func(f *scaleFlags) { throughAPIServer(f); f.o.Kube.Burst = 0 }, given: []string{"burst"}, want: "--burst at least 1"},
+		{name: "root without node", set: throughAPIServer, given: []string{"root"}, want: "--root is for --node"},
+		{name: "unknown resource", set: func(f *scaleFlags) { throughAPIServer(f); f.objects = "dragons=3" }, given: []string{"objects"}, want: "dragons"},
 	} {
 		f := &scaleFlags{objects: scale.DefaultObjects}
 		f.o.Conns, f.o.PageLimit = 1, scale.DefaultPageLimit
@@ -129,10 +137,28 @@ func TestScaleValidate(t *testing.T) {
 		}
 		err := f.validate(givenFlags(c.given...))
 		wantUsage(t, c.name, err, c.want)
-		if err == nil && len(f.o.Counts) == 0 {
+		if err == nil && len(f.o.Counts) == 0 && len(f.o.Kube.Counts) == 0 {
 			t.Errorf("%s: validate set no objects to write", c.name)
 		}
 	}
+	// Through the API server, the flags shared with a run on etcd take
+	// the API server's defaults unless given by name.
+	f := &scaleFlags{objects: scale.DefaultObjects}
+	f.o.Steps, f.o.Clients, f.o.UpdateRate = scale.DefaultSteps, scale.DefaultClients, 100
+	throughAPIServer(f)
+	if err := f.validate(givenFlags()); err != nil || f.o.Kube.Steps != kubescale.DefaultSteps || f.o.Kube.Clients != kubescale.DefaultClients ||
+		f.o.Kube.UpdateRate != kubescale.DefaultUpdateRate || len(f.o.Kube.Counts) == 0 {
+		t.Errorf("defaults through the API server: %+v, %v", f.o.Kube, err)
+	}
+	f.o.Steps = 3
+	if err := f.validate(givenFlags("steps")); err != nil || f.o.Kube.Steps != 3 {
+		t.Errorf("--steps 3 through the API server: %d steps, %v", f.o.Kube.Steps, err)
+	}
+}
+
+// throughAPIServer points a scale run at an API server.
+func throughAPIServer(f *scaleFlags) {
+	f.o.Kube.Conn.Server, f.o.Kube.QPS, f.o.Kube.Burst = "https://127.0.0.1:6443", kubescale.DefaultQPS, kubescale.DefaultBurst
 }
 
 func TestManifestValidate(t *testing.T) {

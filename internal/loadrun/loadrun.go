@@ -215,14 +215,7 @@ func Run(ctx context.Context, o Options) (m *Measured, err error) {
 		return nil, err
 	}
 	m = &Measured{Env: Env(t), Target: TargetSection(t)}
-	defer func() {
-		if cerr := t.Close(); cerr != nil {
-			err = errors.Join(err, cerr)
-			if m != nil {
-				m.Error = result.JoinError(m.Error, cerr.Error())
-			}
-		}
-	}()
+	defer closeMeasured(t, &m, &err)
 	cli := t.Client()
 	if d := t.VolumeDevice(); d != "" && o.Window.Device != "" {
 		// A member on a capped volume writes to the volume's device, not
@@ -326,6 +319,17 @@ func Run(ctx context.Context, o Options) (m *Measured, err error) {
 		}
 	}
 	return m, runErr
+}
+
+// closeMeasured closes t when a run ends; a failure joins the run's error
+// and its measurements'.
+func closeMeasured(t *lab.Target, m **Measured, err *error) {
+	if cerr := t.Close(); cerr != nil {
+		*err = errors.Join(*err, cerr)
+		if *m != nil {
+			(*m).Error = result.JoinError((*m).Error, cerr.Error())
+		}
+	}
 }
 
 // CloseTarget closes t when a command ends; a failure joins the command's

@@ -13,35 +13,25 @@ import (
 	"github.com/etcdperf/etcdperf/internal/result"
 )
 
-// KubeScaleOptions configure `etcdperf scale --kubeconfig`.
-type KubeScaleOptions struct {
-	kubescale.Options
-	// Criteria are the limits the steps and the run are judged by.
-	Criteria []limits.Criterion
-}
-
 // namespaceWait bounds the wait for the run's namespace to go at the end
 // (Kubernetes' namespace controller removes it once it is empty; a bare
 // API server has none).
 const namespaceWait = 3 * time.Second
 
-// KubeScale grows Kubernetes objects through a real API server, step by
-// step, in a namespace of its own, and judges the latency of the calls by
-// Kubernetes' SLO with etcd's figures beside. It stops after a step that
-// broke the SLO or had failed calls. The namespace and its objects are
-// deleted at the end, also when ctx ends midway; an interrupted run
-// returns its partial Result with the error.
-func KubeScale(ctx context.Context, o KubeScaleOptions) (res *result.Result, err error) {
+// kubeScale is Scale through a real API server: it grows Kubernetes
+// objects step by step, in a namespace of its own, and judges the latency
+// of the calls by Kubernetes' SLO with etcd's figures beside. It stops
+// after a step that broke the SLO or had failed calls. The namespace and
+// its objects are deleted at the end, also when ctx ends midway; an
+// interrupted run returns its partial Result with the error.
+func kubeScale(ctx context.Context, o kubescale.Options, criteria []limits.Criterion) (res *result.Result, err error) {
 	o.Defaults()
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	if o.Criteria == nil {
-		o.Criteria = limits.Table
-	}
 	res = result.New(result.KindScale)
 	res.Params = kubeScaleParams(o)
-	run, kube, err := kubescale.New(ctx, o.Options)
+	run, kube, err := kubescale.New(ctx, o)
 	if err != nil {
 		return nil, err
 	}
@@ -64,12 +54,12 @@ func KubeScale(ctx context.Context, o KubeScaleOptions) (res *result.Result, err
 			kube.Notes = append(kube.Notes, fmt.Sprintf("the run's objects could not all be deleted (%v): delete them with kubectl delete namespace %s", cerr, kube.Namespace))
 		}
 	}()
-	srv, runErr := run.Measure(ctx, kube, func(st result.KubeStep) string { return judge.KubeStopReason(st, o.Criteria) })
+	srv, runErr := run.Measure(ctx, kube, func(st result.KubeStep) string { return judge.KubeStopReason(st, criteria) })
 	res.Server = srv
-	return finishSteps(res, runErr, len(kube.Steps), o.Criteria)
+	return finishSteps(res, runErr, len(kube.Steps), criteria)
 }
 
-func kubeScaleParams(o KubeScaleOptions) *result.KubeScaleParams {
+func kubeScaleParams(o kubescale.Options) *result.KubeScaleParams {
 	var objects []string
 	for _, c := range o.Counts {
 		objects = append(objects, fmt.Sprintf("%s=%d", c.Resource, c.N))

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/etcdperf/etcdperf/internal/judge"
+	"github.com/etcdperf/etcdperf/internal/kubescale"
 	"github.com/etcdperf/etcdperf/internal/lab"
 	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/load"
@@ -15,13 +16,36 @@ import (
 	"github.com/etcdperf/etcdperf/internal/scale"
 )
 
-// ScaleOptions configure `etcdperf scale`.
+// ScaleOptions configure `etcdperf scale`, either way: on etcd itself
+// (Options), or through Kubernetes' API server when Kube.Conn is given
+// (Kube; its Etcd is the etcd behind the API server, read beside the
+// calls).
 type ScaleOptions struct {
 	scale.Options
+	Kube kubescale.Options
 	// Criteria are the limits the steps and the run are judged by
 	// (default limits.Table).
 	Criteria []limits.Criterion
+	// Follow, when set, follows the run, either way.
+	Follow *ScaleProgress
 }
+
+// Through says whether the run goes through Kubernetes' API server.
+func (o ScaleOptions) Through() bool { return o.Kube.Conn.Given() }
+
+// ScaleProgress follows a scale run, either way: the step under way (0
+// while etcd starts or the API server is reached) and the objects
+// written so far.
+type ScaleProgress struct {
+	etcd scale.Progress
+	kube kubescale.Progress
+}
+
+// Step is the step under way, 0 before the first.
+func (p *ScaleProgress) Step() int64 { return max(p.etcd.Step.Load(), p.kube.Step.Load()) }
+
+// Objects are the objects written (or created) so far, all steps.
+func (p *ScaleProgress) Objects() int64 { return p.etcd.Puts.Done() + p.kube.Created.Load() }
 
 // Scale grows Kubernetes-shaped data in etcd step by step, with the
 // background traffic of a control plane, and records etcd's figures after
@@ -29,12 +53,19 @@ type ScaleOptions struct {
 // had failed requests. It writes only under its prefix, refuses a prefix
 // that has keys, and deletes its keys and leases at the end, also when ctx
 // ends midway; an embedded etcd is removed. An interrupted run returns
-// its partial Result with the error.
+// its partial Result with the error. Through Kubernetes' API server
+// (o.Through) it creates real objects instead (kubeScale).
 func Scale(ctx context.Context, o ScaleOptions) (res *result.Result, err error) {
-	o.Defaults()
 	if o.Criteria == nil {
 		o.Criteria = limits.Table
 	}
+	if o.Follow != nil {
+		o.Progress, o.Kube.Progress = &o.Follow.etcd, &o.Follow.kube
+	}
+	if o.Through() {
+		return kubeScale(ctx, o.Kube, o.Criteria)
+	}
+	o.Defaults()
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
