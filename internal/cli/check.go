@@ -90,25 +90,21 @@ func newCheckCmd() *cobra.Command {
 	f := &checkPerfFlags{checkFlags: addCheckFlags(cmd), duration: time.Minute}
 	cmd.Flags().DurationVar(&f.duration, "duration", f.duration, "how long to send (etcdctl: 60s)")
 	f.capacity.add(cmd.Flags(), false)
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		sinks, err := f.out.sinks()
-		if err != nil {
-			return err
-		}
-		o, err := f.complete(cmd)
-		if err != nil {
-			return err
-		}
-		f.conn.announceLoad(cmd, fmt.Sprintf("check perf's profile %s: %.0f puts/s of %d-byte values from %d clients for %s",
-			o.Profile.Name, o.Profile.Rate, o.Profile.ValSize, o.Profile.Clients, o.Duration))
-		var stop func()
-		o.Progress, o.Started, o.Soak.Phase, stop = loadProgress(cmd, len(o.Target.Conn.Endpoints) == 0, o.Duration)
-		res, runErr := pipeline.Check(cmd.Context(), o)
-		stop()
-		return finish(cmd, sinks, res, runErr)
-	}
+	cmd.RunE = completeRun(f.out, f.complete, f.run)
 	cmd.AddCommand(newCheckDatascaleCmd())
 	return cmd
+}
+
+// run runs check perf's load (and the sweep and the soak asked for) with
+// a progress line.
+func (f *checkPerfFlags) run(cmd *cobra.Command, sinks []sink, o pipeline.CheckOptions) error {
+	f.conn.announceLoad(cmd, fmt.Sprintf("check perf's profile %s: %.0f puts/s of %d-byte values from %d clients for %s",
+		o.Profile.Name, o.Profile.Rate, o.Profile.ValSize, o.Profile.Clients, o.Duration))
+	var stop func()
+	o.Progress, o.Started, o.Soak.Phase, stop = loadProgress(cmd, len(o.Target.Conn.Endpoints) == 0, o.Duration)
+	res, runErr := pipeline.Check(cmd.Context(), o)
+	stop()
+	return finish(cmd, sinks, res, runErr)
 }
 
 // checkPerfFlags are check perf's flags.

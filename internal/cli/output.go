@@ -132,3 +132,20 @@ func finish(cmd *cobra.Command, sinks []sink, res *result.Result, runErr error) 
 	}
 	return nil
 }
+
+// completeRun is the RunE of a command whose flags complete into the
+// run's options: -o's outputs checked, then the flags completed (a usage
+// error before anything runs), then the run.
+func completeRun[O any](out *outputFlag, complete func(*cobra.Command) (O, error), run func(*cobra.Command, []sink, O) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, _ []string) error {
+		sinks, err := out.sinks()
+		if err != nil {
+			return err
+		}
+		o, err := complete(cmd)
+		if err != nil {
+			return err
+		}
+		return run(cmd, sinks, o)
+	}
+}

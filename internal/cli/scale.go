@@ -24,17 +24,7 @@ func newScaleCmd() *cobra.Command {
 		Args:    noArgs,
 	}
 	f := addScaleFlags(cmd)
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		sinks, err := f.out.sinks()
-		if err != nil {
-			return err
-		}
-		o, err := f.complete(cmd)
-		if err != nil {
-			return err
-		}
-		return f.run(cmd, sinks, o)
-	}
+	cmd.RunE = completeRun(f.out, f.complete, f.run)
 	return cmd
 }
 
