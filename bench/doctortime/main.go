@@ -6,7 +6,10 @@
 //
 //	go run ./bench/doctortime --runs 10 --long-runs 3 --disk /var/tmp --tmpfs /dev/shm
 //
-// It prints each run's wall time and verdict, then per location the
+// --with adds flags to the runs at the defaults, to try a candidate
+// default against the long runs; --all adds flags to every run (e.g.
+// --capacity=false, the verdict's load alone). It prints each run's wall time and
+// verdict, then per location the
 // verdicts at the defaults, how many agree with the long runs' verdict,
 // and the median and slowest time; then one run on two locations (the
 // disk and the tmpfs) for the time of a pair.
@@ -36,14 +39,16 @@ func main() {
 	longRuns := flag.Int("long-runs", 3, "runs per location with --duration 60s --disk-runtime 15s, for the reference verdict")
 	disk := flag.String("disk", "/var/tmp", "a directory on a disk")
 	tmpfs := flag.String("tmpfs", "/dev/shm", "a directory on tmpfs")
+	with := flag.String("with", "", "flags added to the runs at the defaults, e.g. \"--duration 20s\": a candidate default against the long runs")
+	all := flag.String("all", "", "flags added to every run, e.g. \"--capacity=false\": the verdict's load alone")
 	flag.Parse()
-	if err := run(*runs, *longRuns, *disk, *tmpfs); err != nil {
+	if err := run(*runs, *longRuns, *disk, *tmpfs, strings.Fields(*with), strings.Fields(*all)); err != nil {
 		fmt.Fprintln(os.Stderr, "doctortime:", err)
 		os.Exit(2)
 	}
 }
 
-func run(runs, longRuns int, disk, tmpfs string) error {
+func run(runs, longRuns int, disk, tmpfs string, with, all []string) error {
 	tmp, err := os.MkdirTemp("", "doctortime-")
 	if err != nil {
 		return err
@@ -77,7 +82,7 @@ func run(runs, longRuns int, disk, tmpfs string) error {
 	for i, l := range locs {
 		sums[i].ref = map[string]int{}
 		for r := 1; r <= longRuns; r++ {
-			v, secs, err := doctor(bin, append(l.args, "--duration", "60s", "--disk-runtime", "15s"))
+			v, secs, err := doctor(bin, append(append([]string{"--duration", "60s", "--disk-runtime", "15s"}, all...), l.args...))
 			if err != nil {
 				return err
 			}
@@ -85,7 +90,7 @@ func run(runs, longRuns int, disk, tmpfs string) error {
 			fmt.Printf("%-18s %-9s %4d %9.1f  %s\n", l.name, "60s/15s", r, secs, v)
 		}
 		for r := 1; r <= runs; r++ {
-			v, secs, err := doctor(bin, l.args)
+			v, secs, err := doctor(bin, append(append(append([]string(nil), l.args...), all...), with...))
 			if err != nil {
 				return err
 			}
@@ -112,7 +117,7 @@ func run(runs, longRuns int, disk, tmpfs string) error {
 		sort.Float64s(s)
 		fmt.Printf("%-18s %-26s %2d of %-16d %9.1f %9.1f\n", l.name, fmt.Sprintf("%s (%d of %d)", ref, n, longRuns), agree, len(sums[i].got), s[len(s)/2], s[len(s)-1])
 	}
-	v, secs, err := doctor(bin, []string{"--data-dir", dirs[0], "--data-dir", dirs[1]})
+	v, secs, err := doctor(bin, append(append([]string{"--data-dir", dirs[0], "--data-dir", dirs[1]}, all...), with...))
 	if err != nil {
 		return err
 	}

@@ -63,7 +63,7 @@ type doctorFlags struct {
 
 // defaultDoctorFlags are doctor's flags as no flag is given.
 func defaultDoctorFlags() *doctorFlags {
-	return &doctorFlags{load: "s", duration: pipeline.DefaultDoctorDuration, diskRuntime: pipeline.DefaultDoctorDiskRuntime,
+	return &doctorFlags{load: "s", diskRuntime: pipeline.DefaultDoctorDiskRuntime,
 		diskSize: diskprobe.DefaultSize, diskRate: pipeline.DefaultLiveDiskRate, demandSince: "7d", report: defaultReport,
 		capacity: capacityFlags{on: true, step: capacity.DefaultStep, confirm: capacity.DefaultConfirm}}
 }
@@ -74,7 +74,8 @@ func addDoctorFlags(cmd *cobra.Command) *doctorFlags {
 	fl := cmd.Flags()
 	fl.StringArrayVar(&f.dataDirs, "data-dir", nil, "storage location to judge (repeatable; default the current directory); with --endpoints, the disk to probe")
 	fl.StringVar(&f.load, "load", f.load, "etcdctl check perf's workload model: s, m, l or xl")
-	fl.DurationVar(&f.duration, "duration", f.duration, "how long etcd is loaded, per location")
+	fl.DurationVar(&f.duration, "duration", 0, fmt.Sprintf("how long etcd is loaded, per location (default %s); with --endpoints or --node, how long the cluster is loaded or watched (default %s)",
+		units.ShortDuration(pipeline.DefaultDoctorDuration), units.ShortDuration(pipeline.DefaultDoctorWatch)))
 	fl.DurationVar(&f.diskRuntime, "disk-runtime", f.diskRuntime, "longest time of the disk probe (0 skips it)")
 	fl.Var(sizeValue{&f.diskSize}, "disk-size", "bytes the disk probe writes at most (as fio's --size)")
 	fl.Float64Var(&f.diskRate, "disk-rate", f.diskRate, "beside a live member (--node, --endpoints with --data-dir), the disk probe's fdatasyncs per second at most (0: as fast as the device allows); "+
@@ -101,7 +102,7 @@ func (f *doctorFlags) validate(given func(string) bool, reaches bool) error {
 		return usageError("%v", err)
 	}
 	switch {
-	case f.duration <= 0:
+	case given("duration") && f.duration <= 0:
 		return usageError("--duration must be positive, got %s", f.duration)
 	case f.diskRuntime < 0:
 		return usageError("--disk-runtime cannot be negative")
@@ -177,6 +178,9 @@ func (f *doctorFlags) complete(cmd *cobra.Command) (pipeline.DoctorOptions, erro
 		f.dataDirs = nil
 	}
 	reaches := len(co.Endpoints) > 0 || f.node.on
+	if !given("duration") {
+		f.duration = pipeline.DoctorDuration(reaches)
+	}
 	prof, _ := profile.Lookup(f.load)
 	if err := f.capacity.sizes.apply(&prof, reaches, f.capacity.on); err != nil {
 		return pipeline.DoctorOptions{}, err

@@ -44,14 +44,8 @@ func newMetricsCmd() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		if interval < minInterval {
-			return usageError("--interval %s is too short: at least %s (every scrape makes each member write all its metrics)", interval, minInterval)
-		}
-		if duration < 0 {
-			return usageError("--duration cannot be negative (0 watches until Ctrl-C)")
-		}
-		if duration > 0 && duration < interval {
-			return usageError("--duration %s is shorter than --interval %s: no interval would end", duration, interval)
+		if err := validateWatch(interval, duration); err != nil {
+			return err
 		}
 		criteria, err := criteriaOf(limits, &volume)
 		if err != nil {
@@ -87,6 +81,19 @@ func newMetricsCmd() *cobra.Command {
 		return finish(cmd, sinks, res, runErr)
 	}
 	return cmd
+}
+
+// validateWatch checks metrics' --interval and --duration by their values.
+func validateWatch(interval, duration time.Duration) error {
+	switch {
+	case interval < minInterval:
+		return usageError("--interval %s is too short: at least %s (every scrape makes each member write all its metrics)", interval, minInterval)
+	case duration < 0:
+		return usageError("--duration cannot be negative (0 watches until Ctrl-C)")
+	case duration > 0 && duration < interval:
+		return usageError("--duration %s is shorter than --interval %s: no interval would end", duration, interval)
+	}
+	return nil
 }
 
 // streamText prints the head once the members are known and each

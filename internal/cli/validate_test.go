@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -46,7 +47,8 @@ func TestDoctorValidate(t *testing.T) {
 	}{
 		{name: "defaults"},
 		{name: "unknown load", set: func(f *doctorFlags) { f.load = "q" }, want: "q"},
-		{name: "zero duration", set: func(f *doctorFlags) { f.duration = 0 }, want: "--duration must be positive"},
+		{name: "zero duration", set: func(f *doctorFlags) { f.duration = 0 }, given: []string{"duration"}, want: "--duration must be positive"},
+		{name: "duration by default", set: func(f *doctorFlags) { f.duration = 0 }},
 		{name: "negative probe", set: func(f *doctorFlags) { f.diskRuntime = -time.Second }, want: "--disk-runtime cannot be negative"},
 		{name: "no probe, any size", set: func(f *doctorFlags) { f.diskRuntime, f.diskSize = 0, 1 }},
 		{name: "probe smaller than a block", set: func(f *doctorFlags) { f.diskSize = 1024 }, want: "give it at least one"},
@@ -197,5 +199,54 @@ func TestManifestValidate(t *testing.T) {
 		if err != nil && strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: %q is not one line", c.name, err)
 		}
+	}
+}
+
+func TestLogsOptions(t *testing.T) {
+	now := time.Date(2026, 11, 23, 22, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		name  string
+		set   func(*logsFlags)
+		paths []string
+		csv   bool
+		want  string
+		// events is how many events the Result lists, when no error.
+		events int
+	}{
+		{name: "defaults", paths: []string{"etcd.log"}, events: defaultMaxEvents},
+		{name: "a CSV lists more", paths: []string{"etcd.log"}, csv: true, events: defaultMaxEventsCSV},
+		{name: "--max-events given", set: func(f *logsFlags) { f.maxEvents = 5 }, paths: []string{"-"}, csv: true, events: 5},
+		{name: "no input", want: "give the log files"},
+		{name: "bucket under a second", set: func(f *logsFlags) { f.bucket = time.Millisecond }, paths: []string{"-"}, want: "--bucket 1ms is too small"},
+		{name: "top 0", set: func(f *logsFlags) { f.top = 0 }, paths: []string{"-"}, want: "--top must be between 1 and 1000"},
+		{name: "unknown zone", set: func(f *logsFlags) { f.tz = "Mars/Olympus" }, paths: []string{"-"}, want: "--timezone"},
+		{name: "bad since", set: func(f *logsFlags) { f.since = "yesterday-ish" }, paths: []string{"-"}, want: "--since"},
+		{name: "until before since", set: func(f *logsFlags) { f.since, f.until = "-1h", "-2h" }, paths: []string{"-"}, want: "is not after --since"},
+		{name: "bad limit", set: func(f *logsFlags) { f.overrides = []string{"leader_changes_15m=soon"} }, paths: []string{"-"}, want: "leader_changes_15m"},
+	} {
+		f := &logsFlags{bucket: time.Hour, top: 10, maxEvents: -1, tz: "UTC"}
+		if c.set != nil {
+			c.set(f)
+		}
+		o, err := f.options(c.paths, c.csv, now)
+		wantUsage(t, c.name, err, c.want)
+		if err == nil && (o.Scan.Summary.MaxEvents != c.events || len(o.Paths) != len(c.paths) || o.Criteria == nil) {
+			t.Errorf("%s: %d events, paths %v, criteria %d; want %d events", c.name, o.Scan.Summary.MaxEvents, o.Paths, len(o.Criteria), c.events)
+		}
+	}
+}
+
+func TestValidateWatch(t *testing.T) {
+	for _, c := range []struct {
+		interval, duration time.Duration
+		want               string
+	}{
+		{5 * time.Second, time.Minute, ""},
+		{5 * time.Second, 0, ""}, // until Ctrl-C
+		{10 * time.Millisecond, time.Minute, "--interval 10ms is too short"},
+		{5 * time.Second, -time.Second, "--duration cannot be negative"},
+		{5 * time.Second, 2 * time.Second, "no interval would end"},
+	} {
+		wantUsage(t, fmt.Sprintf("--interval %s --duration %s", c.interval, c.duration), validateWatch(c.interval, c.duration), c.want)
 	}
 }

@@ -23,11 +23,14 @@ import (
 )
 
 // Defaults of doctor: the probe, etcd's start, the load and the end take
-// about 35s on one location, the capacity sweep after them 20-40s more
-// (docs/evidence.md). The load gives the same verdicts as etcdctl check
-// perf's 60s on a plain disk, a tmpfs and a 15ms slow disk.
+// about 25s on one location, the capacity sweep after them 30-40s more
+// (docs/evidence.md). The load of a storage location (20s) gives the same
+// verdicts as etcdctl check perf's 60s on a plain disk, a tmpfs and a 15ms
+// slow disk; a cluster doctor reaches is loaded or watched for 30s, the
+// window in which a member's own WAL fsyncs judge its disk.
 const (
-	DefaultDoctorDuration    = 30 * time.Second
+	DefaultDoctorDuration    = 20 * time.Second
+	DefaultDoctorWatch       = 30 * time.Second
 	DefaultDoctorDiskRuntime = 10 * time.Second
 	// DefaultLiveDiskRate is the probe's pace beside a live member.
 	DefaultLiveDiskRate = liveprobe.DefaultLiveDiskRate
@@ -120,6 +123,16 @@ func (o DoctorOptions) Validate() error {
 // embedded etcd); on a cluster it reaches (--endpoints, --node) only when
 // asked by name, since the sweep loads that cluster up to 15,000 puts/s.
 func SweepsCapacity(on, asked, cluster bool) bool { return on && (!cluster || asked) }
+
+// DoctorDuration is doctor's --duration when it is not given: the load of
+// a storage location (DefaultDoctorDuration), or the window on a cluster
+// doctor reaches (reaches: --endpoints, --node; DefaultDoctorWatch).
+func DoctorDuration(reaches bool) time.Duration {
+	if reaches {
+		return DefaultDoctorWatch
+	}
+	return DefaultDoctorDuration
+}
 
 // ProbeRate is the disk probe's pace, rate fdatasyncs/s at most: beside a
 // live member (live) the probe leaves the device to etcd; on a storage of
