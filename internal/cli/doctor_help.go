@@ -2,7 +2,7 @@ package cli
 
 // doctorLong is doctor's help.
 const doctorLong = `Judge the storage under the current directory (or each --data-dir) for etcd,
-in about a minute per location (half of it the capacity sweep):
+in about a minute per location (most of it the capacity sweep):
 
  1. the disk probe: etcd's WAL pattern (2300-byte writes, fdatasync after
     each) for up to --disk-runtime;
