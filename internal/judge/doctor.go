@@ -239,26 +239,29 @@ func sweepWords(r *result.Result, t result.DoctorTarget) string {
 func targetSummary(r *result.Result) string {
 	t := r.Doctor.Targets[0]
 	head := verdictHead(r.Verdict, t)
-	if strings.HasSuffix(t.Name, " + noise") {
-		head = "with a neighbour writing bulk data on the device: " + head
-	}
-	figs := targetFigures(r, t)
 	warned := warnedBy(r, t)
 	if warned != "" {
 		// No limit of etcd's writes explains the warning: the head says
 		// they passed, and which finding warns.
-		head = passHead(t) + "'s writes"
+		head = subject(t) + " is fast enough for etcd's writes"
 	}
+	if strings.HasSuffix(t.Name, " + noise") {
+		head = "with a neighbour writing bulk data on the device: " + head
+	}
+	figs := targetFigures(r, t)
 	if len(figs) > 0 {
 		head += " (" + strings.Join(figs, ", ") + ")"
 	}
 	return head + sweepWords(r, t) + warned + "."
 }
 
-// passHead is the head of a target whose writes passed: "this storage is
-// fast enough for etcd".
-func passHead(t result.DoctorTarget) string {
-	return verdictHead(result.Pass, t)
+// subject names what a target judged: "this storage", or "this cluster"
+// when doctor reached one.
+func subject(t result.DoctorTarget) string {
+	if t.Dir == "" {
+		return "this cluster"
+	}
+	return "this storage"
 }
 
 // warnedBy is what a warning that no limit of etcd's writes explains
@@ -303,10 +306,7 @@ func lowerFirst(s string) string {
 // verdictHead says what a target's verdict means, by what limits etcd
 // (the cause table's heads).
 func verdictHead(v result.Verdict, t result.DoctorTarget) string {
-	what := "this storage"
-	if t.Dir == "" {
-		what = "this cluster"
-	}
+	what := subject(t)
 	info := t.LimitedBy.Info()
 	if t.Volatile {
 		where := t.Dir
