@@ -315,45 +315,41 @@ func defragPlan(r *result.Result, cs []defragCandidate, leaderWords string) *res
 			follower = c.id
 		}
 	}
-	var due []result.DefragMember
+	var due []defragCandidate
 	leaderKnown := false
 	for _, c := range cs {
 		leaderKnown = leaderKnown || c.leader
-		if c.size < size || c.inUse <= 0 || c.inUse >= inUse*c.size {
-			continue
+		if c.size >= size && c.inUse > 0 && c.inUse < inUse*c.size {
+			due = append(due, c)
 		}
-		due = append(due, result.DefragMember{Name: c.name, Leader: c.leader, Size: c.size, InUse: c.inUse, Stall: c.stall, StallFrom: c.stallFrom})
 	}
 	// Followers first (by name), the leader last.
-	slices.SortStableFunc(due, func(a, b result.DefragMember) int {
-		if a.Leader != b.Leader {
-			if a.Leader {
+	slices.SortStableFunc(due, func(a, b defragCandidate) int {
+		if a.leader != b.leader {
+			if a.leader {
 				return 1
 			}
 			return -1
 		}
-		return strings.Compare(a.Name, b.Name)
+		return strings.Compare(a.name, b.name)
 	})
-	urls := map[string]string{}
-	for _, c := range cs {
-		urls[c.name] = c.url
-	}
-	for i := range due {
-		d := &due[i]
-		ep := urls[d.Name]
+	for _, c := range due {
+		ep := c.url
 		if ep == "" {
-			ep = "<" + d.Name + "'s client URL>"
+			ep = "<" + c.name + "'s client URL>"
 		}
-		if d.Leader {
+		m := result.DefragMember{Name: c.name, Leader: c.leader, Size: c.size, InUse: c.inUse, Stall: c.stall, StallFrom: c.stallFrom}
+		if c.leader {
 			target := follower
 			if target == "" {
 				target = "<a follower's ID: etcdctl member list>"
 			}
-			d.Commands = append(d.Commands, fmt.Sprintf("etcdctl --endpoints=%s move-leader %s", ep, target))
+			m.Commands = append(m.Commands, fmt.Sprintf("etcdctl --endpoints=%s move-leader %s", ep, target))
 		}
-		d.Commands = append(d.Commands, fmt.Sprintf("etcdctl --endpoints=%s defrag", ep))
+		m.Commands = append(m.Commands, fmt.Sprintf("etcdctl --endpoints=%s defrag", ep))
+		p.Members = append(p.Members, m)
 	}
-	p.Due, p.Members = len(due) > 0, due
+	p.Due = len(p.Members) > 0
 	if p.Due && !leaderKnown {
 		p.Rule += "; which member leads is not known here: take " + leaderWords + " last, after moving its leadership"
 	}
