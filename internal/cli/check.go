@@ -87,7 +87,7 @@ func newCheckCmd() *cobra.Command {
 			return noArgs(c, args)
 		},
 	}
-	f := &checkPerfFlags{checkFlags: addCheckFlags(cmd), duration: time.Minute}
+	f := &checkPerfFlags{checkFlags: addCheckFlags(cmd), duration: time.Minute, capacity: newCapacityFlags(false)}
 	cmd.Flags().DurationVar(&f.duration, "duration", f.duration, "how long to send (etcdctl: 60s)")
 	f.capacity.add(cmd.Flags(), false)
 	cmd.RunE = completeRun(f.out, f.complete, f.run)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/etcdperf/etcdperf/internal/capacity"
 	"github.com/etcdperf/etcdperf/internal/diskprobe"
 	"github.com/etcdperf/etcdperf/internal/lab"
 	"github.com/etcdperf/etcdperf/internal/pipeline"
@@ -65,7 +64,7 @@ type doctorFlags struct {
 func defaultDoctorFlags() *doctorFlags {
 	return &doctorFlags{load: "s", diskRuntime: pipeline.DefaultDoctorDiskRuntime,
 		diskSize: diskprobe.DefaultSize, diskRate: pipeline.DefaultLiveDiskRate, demandSince: "7d", report: defaultReport,
-		capacity: capacityFlags{on: true, step: capacity.DefaultStep, confirm: capacity.DefaultConfirm}}
+		capacity: newCapacityFlags(true)}
 }
 
 func addDoctorFlags(cmd *cobra.Command) *doctorFlags {

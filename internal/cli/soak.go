@@ -19,16 +19,23 @@ type capacityFlags struct {
 	soak          soakFlags
 }
 
-// add registers the flags; doctor sweeps by default, and reads a
-// Prometheus (--demand-from) that the sizes may come from.
+// newCapacityFlags are the flags as none is given; on: the sweep runs
+// by default (doctor).
+func newCapacityFlags(on bool) capacityFlags {
+	return capacityFlags{on: on, step: capacity.DefaultStep, confirm: capacity.DefaultConfirm,
+		soak: soakFlags{interval: capacity.DefaultSoakInterval}}
+}
+
+// add registers the flags, their defaults the values c holds
+// (newCapacityFlags); doctor reads a Prometheus (--demand-from) that the
+// sizes may come from.
 func (c *capacityFlags) add(fl *pflag.FlagSet, doctor bool) {
-	c.step, c.confirm = capacity.DefaultStep, capacity.DefaultConfirm
 	with := "with --capacity, "
 	if doctor {
 		with = ""
-		fl.BoolVar(&c.on, "capacity", true, "after the verdict, raise the offered write rate step by step until a limit breaks: how much this storage carries (on by default for a directory; with --endpoints or --node only when given, since it loads that cluster)")
+		fl.BoolVar(&c.on, "capacity", c.on, "after the verdict, raise the offered write rate step by step until a limit breaks: how much this storage carries (on by default for a directory; with --endpoints or --node only when given, since it loads that cluster)")
 	} else {
-		fl.BoolVar(&c.on, "capacity", false, "after the profile's load, raise the offered write rate step by step until a limit breaks: how many puts/s the cluster carries, and what breaks first (it loads the cluster up to 15,000 puts/s)")
+		fl.BoolVar(&c.on, "capacity", c.on, "after the profile's load, raise the offered write rate step by step until a limit breaks: how many puts/s the cluster carries, and what breaks first (it loads the cluster up to 15,000 puts/s)")
 	}
 	fl.DurationVar(&c.step, "capacity-step", c.step, with+"how long each step of the capacity sweep loads etcd")
 	fl.DurationVar(&c.confirm, "capacity-confirm", c.confirm, with+"after the knee, hold the answer this long, then rates above it while the holds hold and under it once one breaks, each judged as a soak is, so that the capacity is one that held (0: no confirm step)")
@@ -56,7 +63,7 @@ type soakFlags struct {
 func (s *soakFlags) add(fl *pflag.FlagSet) {
 	fl.DurationVar(&s.duration, "soak", 0, "after the capacity sweep, hold its answer (or --soak-rate) this long, e.g. 10m, recording a sample every --soak-interval: the figure that held over the last third, and a drop when the storage gives less after a while (burst credits or a write cache that ran out) (0: no soak)")
 	fl.Float64Var(&s.rate, "soak-rate", 0, "with --soak, the puts/s to hold instead of the sweep's answer (also with --capacity=false: hold a rate without a sweep)")
-	fl.DurationVar(&s.interval, "soak-interval", capacity.DefaultSoakInterval, "with --soak, the span of each sample of its series")
+	fl.DurationVar(&s.interval, "soak-interval", s.interval, "with --soak, the span of each sample of its series")
 }
 
 // settings checks the flags (before anything is measured; given says

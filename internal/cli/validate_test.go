@@ -80,7 +80,6 @@ func TestDoctorValidate(t *testing.T) {
 			given: []string{"capacity"}, reaches: true},
 	} {
 		f := defaultDoctorFlags()
-		f.capacity.soak.interval = capacity.DefaultSoakInterval
 		if c.set != nil {
 			c.set(f)
 		}
@@ -102,8 +101,7 @@ func TestCheckValidate(t *testing.T) {
 		{name: "soak under a prefix", set: func(f *checkPerfFlags) { f.capacity.soak.duration, f.prefix = time.Minute, "/mine/" }, want: "drop --prefix"},
 		{name: "prefix alone", set: func(f *checkPerfFlags) { f.prefix = "/mine/" }},
 	} {
-		f := &checkPerfFlags{checkFlags: &checkFlags{load: "s"}, duration: time.Minute,
-			capacity: capacityFlags{step: capacity.DefaultStep, confirm: capacity.DefaultConfirm}}
+		f := &checkPerfFlags{checkFlags: &checkFlags{load: "s"}, duration: time.Minute, capacity: newCapacityFlags(false)}
 		if c.set != nil {
 			c.set(f)
 		}
