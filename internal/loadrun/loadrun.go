@@ -215,7 +215,11 @@ func Run(ctx context.Context, o Options) (m *Measured, err error) {
 		return nil, err
 	}
 	m = &Measured{Env: Env(t), Target: TargetSection(t)}
-	defer closeMeasured(t, &m, &err)
+	defer CloseTarget(t, &err, func(msg string) {
+		if m != nil {
+			m.Error = result.JoinError(m.Error, msg)
+		}
+	})
 	cli := t.Client()
 	if d := t.VolumeDevice(); d != "" && o.Window.Device != "" {
 		// A member on a capped volume writes to the volume's device, not
@@ -321,24 +325,14 @@ func Run(ctx context.Context, o Options) (m *Measured, err error) {
 	return m, runErr
 }
 
-// closeMeasured closes t when a run ends; a failure joins the run's error
-// and its measurements'.
-func closeMeasured(t *lab.Target, m **Measured, err *error) {
+// CloseTarget closes t when a command or a run ends; a failure joins
+// err, and is handed to record (the Result's or the measurements' error)
+// when that is set.
+func CloseTarget(t *lab.Target, err *error, record func(msg string)) {
 	if cerr := t.Close(); cerr != nil {
 		*err = errors.Join(*err, cerr)
-		if *m != nil {
-			(*m).Error = result.JoinError((*m).Error, cerr.Error())
-		}
-	}
-}
-
-// CloseTarget closes t when a command ends; a failure joins the command's
-// error and its Result's.
-func CloseTarget(t *lab.Target, res **result.Result, err *error) {
-	if cerr := t.Close(); cerr != nil {
-		*err = errors.Join(*err, cerr)
-		if *res != nil {
-			(*res).AddError(cerr.Error())
+		if record != nil {
+			record(cerr.Error())
 		}
 	}
 }

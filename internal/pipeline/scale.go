@@ -76,7 +76,11 @@ func Scale(ctx context.Context, o ScaleOptions) (res *result.Result, err error) 
 	if err != nil {
 		return nil, err
 	}
-	defer loadrun.CloseTarget(t, &res, &err)
+	defer loadrun.CloseTarget(t, &err, func(msg string) {
+		if res != nil {
+			res.AddError(msg)
+		}
+	})
 	res.Env = loadrun.Env(t)
 	res.Target = loadrun.TargetSection(t)
 	if err := loadrun.PrefixFree(ctx, t.Client(), o.Prefix, o.Target.Conn.User); err != nil {
