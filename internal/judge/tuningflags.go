@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
 
@@ -69,4 +70,26 @@ func milliseconds(s string) (float64, error) {
 		return 0, fmt.Errorf("%q is not a whole number of milliseconds (100, 100ms, 1s)", s)
 	}
 	return float64(d / time.Millisecond), nil
+}
+
+// FlagsInForce are etcd's tunable flags in force on a node: as its
+// configuration sets them, else etcd's defaults (the quota is left to
+// the member's own gauge); a value etcd would not take is left unknown.
+func FlagsInForce(f result.FoundEtcd) []result.FlagValue {
+	defaults := map[string]string{FlagHeartbeat: strconv.Itoa(DefaultHeartbeatMs), FlagElection: strconv.Itoa(DefaultElectionMs), FlagCompactionMode: "periodic", FlagCompactionRetention: "0"}
+	var out []result.FlagValue
+	for _, name := range TunableFlags {
+		raw, set := f.Flags[name]
+		from := f.File
+		if !set {
+			if raw, set = defaults[name]; !set {
+				continue
+			}
+			from = "etcd's default (" + f.File + " does not set it)"
+		}
+		if v, text, err := ParseFlag(name, raw); err == nil {
+			out = append(out, result.FlagValue{Name: name, Value: v, Text: text, From: from})
+		}
+	}
+	return out
 }

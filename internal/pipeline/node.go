@@ -2,12 +2,10 @@ package pipeline
 
 import (
 	"context"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/etcdperf/etcdperf/internal/cluster"
-	"github.com/etcdperf/etcdperf/internal/discover"
 	"github.com/etcdperf/etcdperf/internal/etcdlog"
 	"github.com/etcdperf/etcdperf/internal/judge"
 	"github.com/etcdperf/etcdperf/internal/lab"
@@ -37,50 +35,18 @@ func doctorNode(ctx context.Context, o DoctorOptions, runID string) (*result.Res
 		d.row.Member = "etcd"
 	}
 	d.row.Dir = n.DataDir
-	d.r.Tuning = &result.Tuning{Known: nodeFlags(n.Found), Layout: &result.FlagLayout{Member: d.row.Member, Source: n.Found.Source, File: n.Found.File}}
+	d.r.Tuning = &result.Tuning{Known: judge.FlagsInForce(n.Found), Layout: &result.FlagLayout{Member: d.row.Member, Source: n.Found.Source, File: n.Found.File}}
 	d.r.Env = sysinfo.DirEnv(n.DataDir)
 	d.device = d.r.Env.Device
 	began := time.Now()
 	err = d.measure(ctx)
 	if d.measured() {
-		switch {
-		case n.LogFile != "":
-			readNodeLog(ctx, d.r, n.LogFile, began)
-		case n.Unit != "":
-			readNodeJournal(ctx, d.r, n, began)
+		log := etcdlog.MemberLog{File: n.LogFile, Unit: n.Unit, Root: n.Root, Member: n.Found.Name}
+		if logs := log.ReadSince(ctx, began, nodeLogParams(d.r)); logs != nil {
+			d.r.Logs = logs
 		}
 	}
 	return d.finish(err)
-}
-
-// readNodeLog reads the member's log lines written since the run began
-// into r.Logs, for the judgement. A log that cannot be read is said in the
-// Result's parameters; it does not stop the run.
-func readNodeLog(ctx context.Context, r *result.Result, path string, since time.Time) {
-	inputs, err := etcdlog.Inputs([]string{path}, nil)
-	scanNodeLog(ctx, r, "log_file", path, inputs, err, since)
-}
-
-// scanNodeLog scans inputs (unless err) into r.Logs, and says in the
-// Result's parameters where the log came from (param: source) and what
-// went wrong reading it.
-func scanNodeLog(ctx context.Context, r *result.Result, param, source string, inputs []etcdlog.Input, err error, since time.Time) {
-	if err == nil {
-		var sum *etcdlog.Summary
-		sum, err = etcdlog.Scan(context.WithoutCancel(ctx), inputs, etcdlog.ScanOptions{Summary: etcdlog.SummaryOptions{Since: since, Bucket: time.Minute}})
-		if sum != nil {
-			r.Logs = sum.Result()
-		}
-	}
-	p := nodeLogParams(r)
-	if param == "log_file" {
-		p.LogFile = source
-	} else {
-		p.LogJournal = source
-	}
-	if err != nil {
-		p.LogError = err.Error()
-	}
 }
 
 // nodeLogParams are where r's params say where its log came from: those
@@ -92,22 +58,6 @@ func nodeLogParams(r *result.Result) *result.NodeLogParams {
 		r.Params = p
 	}
 	return &p.NodeLogParams
-}
-
-// journalTimeout bounds reading the member's journal.
-const journalTimeout = 30 * time.Second
-
-// readNodeJournal reads what the member's systemd unit logged since the
-// run began from the node's journal (etcdlog.OpenJournal) into r.Logs. A
-// journal that cannot be read is said in the Result's parameters.
-func readNodeJournal(ctx context.Context, r *result.Result, n *discover.Node, since time.Time) {
-	jctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), journalTimeout)
-	defer cancel()
-	j, err := etcdlog.OpenJournal(jctx, n.Unit, n.Root, n.Found.Name, since)
-	scanNodeLog(ctx, r, "log_journal", j.Source, j.Inputs, err, since)
-	if p, err := nodeLogParams(r), j.Wait(); err != nil && p.LogError == "" {
-		p.LogError = err.Error()
-	}
 }
 
 // observeMembers watches the cluster without loading it for d: each
@@ -144,26 +94,4 @@ func observeMembers(ctx context.Context, r *result.Result, conn cluster.ConnOpti
 		r.Server.Notes = obs.Notes
 	}
 	return runErr
-}
-
-// nodeFlags are etcd's tunable flags in force on the node: as its
-// configuration sets them, else etcd's defaults (the quota is left to
-// the member's own gauge); a value etcd would not take is left unknown.
-func nodeFlags(f result.FoundEtcd) []result.FlagValue {
-	defaults := map[string]string{judge.FlagHeartbeat: strconv.Itoa(judge.DefaultHeartbeatMs), judge.FlagElection: strconv.Itoa(judge.DefaultElectionMs), judge.FlagCompactionMode: "periodic", judge.FlagCompactionRetention: "0"}
-	var out []result.FlagValue
-	for _, name := range judge.TunableFlags {
-		raw, set := f.Flags[name]
-		from := f.File
-		if !set {
-			if raw, set = defaults[name]; !set {
-				continue
-			}
-			from = "etcd's default (" + f.File + " does not set it)"
-		}
-		if v, text, err := judge.ParseFlag(name, raw); err == nil {
-			out = append(out, result.FlagValue{Name: name, Value: v, Text: text, From: from})
-		}
-	}
-	return out
 }
