@@ -174,3 +174,45 @@ func (s *SlowDisk) Stop() error {
 	})
 	return err
 }
+
+// InsideSlowDisk is a slow view of a folder made for it inside the
+// storage under test, so that the files behind the view live on that
+// storage: Remove unmounts it and removes the folder.
+type InsideSlowDisk struct {
+	*SlowDisk
+	// Root is the folder made for it, which holds the view and the files.
+	Root string
+}
+
+// StartSlowDiskInside creates the folder etcdperf-slowdisk-<runID> in dir
+// and mounts a slow view in it (StartSlowDisk), waiting until the mount is
+// there. On failure everything is removed.
+func StartSlowDiskInside(ctx context.Context, command []string, dir, runID string, delay time.Duration) (*InsideSlowDisk, error) {
+	if err := SlowDiskSupported(); err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	root := filepath.Join(abs, "etcdperf-slowdisk-"+runID)
+	if err := os.Mkdir(root, 0o700); err != nil {
+		return nil, fmt.Errorf("create the slow disk's folder in %s: %w", abs, err)
+	}
+	sd, err := StartSlowDisk(ctx, command, root, delay)
+	if err != nil {
+		os.RemoveAll(root)
+		return nil, err
+	}
+	return &InsideSlowDisk{SlowDisk: sd, Root: root}, nil
+}
+
+// Remove unmounts the view (Stop) and removes the folder with the files
+// etcd left in it.
+func (s *InsideSlowDisk) Remove() error {
+	err := s.Stop()
+	if rerr := os.RemoveAll(s.Root); rerr != nil {
+		err = errors.Join(err, fmt.Errorf("remove the slow disk's folder %s: %w", s.Root, rerr))
+	}
+	return err
+}

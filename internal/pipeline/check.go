@@ -155,7 +155,7 @@ func runCheck(ctx context.Context, o CheckOptions) (*result.Result, error) {
 		return nil, err
 	}
 	res.Params = checkParams(res.Params, o, dur)
-	res.Perf = perfSection(res.Bench, p, obs, dur)
+	res.Perf = loadrun.Perf(res.Bench, p, obs, dur)
 	if res.Bench != nil {
 		res.Bench.Description = fmt.Sprintf("puts of %d-byte keys and %d-byte values, a new random key each (as etcdctl check perf)", p.KeySize, p.ValSize)
 		if o.KeySpace > 0 {
@@ -198,41 +198,6 @@ func dataDirOrDot(d string) string {
 		return "."
 	}
 	return d
-}
-
-// perfSection works out from the load's figures and the window's on the
-// members whether the load generator kept its schedule and who used the
-// CPU. dur is the time the load sent for: the run lasts longer by its
-// slowest answers.
-func perfSection(b *result.Bench, p profile.Profile, obs *memberwatch.Observation, dur time.Duration) *result.Perf {
-	pf := &result.Perf{
-		Profile: p.Name, Clients: p.Clients, TargetRate: p.Rate, CPUs: obs.CPUs,
-		ClientCPU: obs.ClientCPU, ClientOnly: obs.ClientOnly, Members: obs.Members,
-	}
-	if obs.HasServerCPU {
-		pf.ServerCPU = obs.ServerCPU
-	}
-	if b == nil {
-		return pf
-	}
-	// Requests were sent during dur at most; the run went on while the
-	// last answers came (up to the command timeout from a stuck member):
-	// the rate at which they were sent is over the sending time.
-	if secs := min(b.Seconds, dur.Seconds()); secs > 0 {
-		pf.SentRate = float64(b.Ops+result.ErrorTotal(b.Errors)) / secs
-	}
-	if p.Rate > 0 {
-		pf.Reached = b.Throughput / p.Rate
-	}
-	if b.Latency != nil && b.ServiceLatency != nil {
-		pf.ScheduleLag = max(0, b.Latency.Mean-b.ServiceLatency.Mean)
-		pf.InFlight = b.Throughput * b.ServiceLatency.Mean
-	}
-	if b.SendLag != nil && b.SendLag.Count > 0 {
-		pf.ScheduleLag = b.SendLag.Mean // every send, answered or not
-		pf.BusyLag = b.SendLagBusy
-	}
-	return pf
 }
 
 // checkParams adds the profile to the bench parameters.

@@ -16,7 +16,7 @@ import (
 
 // Engines of the disk probe.
 const (
-	EngineNative = "native"
+	EngineNative = diskprobe.Engine
 	EngineFio    = "fio"
 )
 
@@ -47,7 +47,7 @@ func Disk(ctx context.Context, o DiskOptions) (*result.Result, error) {
 func probeDisk(ctx context.Context, o DiskOptions) (*result.Result, error) {
 	res := result.New(result.KindDisk)
 	res.Env = sysinfo.DirEnv(o.Probe.Dir)
-	res.Params = diskParams(o)
+	res.Params = o.Probe.Params(o.Engine)
 	// The host's view of the device while the probe runs (iostat-like);
 	// optional: a machine without /proc/diskstats still gets its probe.
 	sampler, hostErr := hoststats.Start(res.Env.Device, time.Second)
@@ -57,7 +57,7 @@ func probeDisk(ctx context.Context, o DiskOptions) (*result.Result, error) {
 		var out *diskprobe.Outcome
 		out, err = diskprobe.Run(ctx, o.Probe, o.Progress)
 		if out != nil {
-			res.Disk = nativeDisk(out, o.Probe.Sync)
+			res.Disk = out.Disk(o.Probe.Sync)
 		}
 	case EngineFio:
 		var rep *fio.Report
@@ -81,50 +81,4 @@ func probeDisk(ctx context.Context, o DiskOptions) (*result.Result, error) {
 		res.Error = errorText(err)
 	}
 	return res, err
-}
-
-func diskParams(o DiskOptions) *result.DiskParams {
-	return &result.DiskParams{
-		Engine:    o.Engine,
-		Dir:       o.Probe.Dir,
-		BS:        o.Probe.BlockSize,
-		Size:      o.Probe.Size,
-		Prealloc:  o.Probe.Prealloc,
-		Sync:      string(o.Probe.Sync),
-		Direct:    o.Probe.Direct,
-		RW:        string(o.Probe.RW),
-		Jobs:      o.Probe.Jobs,
-		Runtime:   max(o.Probe.Runtime.Seconds(), 0),
-		TimeBased: o.Probe.TimeBased,
-	}
-}
-
-func nativeDisk(out *diskprobe.Outcome, mode diskprobe.SyncMode) *result.Disk {
-	d := &result.Disk{
-		Engine:    EngineNative,
-		Sync:      string(mode),
-		Ops:       out.Ops,
-		Bytes:     out.Bytes,
-		Seconds:   out.Elapsed.Seconds(),
-		IOPS:      out.IOPS(),
-		Bandwidth: out.Bandwidth(),
-		Notes:     out.Notes,
-	}
-	w := out.Write.Latency(true)
-	d.WriteLatency = &w
-	if mode == diskprobe.SyncFdatasync || mode == diskprobe.SyncFsync {
-		s := out.Sync.Latency(true)
-		d.SyncLatency = &s
-	}
-	if len(out.Jobs) > 1 {
-		for _, j := range out.Jobs {
-			dj := result.DiskJob{File: j.File, Ops: j.Ops, Bytes: j.Bytes}
-			if d.SyncLatency != nil {
-				s := j.Sync.Latency(false)
-				dj.SyncLatency = &s
-			}
-			d.Jobs = append(d.Jobs, dj)
-		}
-	}
-	return d
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/etcdperf/etcdperf/internal/limits"
 	"github.com/etcdperf/etcdperf/internal/liveprobe"
 	"github.com/etcdperf/etcdperf/internal/load"
+	"github.com/etcdperf/etcdperf/internal/loadrun"
 	"github.com/etcdperf/etcdperf/internal/noise"
 	"github.com/etcdperf/etcdperf/internal/profile"
 	"github.com/etcdperf/etcdperf/internal/result"
@@ -291,7 +292,7 @@ func doctorTarget(ctx context.Context, o DoctorOptions, dir, runID string) (res 
 			return nil, serr
 		}
 		defer func() {
-			if serr := slow.stop(); serr != nil {
+			if serr := slow.Remove(); serr != nil {
 				err = errors.Join(err, serr)
 				if res != nil {
 					res.AddError(serr.Error())
@@ -368,7 +369,7 @@ func doctorParams(o DoctorOptions) *result.DoctorParams {
 		Noise:              o.Noise,
 		DataDirs:           o.DataDirs,
 		SimulateFsyncDelay: max(o.SimulateFsyncDelay.Seconds(), 0),
-		ConnParams:         connParams(o.Conn),
+		ConnParams:         loadrun.ConnParams(o.Conn),
 	}
 	if !o.SkipDisk {
 		p.DiskRuntime, p.DiskSize = new(o.Disk.Runtime.Seconds()), o.Disk.Size
@@ -387,7 +388,7 @@ func doctorParams(o DoctorOptions) *result.DoctorParams {
 		if o.Observe {
 			p.Load, p.Rate, p.Clients = "", 0, 0
 		}
-		p.ConnParams = connParams(n.Conn)
+		p.ConnParams = loadrun.ConnParams(n.Conn)
 	}
 	return p
 }

@@ -59,13 +59,13 @@ func newDoctorRun(o DoctorOptions, dir, runID string) (*doctorRun, error) {
 
 // mountSlow puts etcd's data on a slow view of the location, whose fsyncs
 // wait o.SimulateFsyncDelay; the caller stops it.
-func (d *doctorRun) mountSlow(ctx context.Context) (*slowMount, error) {
+func (d *doctorRun) mountSlow(ctx context.Context) (*lab.InsideSlowDisk, error) {
 	d.o.Progress.set("mounting a slow view of %s (fsync +%s)", d.dir, d.o.SimulateFsyncDelay)
-	slow, err := mountSlow(ctx, d.dir, d.runID, d.o.SimulateFsyncDelay, d.o.SlowdiskCommand)
+	slow, err := lab.StartSlowDiskInside(ctx, d.o.SlowdiskCommand, d.dir, d.runID, d.o.SimulateFsyncDelay)
 	if err != nil {
 		return nil, err
 	}
-	d.storage = slow.mnt
+	d.storage = slow.View
 	// What etcd waits for is the slow view, not the device under it.
 	d.device = ""
 	return slow, nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/etcdperf/etcdperf/internal/judge"
@@ -30,7 +29,7 @@ func kubeScale(ctx context.Context, o kubescale.Options, criteria []limits.Crite
 		return nil, err
 	}
 	res = result.New(result.KindScale)
-	res.Params = kubeScaleParams(o)
+	res.Params = o.Params()
 	run, kube, err := kubescale.New(ctx, o)
 	if err != nil {
 		return nil, err
@@ -57,28 +56,4 @@ func kubeScale(ctx context.Context, o kubescale.Options, criteria []limits.Crite
 	srv, runErr := run.Measure(ctx, kube, func(st result.KubeStep) string { return judge.KubeStopReason(st, criteria) })
 	res.Server = srv
 	return finishSteps(res, runErr, len(kube.Steps), criteria)
-}
-
-func kubeScaleParams(o kubescale.Options) *result.KubeScaleParams {
-	var objects []string
-	for _, c := range o.Counts {
-		objects = append(objects, fmt.Sprintf("%s=%d", c.Resource, c.N))
-	}
-	return &result.KubeScaleParams{
-		Objects:      strings.Join(objects, ","),
-		Steps:        o.Steps,
-		Clients:      o.Clients,
-		QPS:          o.QPS,
-		Burst:        o.Burst,
-		Namespace:    o.Namespace,
-		UpdateRate:   o.UpdateRate,
-		LeaseRenew:   o.LeaseRenew.Seconds(),
-		PageLimit:    o.PageLimit,
-		Lists:        o.Lists,
-		Gets:         o.Gets,
-		ListInterval: o.ListInterval.Seconds(),
-		Kubeconfig:   o.Conn.Kubeconfig,
-		Server:       o.Conn.Server, // never the token
-		ConnParams:   connParams(o.Etcd.Conn),
-	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/etcdperf/etcdperf/internal/judge"
 	"github.com/etcdperf/etcdperf/internal/lab"
 	"github.com/etcdperf/etcdperf/internal/limits"
+	"github.com/etcdperf/etcdperf/internal/loadrun"
 	"github.com/etcdperf/etcdperf/internal/memberwatch"
 	"github.com/etcdperf/etcdperf/internal/result"
 	"github.com/etcdperf/etcdperf/internal/sysinfo"
@@ -94,14 +95,14 @@ func Metrics(ctx context.Context, o MetricsOptions) (*result.Result, error) {
 	notes := sec.Notes
 	so := memberwatch.SeriesOptions{Interval: o.Interval, Duration: o.Duration, Timeout: scrapeBound(o), Names: names}
 	so.Started = func(w *memberwatch.Watched) {
-		applyLearned(res, w.Learned)
-		putWatched(sec, notes, w)
+		w.Learned.Complete(res)
+		w.PutIn(sec, notes)
 		if o.Started != nil {
 			o.Started(res)
 		}
 	}
 	so.Sampled = func(w *memberwatch.Watched) {
-		putWatched(sec, notes, w)
+		w.PutIn(sec, notes)
 		if o.Sampled != nil {
 			o.Sampled(res)
 		}
@@ -111,8 +112,8 @@ func Metrics(ctx context.Context, o MetricsOptions) (*result.Result, error) {
 	state := clusterStateBeside(ctx, func(context.Context) (*cluster.Discovery, error) { return d, nil }, o.ClusterState)
 	watched, runErr := memberwatch.Series(ctx, d.HTTP, d.Members, so)
 	res.Cluster = state()
-	applyLearned(res, watched.Learned)
-	putWatched(sec, notes, watched)
+	watched.Learned.Complete(res)
+	watched.PutIn(sec, notes)
 	if runErr != nil {
 		res.Error = runErr.Error()
 		if errors.Is(runErr, context.Canceled) {
@@ -122,39 +123,6 @@ func Metrics(ctx context.Context, o MetricsOptions) (*result.Result, error) {
 	judge.Judge(res, o.Criteria)
 	res.Finish()
 	return res, runErr
-}
-
-// applyLearned completes the target, env and metrics section with what
-// the members' first answers told: a version where the member list named
-// none, and who leads.
-func applyLearned(res *result.Result, l memberwatch.Learned) {
-	if res.Target.Version == "" && l.Version != "" {
-		res.Target.Version, res.Env.EtcdVersion = l.Version, l.Version
-	}
-	for i, lm := range l.Members {
-		tm, mm := &res.Target.Members[i], &res.Metrics.Members[i]
-		if tm.Version == "" && lm.Version != "" {
-			tm.Version = lm.Version
-		}
-		if mm.Version == "" && lm.Version != "" {
-			mm.Version = lm.Version
-		}
-		if lm.LeaderKnown {
-			tm.Leader, mm.Leader = lm.Leader, lm.Leader
-		}
-	}
-}
-
-// putWatched puts what the series measured so far in the metrics section,
-// after the notes the section had before the series began.
-func putWatched(sec *result.Metrics, notes []string, w *memberwatch.Watched) {
-	sec.Start, sec.Intervals, sec.Seconds = w.Start, w.Intervals, w.Seconds
-	for i, m := range w.Members {
-		mm := &sec.Members[i]
-		mm.Unreachable, mm.Overall, mm.Series, mm.Process = m.Unreachable, m.Overall, m.Series, m.Process
-	}
-	sec.PeerRTTs, sec.Defrags = w.PeerRTTs, w.Defrags
-	sec.Notes = slices.Concat(notes, w.Notes)
 }
 
 // scrapeBound bounds one round of scrapes: about the interval, so that a
@@ -170,7 +138,7 @@ func scrapeBound(o MetricsOptions) time.Duration {
 }
 
 func metricsParams(o MetricsOptions) *result.MetricsParams {
-	return &result.MetricsParams{Interval: o.Interval.Seconds(), Duration: o.Duration.Seconds(), ConnParams: connParams(o.Conn)}
+	return &result.MetricsParams{Interval: o.Interval.Seconds(), Duration: o.Duration.Seconds(), ConnParams: loadrun.ConnParams(o.Conn)}
 }
 
 // clusterStateBeside starts reading the state of the cluster that

@@ -66,7 +66,7 @@ func PromExport(ctx context.Context, o PromExportOptions) (*result.Result, error
 	if o.Preset != "" {
 		window = promexport.WindowFor(o.Window, o.Range.Step)
 	}
-	params := promParams(o.Conn, o.Range, o.Selector, window, o.Matrix)
+	params := o.Conn.Params(o.Range, o.Selector, window, o.Matrix)
 	params.Preset = o.Preset
 	res.Params = params
 	answers, err := c.Fetch(ctx, qs, o.Range)
@@ -89,25 +89,6 @@ func PromExport(ctx context.Context, o PromExportOptions) (*result.Result, error
 		len(p.Table.Columns), len(qs), len(p.Table.Time), p.Start.Format(time.RFC3339), p.End.Format(time.RFC3339), o.Range.Step)
 	res.Finish()
 	return res, nil
-}
-
-func promParams(c promexport.Options, r promexport.Resolved, selector string, window time.Duration, matrix []string) *result.PromParams {
-	p := &result.PromParams{
-		URL:      c.URL,
-		Start:    r.Start.UTC().Format(time.RFC3339Nano),
-		End:      r.End.UTC().Format(time.RFC3339Nano),
-		Step:     r.Step.Seconds(),
-		Selector: selector,
-		Window:   max(window.Seconds(), 0),
-		Matrix:   matrix,
-	}
-	switch {
-	case c.User != "":
-		p.Auth, p.User = "basic", c.User
-	case c.BearerToken != "":
-		p.Auth = "bearer"
-	}
-	return p
 }
 
 // PromCheckOptions configure `etcdperf prom check`.
@@ -139,7 +120,7 @@ func PromCheck(ctx context.Context, o PromCheckOptions) (*result.Result, error) 
 		return nil, err
 	}
 	res := result.New(result.KindPromCheck)
-	res.Params = promParams(o.Conn, o.Range, o.Selector, o.Window, o.Matrix)
+	res.Params = o.Conn.Params(o.Range, o.Selector, o.Window, o.Matrix)
 	res.Tuning = &result.Tuning{Known: o.Known}
 	h, err := c.ReadHistory(ctx, promexport.HistoryOptions{Range: o.Range, Window: o.Window, Selector: o.Selector})
 	if err != nil {

@@ -153,6 +153,6 @@ func scaleParams(o ScaleOptions) *result.ScaleParams {
 		Namespaces:   o.Namespaces,
 		RandomState:  o.RandomState,
 		Rate:         max(o.Rate, 0),
-		TargetParams: targetParams(o.Target),
+		TargetParams: loadrun.TargetParams(o.Target),
 	}
 }
