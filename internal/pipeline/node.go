@@ -40,7 +40,7 @@ func doctorNode(ctx context.Context, o DoctorOptions, runID string) (*result.Res
 	d.device = d.r.Env.Device
 	began := time.Now()
 	err = d.measure(ctx)
-	if d.measured() {
+	if d.measured() && (n.LogFile != "" || n.Unit != "") {
 		log := etcdlog.MemberLog{File: n.LogFile, Unit: n.Unit, Root: n.Root, Member: n.Found.Name}
 		if logs := log.ReadSince(ctx, began, nodeLogParams(d.r)); logs != nil {
 			d.r.Logs = logs
