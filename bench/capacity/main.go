@@ -16,6 +16,14 @@
 // time:
 //
 //	go run ./bench/capacity --runs 5 --soak 60s --disk /var/tmp
+//
+// With --curve, it runs no doctor: per storage, --runs soaks at each of the
+// rates given, and says how many held at each, with their last part's
+// figures. That is how repeatable the soak itself is: an answer can hold
+// at 0.8x and break at 1.25x in 4 of 5 runs only where the soaks go from
+// holding 4 of 5 to breaking 4 of 5 within those 1.56x.
+//
+//	go run ./bench/capacity --runs 3 --curve 1600,2000,2500,3100 --only loop
 package main
 
 import (
@@ -56,6 +64,8 @@ type soakRun struct {
 	rate      float64
 	broke     []string
 	sustained float64
+	// The last part's achieved rate and p99s (seconds).
+	achieved, wal, commit, request float64
 }
 
 func (s soakRun) held() bool { return len(s.broke) == 0 }
@@ -72,14 +82,28 @@ func main() {
 	soak := flag.Duration("soak", time.Minute, "how long each soak at 0.8x and 1.25x of an answer holds (0: no soaks)")
 	disk := flag.String("disk", "/var/tmp", "a directory on the machine's disk")
 	only := flag.String("only", "", "run only the storages of these names, comma-separated (ram, disk, loop, loop-1500, loop-600)")
+	curve := flag.String("curve", "", "no doctor: --runs soaks at each of these rates (puts/s, comma-separated) per storage")
 	flag.Parse()
-	if err := run(*runs, *soak, *disk, *only); err != nil {
+	var rates []float64
+	for _, f := range strings.FieldsFunc(*curve, func(r rune) bool { return r == ',' }) {
+		r, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || r <= 0 {
+			fmt.Fprintf(os.Stderr, "capacity: --curve: %q is not a rate in puts/s\n", f)
+			os.Exit(2)
+		}
+		rates = append(rates, r)
+	}
+	if len(rates) > 0 && *soak <= 0 {
+		fmt.Fprintln(os.Stderr, "capacity: --curve needs --soak above 0")
+		os.Exit(2)
+	}
+	if err := run(*runs, *soak, *disk, *only, rates); err != nil {
 		fmt.Fprintln(os.Stderr, "capacity:", err)
 		os.Exit(2)
 	}
 }
 
-func run(runs int, soak time.Duration, disk, only string) error {
+func run(runs int, soak time.Duration, disk, only string, curve []float64) error {
 	tmp, err := os.MkdirTemp("", "capacity-")
 	if err != nil {
 		return err
@@ -109,7 +133,11 @@ func run(runs int, soak time.Duration, disk, only string) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)
 		}
-		err = measure(bin, s, dir, runs, soak)
+		if len(curve) > 0 {
+			err = soakCurve(bin, s, dir, runs, soak, curve)
+		} else {
+			err = measure(bin, s, dir, runs, soak)
+		}
 		done()
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)
@@ -154,6 +182,30 @@ func measure(bin string, s storage, dir string, runs int, soak time.Duration) er
 	sort.Float64s(secs)
 	fmt.Printf("=> %s: 0.8x held in %d of %d, 1.25x broke in %d of %d; doctor median %.1fs, slowest %.1fs\n\n",
 		s.name, holds, soaked, breaks, soaked, secs[len(secs)/2], secs[len(secs)-1])
+	return nil
+}
+
+// soakCurve runs runs soaks at each rate of curve on a storage, and
+// prints each with its last part's figures, and per rate how many held.
+func soakCurve(bin string, s storage, dir string, runs int, soak time.Duration, curve []float64) error {
+	args := append([]string{"--data-dir", dir}, s.args...)
+	var summary []string
+	for _, rate := range curve {
+		held := 0
+		for r := 1; r <= runs; r++ {
+			sr, err := soakAt(bin, args, rate, soak)
+			if err != nil {
+				return err
+			}
+			if sr.held() {
+				held++
+			}
+			fmt.Printf("%-10s %6.0f puts/s  %d  %-60s last part: %.0f puts/s, WAL fsync p99 %.1fms, commit p99 %.1fms, request p99 %.1fms\n",
+				s.name, rate, r, sr, sr.achieved, sr.wal*1000, sr.commit*1000, sr.request*1000)
+		}
+		summary = append(summary, fmt.Sprintf("%.0f held %d of %d", rate, held, runs))
+	}
+	fmt.Printf("=> %s, soaks of %s: %s\n\n", s.name, soak, strings.Join(summary, "; "))
 	return nil
 }
 
@@ -216,12 +268,17 @@ func soakAt(bin string, args []string, rate float64, d time.Duration) (soakRun, 
 		Soak *struct {
 			Broke     []string `json:"broke"`
 			Sustained float64  `json:"sustained_puts_per_s"`
+			Achieved  float64  `json:"last_achieved"`
+			WAL       float64  `json:"last_wal_fsync_p99"`
+			Commit    float64  `json:"last_backend_commit_p99"`
+			Request   float64  `json:"last_request_p99"`
 		} `json:"soak"`
 	}
 	if err := json.Unmarshal(out, &res); err != nil || res.Soak == nil {
 		return soakRun{}, fmt.Errorf("check --soak-rate %.0f %v: no soak in the Result (%v)", rate, args, err)
 	}
-	return soakRun{rate: rate, broke: res.Soak.Broke, sustained: res.Soak.Sustained}, nil
+	k := res.Soak
+	return soakRun{rate: rate, broke: k.Broke, sustained: k.Sustained, achieved: k.Achieved, wal: k.WAL, commit: k.Commit, request: k.Request}, nil
 }
 
 // etcdperf runs the binary with args, -q -o json, and returns its
