@@ -372,8 +372,10 @@ func (s *sweep) confirm(ctx context.Context) error {
 // nextHold is the rate of the next hold after holds that held up to held
 // and broke from bad (0 when none did), or 0 when no hold is left to run:
 // with none broken, Resolution above held, or the middle of held and the
-// lowest rate above it that a short step broke when that is higher (0
-// when none broke: the ladder's top held); with none held,
+// lowest rate above it that a short step broke when that is higher (with
+// no short step broken above held, Resolution above it: an answer is
+// bracketed by a rate that broke; 0 once held is the ladder's top); with
+// none held,
 // bad over Resolution, or half of it when no short step held on the
 // sweep's own writes (short false: nothing places it); with both, their
 // middle as the knee's (next), until they are within Resolution.
@@ -387,7 +389,13 @@ func (s *sweep) nextHold(held, bad float64, short bool) float64 {
 			}
 		}
 		if up == 0 {
-			return 0
+			// No rate above held broke: a short step broke at held
+			// itself, or none did. Climb, but not past the ladder's top,
+			// which held.
+			if held >= rates[len(rates)-1] {
+				return 0
+			}
+			return min(twoDigits(held*Resolution), rates[len(rates)-1])
 		}
 		// Short steps break under what holds hold (a short step's
 		// commit p99 is about its slowest commit), so a hold climbs by

@@ -60,6 +60,7 @@ func TestSweepSteps(t *testing.T) {
 		{"holds hold above the short steps: they climb", storage{limit: 2200, hold: 3000, fsyncs: 1e9}, []float64{150, 1000, 2000, 4000, 2800, 2400, 2000, 2600, 3400, 3000}},
 		{"only the verdict's load held: holds from its rate, then half", storage{limit: 100, hold: 80, fsyncs: 1e9}, []float64{150, 1000, 390, 240, 190, 150, 75, 120, 95}},
 		{"only the verdict's load held, far under its rate", storage{limit: 100, hold: 40, fsyncs: 1e9}, []float64{150, 1000, 390, 240, 190, 150, 75, 38, 58, 47}},
+		{"a short step broke at the rate the holds reach: they climb past it", storage{limit: 900, hold: 1200, fsyncs: 1e9}, []float64{150, 1000, 390, 620, 790, 790, 1000, 1300}},
 		{"nothing breaks", storage{limit: 1e9, hold: 1e9, fsyncs: 1e9}, []float64{150, 1000, 2000, 4000, 8000, 15000, 15000}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
