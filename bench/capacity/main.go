@@ -82,6 +82,7 @@ func main() {
 	soak := flag.Duration("soak", time.Minute, "how long each soak at 0.8x and 1.25x of an answer holds (0: no soaks)")
 	disk := flag.String("disk", "/var/tmp", "a directory on the machine's disk")
 	only := flag.String("only", "", "run only the storages of these names, comma-separated (ram, disk, loop, loop-1500, loop-600)")
+	keep := flag.String("keep", "", "write each doctor's Result to DIR/STORAGE-RUN.json")
 	curve := flag.String("curve", "", "no doctor: --runs soaks at each of these rates (puts/s, comma-separated) per storage")
 	flag.Parse()
 	var rates []float64
@@ -97,6 +98,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "capacity: --curve needs --soak above 0")
 		os.Exit(2)
 	}
+	keepDir = *keep
 	if err := run(*runs, *soak, *disk, *only, rates); err != nil {
 		fmt.Fprintln(os.Stderr, "capacity:", err)
 		os.Exit(2)
@@ -153,7 +155,7 @@ func measure(bin string, s storage, dir string, runs int, soak time.Duration) er
 	var secs []float64
 	holds, breaks, soaked := 0, 0, 0
 	for r := 1; r <= runs; r++ {
-		d, err := doctor(bin, args)
+		d, err := doctor(bin, args, fmt.Sprintf("%s-%d", s.name, r))
 		if err != nil {
 			return err
 		}
@@ -209,14 +211,23 @@ func soakCurve(bin string, s storage, dir string, runs int, soak time.Duration, 
 	return nil
 }
 
+// keepDir, when set (--keep), receives each doctor's Result.
+var keepDir string
+
 // doctor runs doctor at its defaults with args and returns the storage's
-// capacity, its cause, its steps and the wall time.
-func doctor(bin string, args []string) (doctorRun, error) {
+// capacity, its cause, its steps and the wall time; with keepDir, its
+// Result goes to keepDir/name.json.
+func doctor(bin string, args []string, name string) (doctorRun, error) {
 	start := time.Now()
 	out, err := etcdperf(bin, append([]string{"doctor", "--no-report"}, args...))
 	secs := time.Since(start).Seconds()
 	if err != nil {
 		return doctorRun{}, err
+	}
+	if keepDir != "" {
+		if err := os.WriteFile(filepath.Join(keepDir, name+".json"), out, 0o644); err != nil {
+			return doctorRun{}, err
+		}
 	}
 	var res struct {
 		Runs []struct {
