@@ -280,8 +280,10 @@ func ceiling(sorted []result.CapacityStep, measured bool, lv diagnose.Levels) ([
 
 // offDevice names a write cap from the one step that broke, when the sweep
 // saw its ceiling only there (a knee between two steps): etcd's WAL fsync
-// p99 climbed past wal_fsync_fast (half its limit) from a fast one at the
-// lowest rate and its fsyncs fell behind the offered rate
+// p99 climbed past its limit (a cap delays the fsyncs themselves: a backend
+// commit that broke alone, the fsyncs within their limit, says nothing of
+// one) from a fast one at the lowest rate and its fsyncs fell behind the
+// offered rate
 // (CapacityStep.FsyncsBehind), while the device answered each write fast
 // (device_fast_await) and was not busy (device_idle), etcd's fsync p99
 // device_fast_factor times its mean write time or more, and the CPU does
@@ -295,7 +297,7 @@ func offDevice(k knee) (result.Cause, string, bool) {
 	broke, lv := k.broke, k.lv
 	first := slices.MinFunc(k.steps, func(a, b result.CapacityStep) int { return cmp.Compare(a.Offered, b.Offered) })
 	memberCPU, hostBusy := cpuExplains(broke, lv)
-	if broke.DeviceIOPS <= 0 || broke.WALFsyncP99 < lv.WALFast || !broke.FsyncsBehind(lv.FlatGrowth) ||
+	if broke.DeviceIOPS <= 0 || broke.WALFsyncP99 < lv.WALLimit || !broke.FsyncsBehind(lv.FlatGrowth) ||
 		broke.DeviceAwait > lv.FastAwait || broke.DeviceUtil >= lv.DeviceIdle || memberCPU || hostBusy ||
 		broke.WALFsyncP99 < lv.FastFactor*broke.DeviceAwait {
 		return "", "", true
