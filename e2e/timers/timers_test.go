@@ -22,6 +22,7 @@ import (
 	"github.com/etcdperf/etcdperf/internal/lab"
 	"github.com/etcdperf/etcdperf/internal/netfault"
 	"github.com/etcdperf/etcdperf/internal/result"
+	"github.com/etcdperf/etcdperf/internal/sysinfo"
 	"github.com/etcdperf/etcdperf/internal/testutil"
 )
 
@@ -98,7 +99,7 @@ func delayedCluster(t *testing.T, bin string, beat, elect uint) (*result.Result,
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	dir := t.TempDir()
+	dir := dataDir(t)
 	tg, err := lab.Open(ctx, lab.TargetOptions{DataDir: dir, RunID: fmt.Sprintf("timers-%d", elect), Members: 3,
 		Faults: []lab.Fault{{PeerDelay: link}, {PeerDelay: link}, {PeerDelay: link}}, StartTimeout: time.Minute, ServerCommand: []string{bin, "server"},
 		HeartbeatMs: beat, ElectionMs: elect})
@@ -128,6 +129,21 @@ func delayedCluster(t *testing.T, bin string, beat, elect uint) (*result.Result,
 		t.Fatalf("metrics: %v\n%s", err, r.Stdout)
 	}
 	return res, crashLeader(ctx, t, tg, res)
+}
+
+// dataDir is where the members keep their data: a tmpfs when /dev/shm is
+// one, so that the disk the other tests load meanwhile cannot stall a
+// member (a leader whose fsyncs stall loses its followers as a slow link
+// would, and the findings then name its storage); this test is about the
+// links. Elsewhere, the test's own temporary directory.
+func dataDir(t *testing.T) string {
+	if m, err := sysinfo.FindMount("/dev/shm"); err == nil && m.Volatile() {
+		if dir, err := os.MkdirTemp("/dev/shm", "etcdperf-timers-"); err == nil {
+			t.Cleanup(func() { os.RemoveAll(dir) })
+			return dir
+		}
+	}
+	return t.TempDir()
 }
 
 // crashLeader kills the process of the member that led at the end of
