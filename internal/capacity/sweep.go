@@ -30,7 +30,9 @@ const DefaultConfirm = 10 * time.Second
 // four placed above or under it (nextHold). When the first, at the
 // verdict's rate, breaks on the sweep's writes, the next three run at half
 // of it, a quarter and between (150, 75, 38 and 58 puts/s), and a fifth
-// is needed to bring the rate that broke within Resolution of the answer.
+// brings the rate that broke closer to the answer. Most sweeps take two:
+// one HoldResolution above the highest rate a short step held, and one
+// HoldResolution above or under it.
 const maxConfirms = 5
 
 // holdInterval is the span of a hold of length d's intervals, on which it
@@ -331,26 +333,27 @@ func (s *sweep) lowestBroken(r float64) *result.CapacityStep {
 
 // confirm holds rates for o.Confirm (confirm steps, at most maxConfirms),
 // each judged as a soak is, on the medians of its intervals' p99s: first
-// the highest rate a short step held on the sweep's own writes (none: the
-// verdict's rate, whose load wrote new keys and compacted nothing); then,
-// while the holds hold, the lowest rate above them that a short step broke
-// (a short step's backend commit p99 rests on some twenty commits, and one
-// slow commit breaks it), and once one breaks, rates placed under it
-// (nextHold), until the highest hold that held and the lowest that broke
-// are within Resolution.
+// HoldResolution above the highest rate a short step held on the sweep's
+// own writes, but not past the lowest a short step broke above it (a
+// short step's backend commit p99 rests on some twenty commits, and one
+// slow commit breaks it: short steps break under what holds hold); with no
+// short step held, the verdict's rate, whose load wrote new keys and
+// compacted nothing. Then, while the holds hold, rates above them, and
+// once one breaks, rates placed under it (nextHold), until the highest
+// hold that held and the lowest that broke are within HoldResolution.
 func (s *sweep) confirm(ctx context.Context) error {
 	o, c := s.o, s.c
 	if o.Confirm <= 0 {
 		return nil
 	}
 	c.ConfirmSeconds = o.Confirm.Seconds()
-	r, short := 0.0, false
-	for i, st := range c.Steps {
-		if !st.Failed() && !(i == 0 && s.first) {
-			r, short = max(r, st.Offered), true
+	r := s.shortHeld()
+	short := r > 0
+	if short {
+		if up := s.shortBrokeAbove(r); up > 0 {
+			r = min(holdAbove(r), up)
 		}
-	}
-	if r == 0 && len(c.Steps) > 0 {
+	} else if len(c.Steps) > 0 {
 		r = c.Steps[0].Offered
 	}
 	held, bad := 0.0, 0.0
@@ -369,43 +372,78 @@ func (s *sweep) confirm(ctx context.Context) error {
 	return nil
 }
 
+// HoldResolution is the most by which the lowest hold that broke may
+// exceed the answer, a rate that held for the confirm's time: finer than
+// the short steps' Resolution, so that the answer lies within 15 % under
+// the rate where holds begin to break, and a soak of the same writes at
+// 1.25x of it runs past that rate (docs/doctor.md).
+const HoldResolution = 1.15
+
+// holdAbove is the rate HoldResolution above r, on two significant
+// digits: the next hold up from a rate that held, and the highest rate
+// that may break for r to be the answer.
+func holdAbove(r float64) float64 {
+	// In hundredths, so that 3,000 is 3,450 and rounds up to 3,500 as the
+	// product of 1.15 would not.
+	return twoDigits(r * math.Round(HoldResolution*100) / 100)
+}
+
+// shortHeld is the highest rate a short step held on the sweep's own
+// writes (not the verdict's load); 0 when none did.
+func (s *sweep) shortHeld() float64 {
+	r := 0.0
+	for i, st := range s.c.Steps {
+		if !st.Confirm && !st.Failed() && !(i == 0 && s.first) {
+			r = max(r, st.Offered)
+		}
+	}
+	return r
+}
+
+// shortBrokeAbove is the lowest rate above r that a short step broke; 0
+// when none did.
+func (s *sweep) shortBrokeAbove(r float64) float64 {
+	up := 0.0
+	for _, st := range s.c.Steps {
+		if !st.Confirm && st.Failed() && st.Offered > r && (up == 0 || st.Offered < up) {
+			up = st.Offered
+		}
+	}
+	return up
+}
+
 // nextHold is the rate of the next hold after holds that held up to held
-// and broke from bad (0 when none did), or 0 when no hold is left to run:
-// with none broken, Resolution above held, or the middle of held and the
-// lowest rate above it that a short step broke when that is higher (with
-// no short step broken above held, Resolution above it: an answer is
-// bracketed by a rate that broke; 0 once held is the ladder's top); with
-// none held,
-// bad over Resolution, or half of it when no short step held on the
-// sweep's own writes (short false: nothing places it); with both, their
-// middle as the knee's (next), until they are within Resolution.
+// and broke from bad (0 when none did), or 0 when no hold is left to run.
+// With none broken: HoldResolution above held, or the middle of held and
+// the lowest rate above it that a short step broke when that is higher;
+// with no short step broken above held (one broke at held or under it),
+// HoldResolution above held, so that an answer is bracketed by a rate
+// that broke; 0 once held is the ladder's top. With none held: the
+// highest rate a short step held when the hold that broke was above it;
+// else Resolution under bad (a hold broke at a rate a short step held: the
+// holds break well under the short steps), or half of it when no short
+// step held on the sweep's own writes (short false: nothing places it).
+// With both, their middle as the knee's (next), until bad is within
+// HoldResolution of held.
 func (s *sweep) nextHold(held, bad float64, short bool) float64 {
 	switch {
 	case bad == 0:
-		up := 0.0
-		for _, st := range s.c.Steps {
-			if !st.Confirm && st.Failed() && st.Offered > held && (up == 0 || st.Offered < up) {
-				up = st.Offered
-			}
+		if held >= rates[len(rates)-1] {
+			return 0
 		}
+		up := s.shortBrokeAbove(held)
 		if up == 0 {
-			// No rate above held broke: a short step broke at held
-			// itself, or none did. Climb, but not past the ladder's top,
-			// which held.
-			if held >= rates[len(rates)-1] {
-				return 0
-			}
-			return min(twoDigits(held*Resolution), rates[len(rates)-1])
+			return min(holdAbove(held), rates[len(rates)-1])
 		}
-		// Short steps break under what holds hold (a short step's
-		// commit p99 is about its slowest commit), so a hold climbs by
-		// no less than Resolution.
-		return max(twoDigits(held*Resolution), s.next(held, up, false))
+		return max(holdAbove(held), s.next(held, up, false))
 	case held == 0 && !short:
 		return twoDigits(bad / 2)
 	case held == 0:
+		if hs := s.shortHeld(); bad > hs {
+			return hs
+		}
 		return twoDigits(bad / Resolution)
-	case bad <= held*Resolution:
+	case bad <= holdAbove(held):
 		return 0
 	}
 	if r := s.next(held, bad, true); r > held && r < bad {

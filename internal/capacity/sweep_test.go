@@ -40,9 +40,11 @@ func (s *storage) run(_ context.Context, l Load) (*result.CapacityStep, error) {
 // places: up the ladder to the first that breaks, steps in the knee until
 // the rate that broke is within Resolution of the one that held (placed
 // by what a broken step served), one past a lone broken step whose fsyncs
-// fell behind, then the answer held for the confirm's time, holds
-// climbing from it by at least Resolution while they hold and placed
-// under the lowest that broke once one does, within maxConfirms.
+// fell behind, then holds from HoldResolution above the highest rate a
+// short step held, climbing while they hold and placed under the lowest
+// that broke once one does, until the answer (the highest hold that held)
+// is within HoldResolution of the lowest hold that broke above it, within
+// maxConfirms.
 func TestSweepSteps(t *testing.T) {
 	first := &result.CapacityStep{Offered: 150, Achieved: 150, Seconds: 60, WALFsyncs: 150}
 	for _, tc := range []struct {
@@ -50,17 +52,17 @@ func TestSweepSteps(t *testing.T) {
 		st   storage
 		want []float64 // the offered rates, in order; a confirm step last
 	}{
-		{"the knee between 2,000 and 4,000", storage{limit: 3000, hold: 3000, fsyncs: 1e9}, []float64{150, 1000, 2000, 4000, 2800, 3300, 2800, 3600}},
-		{"a knee near the rung below", storage{limit: 2200, hold: 2200, fsyncs: 1e9}, []float64{150, 1000, 2000, 4000, 2800, 2400, 2000, 2600}},
-		{"the hold breaks: the next placed under it", storage{limit: 3000, hold: 2000, fsyncs: 1e9}, []float64{150, 1000, 2000, 4000, 2800, 3300, 2800, 2200, 1700}},
-		{"the hold breaks far under the short steps", storage{limit: 3000, hold: 700, fsyncs: 1e9}, []float64{150, 1000, 2000, 4000, 2800, 3300, 2800, 2200, 1700, 1300, 1000}},
-		{"a step that served less places the next", storage{limit: 2700, hold: 2700, fsyncs: 1e9, serves: 2700}, []float64{150, 1000, 2000, 4000, 2700, 3300, 2700, 3500}},
-		{"writes at a ceiling: one step past the knee", storage{limit: 1900, hold: 1900, fsyncs: 1200}, []float64{150, 1000, 2000, 1400, 1700, 2800, 1700, 2200}},
-		{"writes at a ceiling, two steps past the knee", storage{limit: 1500, hold: 1500, fsyncs: 1200}, []float64{150, 1000, 2000, 1400, 1700, 1400, 1800}},
-		{"holds hold above the short steps: they climb", storage{limit: 2200, hold: 3000, fsyncs: 1e9}, []float64{150, 1000, 2000, 4000, 2800, 2400, 2000, 2600, 3400, 3000}},
-		{"only the verdict's load held: holds from its rate, then half", storage{limit: 100, hold: 80, fsyncs: 1e9}, []float64{150, 1000, 390, 240, 190, 150, 75, 120, 95}},
+		{"the knee between 2,000 and 4,000", storage{limit: 3000, hold: 3000, fsyncs: 1e9}, []float64{150, 1000, 2000, 4000, 2800, 3300, 3200, 2800}},
+		{"a knee near the rung below", storage{limit: 2200, hold: 2200, fsyncs: 1e9}, []float64{150, 1000, 2000, 4000, 2800, 2400, 2300, 2000}},
+		{"the hold breaks: the next placed under it", storage{limit: 3000, hold: 2000, fsyncs: 1e9}, []float64{150, 1000, 2000, 4000, 2800, 3300, 3200, 2800, 2200, 1700, 1900}},
+		{"the hold breaks far under the short steps", storage{limit: 3000, hold: 700, fsyncs: 1e9}, []float64{150, 1000, 2000, 4000, 2800, 3300, 3200, 2800, 2200, 1700, 1300}},
+		{"a step that served less places the next", storage{limit: 2700, hold: 2700, fsyncs: 1e9, serves: 2700}, []float64{150, 1000, 2000, 4000, 2700, 3300, 3100, 2700}},
+		{"writes at a ceiling: one step past the knee", storage{limit: 1900, hold: 1900, fsyncs: 1200}, []float64{150, 1000, 2000, 1400, 1700, 2800, 2000, 1700}},
+		{"writes at a ceiling, two steps past the knee", storage{limit: 1500, hold: 1500, fsyncs: 1200}, []float64{150, 1000, 2000, 1400, 1700, 1600, 1400}},
+		{"holds hold above the short steps: they climb", storage{limit: 2200, hold: 3000, fsyncs: 1e9}, []float64{150, 1000, 2000, 4000, 2800, 2400, 2300, 2600, 3000, 3500}},
+		{"only the verdict's load held: holds from its rate, then half", storage{limit: 100, hold: 80, fsyncs: 1e9}, []float64{150, 1000, 390, 240, 190, 150, 75, 120, 95, 84}},
 		{"only the verdict's load held, far under its rate", storage{limit: 100, hold: 40, fsyncs: 1e9}, []float64{150, 1000, 390, 240, 190, 150, 75, 38, 58, 47}},
-		{"a short step broke at the rate the holds reach: they climb past it", storage{limit: 900, hold: 1200, fsyncs: 1e9}, []float64{150, 1000, 390, 620, 790, 790, 1000, 1300}},
+		{"a short step broke at the rate the holds reach: they climb past it", storage{limit: 900, hold: 1200, fsyncs: 1e9}, []float64{150, 1000, 390, 620, 790, 910, 1000, 1200, 1400}},
 		{"nothing breaks", storage{limit: 1e9, hold: 1e9, fsyncs: 1e9}, []float64{150, 1000, 2000, 4000, 8000, 15000, 15000}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -82,6 +84,23 @@ func TestSweepSteps(t *testing.T) {
 			}
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("steps %v, want %v", got, tc.want)
+			}
+			held, bad, holds := 0.0, 0.0, 0
+			for _, x := range s.c.Steps {
+				if x.Confirm {
+					holds++
+					if !x.Failed() {
+						held = max(held, x.Offered)
+					}
+				}
+			}
+			for _, x := range s.c.Steps {
+				if x.Confirm && x.Failed() && x.Offered > held && (bad == 0 || x.Offered < bad) {
+					bad = x.Offered
+				}
+			}
+			if holds < maxConfirms && held > 0 && bad > holdAbove(held) {
+				t.Errorf("the answer %.0f, a hold held it, is bracketed by %.0f, which broke: %.2fx, more than %.2fx", held, bad, bad/held, HoldResolution)
 			}
 			last := s.c.Steps[len(s.c.Steps)-1]
 			if !last.Confirm || last.Seconds != DefaultConfirm.Seconds() {
