@@ -99,6 +99,14 @@ func main() {
 		os.Exit(2)
 	}
 	keepDir = *keep
+	if keepDir != "" {
+		// Made before any doctor runs: a run's Result is not lost to a
+		// folder missing at its end.
+		if err := os.MkdirAll(keepDir, 0o755); err != nil {
+			fmt.Fprintln(os.Stderr, "capacity: --keep:", err)
+			os.Exit(2)
+		}
+	}
 	if err := run(*runs, *soak, *disk, *only, rates); err != nil {
 		fmt.Fprintln(os.Stderr, "capacity:", err)
 		os.Exit(2)
