@@ -62,9 +62,9 @@ func othersGroup(dir string) bool {
 		}
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 		if err != nil {
-			// Exited: a live process's group is its own; this one's is
-			// left behind unless it was this binary's descendant's, which
-			// the walk reached no further than here.
+			// The member itself has exited (n == 0): its group is left
+			// behind, whoever made it. An ancestor that exited during the
+			// walk (n > 0) was not this binary, which is running.
 			return n > 0
 		}
 		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
