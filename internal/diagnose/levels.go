@@ -55,6 +55,9 @@ type Levels struct {
 	// sweep's lowest rate (where it answered fast) to its knee queued the
 	// writes, at the device or below it (device_queued_growth).
 	Queued float64
+	// EtcdCPUBusy: etcd using this share of one CPU, on a host whose CPUs
+	// were busy (HostCPUBusy), kept them busy with its own work.
+	EtcdCPUBusy float64
 	// WALLimit is the WAL fsync p99's limit; WALFast, the p99 at or under
 	// which a step found the disk fast (half the limit).
 	WALLimit, WALFast float64
@@ -80,7 +83,8 @@ func levels(of func(id string) float64) Levels {
 		DeviceIdle: of(limits.DeviceIdle), DeviceBusy: of(limits.DeviceBusy),
 		CapUsed: of(limits.IOPSCapUsed), VolumeIOPS: of(limits.VolumeIOPS), VolumeBPS: of(limits.VolumeWriteBPS), OverStated: of(limits.VolumeOverStated),
 		FlatGrowth: of(limits.FsyncsFlatGrowth), OfferedRise: of(limits.OfferedRise), Queued: of(limits.DeviceQueued),
-		WALLimit: of(limits.WALFsyncP99), WALFast: of(limits.WALFsyncFast),
+		EtcdCPUBusy: of(limits.EtcdCPUBusy),
+		WALLimit:    of(limits.WALFsyncP99), WALFast: of(limits.WALFsyncFast),
 	}
 }
 

@@ -326,6 +326,39 @@ func TestCapacityFlatCeiling(t *testing.T) {
 		}
 	}
 	virtioCommit[6].Tight = []string{limits.BackendCommitP99}
+	// A directory of a virtio disk on a 2-CPU host, no cap anywhere, as
+	// measured (doctor at its defaults): the backend commit p99 broke alone
+	// (27ms at the 5,900 hold), etcd's WAL fsync p99 3.87ms, the device's
+	// writes 768µs on average, 31% busy, while etcd used 1.01 CPUs and this
+	// host's CPUs were 82% busy; the steps' rules named the storage below
+	// the device. A RAM disk on the same host gave the same answer at the
+	// same steps, the CPU named: the commits waited for the CPU as much as
+	// for the disk, and a cap below the device would have delayed the
+	// WAL's fsyncs too.
+	cpuBound := []result.CapacityStep{step(150, 0.00100, 150, 509, 0.01), step(1000, 0.00100, 987, 3290, 0.32), step(2000, 0.00106, 1853, 5633, 0.44),
+		step(4000, 0.00246, 2021, 7251, 0.34), step(8000, 0.00506, 946, 6008, 0.18, limits.BackendCommitP99), step(5700, 0.00374, 1389, 7045, 0.29),
+		step(6800, 0.00490, 1035, 6517, 0.20), step(11000, 0.01284, 287, 4864, 0.11, limits.RequestP99, limits.WALFsyncP99, limits.BackendCommitP99),
+		step(7800, 0.00556, 870, 7357, 0.21, limits.BackendCommitP99), step(6800, 0.00414, 1246, 7984, 0.27, limits.BackendCommitP99),
+		step(5200, 0.00345, 1692, 8519, 0.32), step(5900, 0.00387, 1407, 8061, 0.31, limits.BackendCommitP99)}
+	cpuBound[0].Seconds = 20
+	for i, v := range [][4]float64{{0.000087, 0.15, 0.14, 0.0020}, {0.000253, 0.51, 0.55, 0.0039}, {0.000246, 0.65, 0.78, 0.0074}, {0.000471, 0.77, 0.93, 0.0131},
+		{0.000804, 0.84, 0.90, 0.0251}, {0.000673, 0.83, 0.97, 0.0194}, {0.000785, 0.83, 0.94, 0.0187}, {0.001182, 0.83, 1.01, 0.0523},
+		{0.000884, 0.88, 1.09, 0.0380}, {0.000778, 0.84, 1.04, 0.0265}, {0.000646, 0.82, 1.01, 0.0152}, {0.000768, 0.82, 1.01, 0.0270}} {
+		st := &cpuBound[i]
+		st.DeviceAwait, st.HostCPUBusy, st.EtcdCPU, st.BackendCommitP99 = v[0], v[1], v[2], v[3]
+		if st.Failed() {
+			st.Cause = result.CauseDiskOrIOPSCap
+		}
+		if i >= 8 {
+			st.Confirm, st.Seconds = true, 10
+		}
+	}
+	// The same with etcd at a few tenths of a CPU (the host's CPUs busy
+	// with other work): nothing tells the commits waited for etcd's CPU.
+	cpuOthers := slices.Clone(cpuBound)
+	for i := range cpuOthers {
+		cpuOthers[i].EtcdCPU = 0.3
+	}
 	// A directory of a virtio disk, no cap anywhere, as measured: the
 	// short steps held to 4,000 puts/s, the holds at 4,000 and 2,800 broke
 	// the backend commit p99, etcd batching its puts into 637 fsyncs/s at
@@ -408,6 +441,8 @@ func TestCapacityFlatCeiling(t *testing.T) {
 		answer string
 	}{
 		{"a virtio disk's latency, no cap", virtio, 2000, result.CauseDiskOrCPU, "its disk or its CPU limits it there"},
+		{"a virtio disk, its commits broke alone, etcd busy on a busy host", cpuBound, 5200, result.CauseDiskOrCPU, "the backend commit p99 broke (27ms): its disk or its CPU limits it there"},
+		{"a virtio disk, its commits broke alone, the host busy with other work", cpuOthers, 5200, result.CauseDiskOrIOPSCap, "the storage below the device its host sees limits it there"},
 		{"a virtio disk, its commits broke alone, no cap", virtioCommit, 1800, result.CauseDiskOrIOPSCap, "at 2,000 the backend commit p99 broke (42.9ms)"},
 		{"a loop over a virtio disk, no cap", loop, 1300, result.CauseDiskOrIOPSCap, "writes took 284µs on average at 150 puts/s and 837µs at 1,500"},
 		{"a loop over a virtio disk, capped below, on a busy machine", loopCapBusy, 310, result.CauseDiskOrIOPSCap, "writes took 180µs on average at 150 puts/s and 2.04ms at 390"},
@@ -591,6 +626,8 @@ var ruleOf = map[string]string{
 	"a loop over a virtio disk, capped below, the first step broke":                     "host",
 	"a virtio disk's latency, no cap":                                                   "host",
 	"a virtio disk, its commits broke alone, no cap":                                    "host",
+	"a virtio disk, its commits broke alone, etcd busy on a busy host":                  "host",
+	"a virtio disk, its commits broke alone, the host busy with other work":             "host",
 	"cap seen in one step":                                                              "off_device",
 	"one step, the host's CPUs busy":                                                    "host",
 	"one step, the host's CPUs busy, the member's disk named":                           "off_device",

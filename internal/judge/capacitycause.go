@@ -323,13 +323,21 @@ func cpuExplains(st *result.CapacityStep, lv diagnose.Levels) (memberCPU, hostBu
 // a sweep sees that one load does not: a "disk" whose device answered fast,
 // or was not measured (a cluster's member on another host), while etcd's
 // WAL fsyncs held their limit (the wait was etcd's backend commit, its CPU
-// as much as its disk) or this host's CPUs were busy: both are said; and
-// the CPU where nothing was named while the host's CPUs, shared by etcd
-// and the load generator, were saturated.
+// as much as its disk) or this host's CPUs were busy: both are said; the
+// same for "the storage below the device" named from a backend commit
+// that broke alone, etcd's WAL fsyncs within their limit, over a fast
+// device, while this host's CPUs were busy with etcd's own work
+// (etcd_cpu_busy): a commit writes its pages and fsyncs them after CPU
+// work of its own, and a cap below the device delays the WAL's fsyncs
+// too; and the CPU where nothing was named while the host's CPUs, shared
+// by etcd and the load generator, were saturated.
 func hostCause(st *result.CapacityStep, lv diagnose.Levels) result.Cause {
 	deviceFast := st.DeviceIOPS > 0 && st.DeviceAwait <= lv.FastAwait && st.DeviceUtil < lv.DeviceIdle
+	etcdBusy := st.HostCPUBusy >= lv.HostCPUBusy && st.EtcdCPU >= lv.EtcdCPUBusy
 	switch {
 	case st.Cause == result.CauseDisk && (deviceFast || st.DeviceIOPS == 0) && (st.WALFsyncP99 < lv.WALLimit || st.HostCPUBusy >= lv.HostCPUBusy):
+		return result.CauseDiskOrCPU
+	case st.Cause == result.CauseDiskOrIOPSCap && deviceFast && st.WALFsyncP99 < lv.WALLimit && etcdBusy:
 		return result.CauseDiskOrCPU
 	case (st.Cause == result.CauseNone || st.Cause == result.CauseEtcd || st.Cause == "") && st.HostCPUBusy >= lv.HostCPUBusy:
 		return result.CauseCPU

@@ -41,6 +41,7 @@ const (
 	FsyncsFlatGrowth    = "fsyncs_flat_growth"
 	OfferedRise         = "offered_rise"
 	DeviceQueued        = "device_queued_growth"
+	EtcdCPUBusy         = "etcd_cpu_busy"
 	MemberBehind        = "member_behind"
 	MemberApplyGap      = "member_apply_gap"
 	ReadIndexWait       = "read_index_wait"
@@ -151,6 +152,9 @@ var levels = []Criterion{
 	{ID: DeviceQueued, Title: "rise of the device's mean write time (iostat w_await) from a sweep's lowest rate, where it answered within device_fast_await, to the step that broke, from which its writes queued at the device or below it", Unit: Times, Op: AtLeast, Limit: 2,
 		Findings: "the capacity sweep's cause disk_or_iops_cap (a disk named at the knee whose writes were fast below it)",
 		Source:   useMethod + "; etcdperf's: a disk bound by its latency answers each write in about the same time at any rate; one whose writes take twice as long as the rate rises queued them (saturation), at a cap on the volume (a cloud volume's, a hypervisor's) or at the storage behind it, which the host cannot tell apart"},
+	{ID: EtcdCPUBusy, Title: "CPU used by etcd, as a share of one CPU, from which a host whose CPUs were busy (host_cpu_busy) was busy with etcd's own work", Unit: Fraction, Op: Below, Limit: 0.8,
+		Findings: "the capacity sweep's cause disk_or_cpu (a backend commit that broke alone over a fast device, not the storage below it)",
+		Source:   "etcdperf's: a backend commit writes the pages its puts dirtied, then fsyncs; with the WAL's fsyncs within their limit and the device fast, a commit that took longer on a host whose CPUs were busy with etcd's own work (most of a CPU) waited for the CPU as much as for the disk. As measured on a 2-CPU host, a directory of its virtio disk and a RAM disk gave the same capacity (5,200 puts/s), etcd at 1.0-1.1 CPUs, the host's CPUs 82% and 90% busy"},
 	// The cluster's own state (Status, reads of one key): a member behind
 	// the others, or whose linearizable reads wait at the leader.
 	{ID: MemberBehind, Title: "time of the cluster's writes by which a member's committed index trailed the leader's, or its applied index its own committed one, in every status round", Unit: Seconds, Op: Below, Limit: 1,
@@ -193,7 +197,7 @@ var levels = []Criterion{
 		Source:   "SNIA's Solid State Storage Performance Test Specification: steady state holds within 20% of the window's mean; 30% here, as a busy machine's intervals spread wider; AWS gp2 falls from 3,000 to 3 IOPS per GiB when its credits run out (https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html)"},
 	{ID: SoakP99Rise, Title: "rise of a soak's WAL fsync p99 from its first part to its last, past its limit, that is a drop", Unit: Times, Op: Below, Limit: 2,
 		Findings: "the soak's drop",
-		Source:   "etcdperf's: twice the first part's p99 and past the WAL fsync limit (etcd metrics guide: 10ms) is no interval's noise; Azure's host cache drains after a minute or two and the writes then wait (issue 30)"},
+		Source:   "etcdperf's: twice the first part's p99 and past the WAL fsync limit (etcd metrics guide: 10ms) is no interval's noise; Azure's host cache drains after a minute or two and the writes then wait"},
 }
 
 // derivation is a level whose limit is a share of another criterion's.
