@@ -2,6 +2,7 @@ package judge
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/etcdperf/etcdperf/internal/diagnose"
@@ -227,7 +228,16 @@ func sweepWords(r *result.Result, t result.DoctorTarget) string {
 			units.Thousands(c.Steps[0].Offered), units.Seconds(c.CompactionSeconds), units.Thousands(c.PutsPerS)))
 	}
 	if s := r.Soak; s != nil && s.SustainedPutsPerS > 0 {
-		out = append(out, fmt.Sprintf("held at %s puts/s for %s, it sustains %s", units.Thousands(s.Rate), units.Seconds(s.Seconds), s.SustainedWords()))
+		w := fmt.Sprintf("held at %s puts/s for %s, it sustains %s", units.Thousands(s.Rate), units.Seconds(s.Seconds), s.SustainedWords())
+		if len(s.Broke) > 0 && !slices.ContainsFunc(r.Checks, func(c result.Check) bool { return c.Status == result.StatusFail }) {
+			// The head's figures held: they are not what failed.
+			held := "the disk probe's"
+			if t.TargetRate > 0 {
+				held = fmt.Sprintf("the load's, at %s puts/s", units.Thousands(t.TargetRate))
+			}
+			w += fmt.Sprintf(" (the figures before are %s, which held its limits: the verdict follows the soak)", held)
+		}
+		out = append(out, w)
 	}
 	if len(out) == 0 {
 		return ""

@@ -108,6 +108,19 @@ func TestDoctorOneCause(t *testing.T) {
 	if r.Verdict != result.Fail || !strings.Contains(r.Summary, "held at 800 puts/s for 60s, it sustains under 800 puts/s") {
 		t.Errorf("a soak that broke at --soak-rate: verdict %s, summary %q", r.Verdict, r.Summary)
 	}
+	if strings.Contains(r.Summary, "the verdict follows the soak") {
+		t.Errorf("the probe failed, yet the summary says the figures before the soak held: %q", r.Summary)
+	}
+	// A fast disk whose soak broke (burst credits that ran out): the head's
+	// figures held, and the summary says the verdict follows the soak.
+	soak := r.Soak
+	r = target()
+	r.Capacity, r.Soak = nil, soak
+	r.Disk = &result.Disk{Sync: "fdatasync", IOPS: 5467, SyncLatency: &result.Latency{Count: 10000, P50: 0.00017, P99: 0.00035}}
+	Judge(r, limits.Table)
+	if r.Verdict != result.Fail || !strings.Contains(r.Summary, "sustains under 800 puts/s (the figures before are the disk probe's, which held its limits: the verdict follows the soak)") {
+		t.Errorf("a soak that broke on a fast disk: verdict %s, summary %q", r.Verdict, r.Summary)
+	}
 }
 
 // When the sweep's writes (the same keys, compacted) carry less than the
