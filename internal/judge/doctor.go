@@ -235,7 +235,7 @@ func sweepWords(r *result.Result, t result.DoctorTarget) string {
 			if t.TargetRate > 0 {
 				held = fmt.Sprintf("the load's, at %s puts/s", units.Thousands(t.TargetRate))
 			}
-			w += fmt.Sprintf(" (the figures before are %s, which held its limits: the verdict follows the soak)", held)
+			w += fmt.Sprintf(" (the figures before are %s, which held their limits: the verdict follows the soak)", held)
 		}
 		out = append(out, w)
 	}

@@ -118,7 +118,7 @@ func TestDoctorOneCause(t *testing.T) {
 	r.Capacity, r.Soak = nil, soak
 	r.Disk = &result.Disk{Sync: "fdatasync", IOPS: 5467, SyncLatency: &result.Latency{Count: 10000, P50: 0.00017, P99: 0.00035}}
 	Judge(r, limits.Table)
-	if r.Verdict != result.Fail || !strings.Contains(r.Summary, "sustains under 800 puts/s (the figures before are the disk probe's, which held its limits: the verdict follows the soak)") {
+	if r.Verdict != result.Fail || !strings.Contains(r.Summary, "sustains under 800 puts/s (the figures before are the disk probe's, which held their limits: the verdict follows the soak)") {
 		t.Errorf("a soak that broke on a fast disk: verdict %s, summary %q", r.Verdict, r.Summary)
 	}
 }
