@@ -313,10 +313,24 @@ func offDevice(k knee) (result.Cause, string, bool) {
 // or this host's CPUs were busy while those rules, unable to see the
 // member's CPU wait, named neither it nor the disk (hostBusy). A member
 // whose rules named its disk (or the storage below its device) was
-// measured waiting for no CPU.
+// measured waiting for no CPU, unless they named the storage below the
+// device from a commit while etcd kept the host's CPUs busy (commitOnCPU).
 func cpuExplains(st *result.CapacityStep, lv diagnose.Levels) (memberCPU, hostBusy bool) {
-	disk := st.Cause == result.CauseDisk || st.Cause == result.CauseDiskOrIOPSCap
+	disk := st.Cause == result.CauseDisk || st.Cause == result.CauseDiskOrIOPSCap && !commitOnCPU(st, lv)
 	return st.Cause == result.CauseCPU, st.Cause != result.CauseCPU && !disk && st.HostCPUBusy >= lv.HostCPUBusy
+}
+
+// commitOnCPU says whether a step's rules named the storage below the
+// device from a backend commit that broke alone, etcd's WAL fsyncs within
+// their limit, over a fast device that was not busy, while this host's
+// CPUs were busy with etcd's own work (etcd_cpu_busy): a commit writes
+// its pages and fsyncs them after CPU work of its own, and a cap below
+// the device delays the WAL's fsyncs too; the CPU explains the commit's
+// wait as much as the disk does.
+func commitOnCPU(st *result.CapacityStep, lv diagnose.Levels) bool {
+	deviceFast := st.DeviceIOPS > 0 && st.DeviceAwait <= lv.FastAwait && st.DeviceUtil < lv.DeviceIdle
+	return st.Cause == result.CauseDiskOrIOPSCap && deviceFast && st.WALFsyncP99 < lv.WALLimit &&
+		st.HostCPUBusy >= lv.HostCPUBusy && st.EtcdCPU >= lv.EtcdCPUBusy
 }
 
 // hostCause refines what the verdict's rules named at the knee with what
@@ -325,19 +339,15 @@ func cpuExplains(st *result.CapacityStep, lv diagnose.Levels) (memberCPU, hostBu
 // WAL fsyncs held their limit (the wait was etcd's backend commit, its CPU
 // as much as its disk) or this host's CPUs were busy: both are said; the
 // same for "the storage below the device" named from a backend commit
-// that broke alone, etcd's WAL fsyncs within their limit, over a fast
-// device, while this host's CPUs were busy with etcd's own work
-// (etcd_cpu_busy): a commit writes its pages and fsyncs them after CPU
-// work of its own, and a cap below the device delays the WAL's fsyncs
-// too; and the CPU where nothing was named while the host's CPUs, shared
-// by etcd and the load generator, were saturated.
+// while etcd kept this host's CPUs busy (commitOnCPU); and the CPU where
+// nothing was named while the host's CPUs, shared by etcd and the load
+// generator, were saturated.
 func hostCause(st *result.CapacityStep, lv diagnose.Levels) result.Cause {
 	deviceFast := st.DeviceIOPS > 0 && st.DeviceAwait <= lv.FastAwait && st.DeviceUtil < lv.DeviceIdle
-	etcdBusy := st.HostCPUBusy >= lv.HostCPUBusy && st.EtcdCPU >= lv.EtcdCPUBusy
 	switch {
 	case st.Cause == result.CauseDisk && (deviceFast || st.DeviceIOPS == 0) && (st.WALFsyncP99 < lv.WALLimit || st.HostCPUBusy >= lv.HostCPUBusy):
 		return result.CauseDiskOrCPU
-	case st.Cause == result.CauseDiskOrIOPSCap && deviceFast && st.WALFsyncP99 < lv.WALLimit && etcdBusy:
+	case commitOnCPU(st, lv):
 		return result.CauseDiskOrCPU
 	case (st.Cause == result.CauseNone || st.Cause == result.CauseEtcd || st.Cause == "") && st.HostCPUBusy >= lv.HostCPUBusy:
 		return result.CauseCPU

@@ -153,7 +153,7 @@ var levels = []Criterion{
 		Findings: "the capacity sweep's cause disk_or_iops_cap (a disk named at the knee whose writes were fast below it)",
 		Source:   useMethod + "; etcdperf's: a disk bound by its latency answers each write in about the same time at any rate; one whose writes take twice as long as the rate rises queued them (saturation), at a cap on the volume (a cloud volume's, a hypervisor's) or at the storage behind it, which the host cannot tell apart"},
 	{ID: EtcdCPUBusy, Title: "CPU used by etcd, as a share of one CPU, from which a host whose CPUs were busy (host_cpu_busy) was busy with etcd's own work", Unit: Fraction, Op: Below, Limit: 0.8,
-		Findings: "the capacity sweep's cause disk_or_cpu (a backend commit that broke alone over a fast device, not the storage below it)",
+		Findings: "the capacity sweep's causes disk_or_cpu (a backend commit that broke alone over a fast device, not the storage below it) and iops_cap (a ceiling of the writes that etcd's CPU explains is not a cap)",
 		Source:   "etcdperf's: a backend commit writes the pages its puts dirtied, then fsyncs; with the WAL's fsyncs within their limit and the device fast, a commit that took longer on a host whose CPUs were busy with etcd's own work (most of a CPU) waited for the CPU as much as for the disk. As measured on a 2-CPU host, a directory of its virtio disk and a RAM disk gave the same capacity (5,200 puts/s), etcd at 1.0-1.1 CPUs, the host's CPUs 82% and 90% busy"},
 	// The cluster's own state (Status, reads of one key): a member behind
 	// the others, or whose linearizable reads wait at the leader.
