@@ -340,19 +340,9 @@ func TestCapacityFlatCeiling(t *testing.T) {
 		step(6800, 0.00490, 1035, 6517, 0.20), step(11000, 0.01284, 287, 4864, 0.11, limits.RequestP99, limits.WALFsyncP99, limits.BackendCommitP99),
 		step(7800, 0.00556, 870, 7357, 0.21, limits.BackendCommitP99), step(6800, 0.00414, 1246, 7984, 0.27, limits.BackendCommitP99),
 		step(5200, 0.00345, 1692, 8519, 0.32), step(5900, 0.00387, 1407, 8061, 0.31, limits.BackendCommitP99)}
-	cpuBound[0].Seconds = 20
-	for i, v := range [][4]float64{{0.000087, 0.15, 0.14, 0.0020}, {0.000253, 0.51, 0.55, 0.0039}, {0.000246, 0.65, 0.78, 0.0074}, {0.000471, 0.77, 0.93, 0.0131},
+	cpuBound = doctorSteps(cpuBound, [][4]float64{{0.000087, 0.15, 0.14, 0.0020}, {0.000253, 0.51, 0.55, 0.0039}, {0.000246, 0.65, 0.78, 0.0074}, {0.000471, 0.77, 0.93, 0.0131},
 		{0.000804, 0.84, 0.90, 0.0251}, {0.000673, 0.83, 0.97, 0.0194}, {0.000785, 0.83, 0.94, 0.0187}, {0.001182, 0.83, 1.01, 0.0523},
-		{0.000884, 0.88, 1.09, 0.0380}, {0.000778, 0.84, 1.04, 0.0265}, {0.000646, 0.82, 1.01, 0.0152}, {0.000768, 0.82, 1.01, 0.0270}} {
-		st := &cpuBound[i]
-		st.DeviceAwait, st.HostCPUBusy, st.EtcdCPU, st.BackendCommitP99 = v[0], v[1], v[2], v[3]
-		if st.Failed() {
-			st.Cause = result.CauseDiskOrIOPSCap
-		}
-		if i >= 8 {
-			st.Confirm, st.Seconds = true, 10
-		}
-	}
+		{0.000884, 0.88, 1.09, 0.0380}, {0.000778, 0.84, 1.04, 0.0265}, {0.000646, 0.82, 1.01, 0.0152}, {0.000768, 0.82, 1.01, 0.0270}})
 	// The same disk, doctor on it and on a tmpfs side by side: the
 	// device's writes held at ~7,200-9,400 IOPS from 4,000 to 11,000 puts/s
 	// while etcd's WAL fsync p99 climbed past half its limit (7.25ms), each
@@ -364,19 +354,9 @@ func TestCapacityFlatCeiling(t *testing.T) {
 		step(15000, 0.01522, 317, 5479, 0.10, limits.RequestP99, limits.WALFsyncP99, limits.BackendCommitP99), step(11000, 0.00630, 703, 6578, 0.17, limits.BackendCommitP99),
 		step(9400, 0.00384, 1046, 7223, 0.26), step(11000, 0.00725, 502, 7437, 0.25, limits.BackendCommitP99, limits.RequestP99),
 		step(9400, 0.00547, 731, 7421, 0.23, limits.BackendCommitP99, limits.RequestP99), step(7200, 0.00257, 1701, 9397, 0.34), step(8200, 0.00337, 1252, 8524, 0.28)}
-	cpuCeiling[0].Seconds = 20
-	for i, v := range [][4]float64{{0.000070, 0.02, 0.09, 0.0017}, {0.000179, 0.29, 0.47, 0.0039}, {0.000247, 0.62, 0.71, 0.0071}, {0.000386, 0.78, 0.97, 0.0102},
+	cpuCeiling = doctorSteps(cpuCeiling, [][4]float64{{0.000070, 0.02, 0.09, 0.0017}, {0.000179, 0.29, 0.47, 0.0039}, {0.000247, 0.62, 0.71, 0.0071}, {0.000386, 0.78, 0.97, 0.0102},
 		{0.000534, 0.84, 0.98, 0.0137}, {0.000971, 0.86, 1.03, 0.0442}, {0.000920, 0.88, 1.01, 0.0269}, {0.000857, 0.87, 1.01, 0.0248},
-		{0.002484, 0.87, 1.11, 0.0595}, {0.001311, 0.89, 1.13, 0.0284}, {0.000765, 0.86, 1.05, 0.0156}, {0.000927, 0.85, 1.05, 0.0218}} {
-		st := &cpuCeiling[i]
-		st.DeviceAwait, st.HostCPUBusy, st.EtcdCPU, st.BackendCommitP99 = v[0], v[1], v[2], v[3]
-		if st.Failed() {
-			st.Cause = result.CauseDiskOrIOPSCap
-		}
-		if i >= 8 {
-			st.Confirm, st.Seconds = true, 10
-		}
-	}
+		{0.002484, 0.87, 1.11, 0.0595}, {0.001311, 0.89, 1.13, 0.0284}, {0.000765, 0.86, 1.05, 0.0156}, {0.000927, 0.85, 1.05, 0.0218}})
 	// The same with etcd at a few tenths of a CPU (the host's CPUs busy
 	// with other work): nothing tells the commits waited for etcd's CPU.
 	cpuOthers := slices.Clone(cpuBound)
@@ -714,4 +694,24 @@ func TestHoldIntervals(t *testing.T) {
 			t.Errorf("%s: failed %v", c.name, st.Failed())
 		}
 	}
+}
+
+// doctorSteps completes steps as a default doctor recorded them: the
+// verdict's 20s load first, holds from the ninth step; each step's device
+// write time, host CPU busy share, etcd's CPUs and backend commit p99 from
+// figs, and the storage below the device named where a step broke, as the
+// steps' rules named it.
+func doctorSteps(steps []result.CapacityStep, figs [][4]float64) []result.CapacityStep {
+	steps[0].Seconds = 20
+	for i, v := range figs {
+		st := &steps[i]
+		st.DeviceAwait, st.HostCPUBusy, st.EtcdCPU, st.BackendCommitP99 = v[0], v[1], v[2], v[3]
+		if st.Failed() {
+			st.Cause = result.CauseDiskOrIOPSCap
+		}
+		if i >= 8 {
+			st.Confirm, st.Seconds = true, 10
+		}
+	}
+	return steps
 }
