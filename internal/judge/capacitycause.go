@@ -328,9 +328,14 @@ func cpuExplains(st *result.CapacityStep, lv diagnose.Levels) (memberCPU, hostBu
 // the device delays the WAL's fsyncs too; the CPU explains the commit's
 // wait as much as the disk does.
 func commitOnCPU(st *result.CapacityStep, lv diagnose.Levels) bool {
-	deviceFast := st.DeviceIOPS > 0 && st.DeviceAwait <= lv.FastAwait && st.DeviceUtil < lv.DeviceIdle
-	return st.Cause == result.CauseDiskOrIOPSCap && deviceFast && st.WALFsyncP99 < lv.WALLimit &&
+	return st.Cause == result.CauseDiskOrIOPSCap && deviceFast(st, lv) && st.WALFsyncP99 < lv.WALLimit &&
 		st.HostCPUBusy >= lv.HostCPUBusy && st.EtcdCPU >= lv.EtcdCPUBusy
+}
+
+// deviceFast says whether the device under a step answered each write
+// fast (device_fast_await) and was not busy (device_idle).
+func deviceFast(st *result.CapacityStep, lv diagnose.Levels) bool {
+	return st.DeviceIOPS > 0 && st.DeviceAwait <= lv.FastAwait && st.DeviceUtil < lv.DeviceIdle
 }
 
 // hostCause refines what the verdict's rules named at the knee with what
@@ -343,9 +348,8 @@ func commitOnCPU(st *result.CapacityStep, lv diagnose.Levels) bool {
 // nothing was named while the host's CPUs, shared by etcd and the load
 // generator, were saturated.
 func hostCause(st *result.CapacityStep, lv diagnose.Levels) result.Cause {
-	deviceFast := st.DeviceIOPS > 0 && st.DeviceAwait <= lv.FastAwait && st.DeviceUtil < lv.DeviceIdle
 	switch {
-	case st.Cause == result.CauseDisk && (deviceFast || st.DeviceIOPS == 0) && (st.WALFsyncP99 < lv.WALLimit || st.HostCPUBusy >= lv.HostCPUBusy):
+	case st.Cause == result.CauseDisk && (deviceFast(st, lv) || st.DeviceIOPS == 0) && (st.WALFsyncP99 < lv.WALLimit || st.HostCPUBusy >= lv.HostCPUBusy):
 		return result.CauseDiskOrCPU
 	case commitOnCPU(st, lv):
 		return result.CauseDiskOrCPU

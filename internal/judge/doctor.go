@@ -2,7 +2,6 @@ package judge
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/etcdperf/etcdperf/internal/diagnose"
@@ -229,7 +228,7 @@ func sweepWords(r *result.Result, t result.DoctorTarget) string {
 	}
 	if s := r.Soak; s != nil && s.SustainedPutsPerS > 0 {
 		w := fmt.Sprintf("held at %s puts/s for %s, it sustains %s", units.Thousands(s.Rate), units.Seconds(s.Seconds), s.SustainedWords())
-		if len(s.Broke) > 0 && !slices.ContainsFunc(r.Checks, func(c result.Check) bool { return c.Status == result.StatusFail }) {
+		if len(s.Broke) > 0 && overLimits(r.Checks) == "" {
 			// The head's figures held: they are not what failed.
 			held := "the disk probe's"
 			if t.TargetRate > 0 {
