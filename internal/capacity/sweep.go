@@ -23,7 +23,8 @@ const DefaultStep = 2 * time.Second
 // a soak's intervals (DefaultSoakInterval). A queue that a 2s step ends
 // before shows in it, and each interval's backend commit p99 rests on as
 // many commits (some fifty: etcd commits about ten times a second) as a
-// soak's does.
+// soak's does. A hold whose first interval broke a limit twice over ends
+// there (the StepFunc's; judge.HoldBroken).
 const DefaultConfirm = 10 * time.Second
 
 // maxConfirms bounds the confirm steps (holds): the first, then at most

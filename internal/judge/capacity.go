@@ -203,12 +203,18 @@ func heldWords(c *result.Capacity) string {
 	return ", held only for " + units.Seconds(longest)
 }
 
-// confirmWords says that the step that broke was a confirm step.
+// confirmWords says that the step that broke was a confirm step, and how
+// long it ran: the confirm's time, or less when its first intervals
+// had broken it already (HoldBroken).
 func confirmWords(c *result.Capacity, broke *result.CapacityStep) string {
 	if !broke.Confirm {
 		return ""
 	}
-	return ", held for " + units.Seconds(c.ConfirmSeconds) + ","
+	secs := c.ConfirmSeconds
+	if broke.Seconds > 0 && broke.Seconds < 0.9*secs {
+		secs = math.Round(broke.Seconds)
+	}
+	return ", held for " + units.Seconds(secs) + ","
 }
 
 // provisioned says, when the user stated the volume's provisioned

@@ -579,6 +579,10 @@ func TestCapacityConfirm(t *testing.T) {
 		// what broke is the lowest rate above it that did.
 		{"a hold held above a short step that broke", []result.CapacityStep{st(5700, 10, true), st(6800, 10, true), st(7500, 10, true, limits.RequestP99)}, 6800,
 			"up to 6,800 puts/s of 1.0 KiB within its limits, held for 10s; at 7,500, held for 10s, the request p99 broke"},
+		// A hold its first interval broke twice over ended there
+		// (HoldBroken): the answer says how long it ran.
+		{"the hold above ended after 5s", []result.CapacityStep{st(5700, 10, true), st(6800, 5.01, true, limits.RequestP99)}, 5700,
+			"up to 5,700 puts/s of 1.0 KiB within its limits, held for 10s; at 6,800, held for 5s, the request p99 broke"},
 	} {
 		cap := &result.Capacity{ValueSize: 1024, ConfirmSeconds: 10, Steps: append(slices.Clone(sweep), c.confirm...)}
 		Capacity(cap, limits.Table)

@@ -130,6 +130,33 @@ func hold(st *result.CapacityStep, intervals []result.SoakSample, criteria []lim
 	}
 }
 
+// HoldBroken says whether a hold of n intervals has broken a limit with
+// the intervals it has measured so far: the median of its intervals' WAL
+// fsync, backend commit or request p99s (hold) passes its limit even if
+// every interval still to come measured 0 (two intervals: the first at
+// twice the limit). The sweep ends such a hold early: whatever the rest
+// would measure, it broke. Never with all n measured, or none.
+func HoldBroken(intervals []result.SoakSample, n int, criteria []limits.Criterion) bool {
+	if len(intervals) == 0 || len(intervals) >= n {
+		return false
+	}
+	p99 := map[string]func(result.SoakSample) float64{
+		limits.WALFsyncP99:      func(s result.SoakSample) float64 { return s.WALFsyncP99 },
+		limits.BackendCommitP99: func(s result.SoakSample) float64 { return s.BackendCommitP99 },
+		limits.RequestP99:       func(s result.SoakSample) float64 { return s.RequestP99 },
+	}
+	for _, name := range holdP99s {
+		v := make([]float64, n)
+		for i, s := range intervals {
+			v[i] = p99[name](s)
+		}
+		if ch, ok := limits.Judge(criteria, name, median(v)); ok && ch.Status == result.StatusFail {
+			return true
+		}
+	}
+	return false
+}
+
 // soakFigures are a part's figures: rates and the device's over its time,
 // the p99s the median of its intervals' (percentiles are not averaged).
 type soakFigures struct {

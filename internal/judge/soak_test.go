@@ -121,3 +121,34 @@ func TestSoakLessAskedIsNoDrop(t *testing.T) {
 		t.Errorf("drop %+v, sustained %g: want no drop, 500 puts/s: %s", s.Drop, s.SustainedPutsPerS, s.Answer)
 	}
 }
+
+// A hold ends once the intervals it measured have broken a limit whatever
+// the rest measure: the median of its intervals' p99s with the rest at 0
+// past the limit. Of two intervals, the first alone at twice the limit;
+// never with every interval in (the whole hold judges it then).
+func TestHoldBroken(t *testing.T) {
+	iv := func(wal, commit, request float64) result.SoakSample {
+		return result.SoakSample{Seconds: 5, WALFsyncP99: wal, BackendCommitP99: commit, RequestP99: request}
+	}
+	quiet := iv(0.002, 0.010, 0.030)
+	for _, c := range []struct {
+		name      string
+		intervals []result.SoakSample
+		n         int
+		want      bool
+	}{
+		{"none measured", nil, 2, false},
+		{"the first of two, its commit p99 at twice the limit", []result.SoakSample{iv(0.002, 0.050, 0.030)}, 2, true},
+		{"the first of two, its commit p99 just under twice the limit", []result.SoakSample{iv(0.002, 0.049, 0.030)}, 2, false},
+		{"the first of two, its WAL fsync p99 at twice the limit", []result.SoakSample{iv(0.021, 0.010, 0.030)}, 2, true},
+		{"the first of two, its request p99 at twice the limit", []result.SoakSample{iv(0.002, 0.010, 0.200)}, 2, true},
+		{"the first of two, within every limit", []result.SoakSample{quiet}, 2, false},
+		{"both of two, broken: the hold is over anyway", []result.SoakSample{iv(0.002, 0.060, 0.030), iv(0.002, 0.060, 0.030)}, 2, false},
+		{"two of three past the limit", []result.SoakSample{iv(0.002, 0.030, 0.030), iv(0.002, 0.026, 0.030)}, 3, true},
+		{"one of three past it, one within", []result.SoakSample{iv(0.002, 0.090, 0.030), quiet}, 3, false},
+	} {
+		if got := HoldBroken(c.intervals, c.n, limits.Table); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}

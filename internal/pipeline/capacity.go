@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -132,10 +133,18 @@ func capacityStep(criteria []limits.Criterion) capacity.StepFunc {
 			KeySpace: l.KeySpace, CompactEvery: l.CompactEvery, Prefix: l.Prefix, Overwrite: l.Overwrite,
 		}
 		if l.Interval > 0 {
-			o.Interval, o.Tick = l.Interval, func(t loadrun.Tick) {
+			// A hold ends once the intervals it measured have broken it
+			// whatever the rest measure (judge.HoldBroken).
+			n := int(math.Round(float64(l.Duration) / float64(l.Interval)))
+			stop := make(chan struct{})
+			o.Interval, o.Stop, o.Tick = l.Interval, stop, func(t loadrun.Tick) {
 				mu.Lock()
 				defer mu.Unlock()
 				intervals = append(intervals, capacity.Sample(t))
+				if judge.HoldBroken(intervals, n, criteria) {
+					close(stop)
+					n = 0 // closed: HoldBroken says false from now on
+				}
 			}
 		}
 		res, err := runCheck(ctx, o)

@@ -75,6 +75,9 @@ type CheckOptions struct {
 	// capacity sweep's hold).
 	Interval time.Duration
 	Tick     func(loadrun.Tick)
+	// Stop, when closed, ends the load before Duration, gracefully
+	// (load.Options.Stop): a hold whose intervals so far have broken it.
+	Stop <-chan struct{}
 	// DefragMember, when set, is the live member whose next
 	// defragmentation's stall the Result states (ExpectedDefrag), from its
 	// /metrics before the load wrote anything: its database size in use
@@ -146,7 +149,7 @@ func runCheck(ctx context.Context, o CheckOptions) (*result.Result, error) {
 		target: o.Target, compact: o.AutoCompact, compactEvery: o.CompactEvery, overwrite: o.Overwrite, started: o.Started, device: loadDevice(o.Target, o.Device),
 		interval: o.Interval, tick: o.Tick,
 		load: load.Options{
-			Clients: p.Clients, Duration: dur, Rate: p.Rate,
+			Clients: p.Clients, Duration: dur, Rate: p.Rate, Stop: o.Stop,
 			KeySize: p.KeySize, ValSize: p.ValSize, KeySpaceSize: cmp.Or(o.KeySpace, checkKeySpace),
 			Prefix: o.Prefix, Progress: o.Progress,
 		},
