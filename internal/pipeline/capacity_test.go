@@ -31,17 +31,17 @@ func TestCapacityHoldEndsOnceBroken(t *testing.T) {
 		broken   bool
 	}{{"request p99 limit 1µs", strict, true}, {"limits it cannot pass", lenient, false}} {
 		l := capacity.Load{Target: lab.TargetOptions{Conn: cluster.ConnOptions{Endpoints: []string{ep}}, RunID: "hold" + string(rune('a'+i))},
-			Profile: profileOf(t, "s"), Duration: 4 * time.Second, Interval: 2 * time.Second}
+			Profile: profileOf(t, "s"), Duration: 2 * time.Second, Interval: time.Second}
 		st, err := capacityStep(c.criteria)(context.Background(), l)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		broke := slices.Contains(st.Broke, limits.RequestP99)
 		switch {
-		case c.broken && (!broke || len(st.Intervals) != 1 || st.Seconds > 3):
-			t.Errorf("%s: broke %v, %d intervals, %.1fs; want the request p99 broken, the hold ended after its first 2s interval", c.name, st.Broke, len(st.Intervals), st.Seconds)
-		case !c.broken && (broke || len(st.Intervals) != 2 || st.Seconds < 3.9):
-			t.Errorf("%s: broke %v, %d intervals, %.1fs; want the whole 4s held, in two intervals", c.name, st.Broke, len(st.Intervals), st.Seconds)
+		case c.broken && (!broke || len(st.Intervals) != 1 || st.Seconds > 1.8):
+			t.Errorf("%s: broke %v, %d intervals, %.1fs; want the request p99 broken, the hold ended after its first 1s interval", c.name, st.Broke, len(st.Intervals), st.Seconds)
+		case !c.broken && (broke || len(st.Intervals) != 2 || st.Seconds < 1.9):
+			t.Errorf("%s: broke %v, %d intervals, %.1fs; want the whole 2s held, in two intervals", c.name, st.Broke, len(st.Intervals), st.Seconds)
 		}
 	}
 }
