@@ -82,7 +82,7 @@ func main() {
 	soak := flag.Duration("soak", time.Minute, "how long each soak at 0.8x and 1.25x of an answer holds (0: no soaks)")
 	disk := flag.String("disk", "/var/tmp", "a directory on the machine's disk")
 	only := flag.String("only", "", "run only the storages of these names, comma-separated (ram, disk, loop, loop-1500, loop-600)")
-	keep := flag.String("keep", "", "write each doctor's Result to DIR/STORAGE-RUN.json")
+	keep := flag.String("keep", "", "write each doctor's Result to DIR/STORAGE-RUN.json, and each soak's to DIR/STORAGE-RUN-soak-0.8x.json (-1.25x)")
 	curve := flag.String("curve", "", "no doctor: --runs soaks at each of these rates (puts/s, comma-separated) per storage")
 	flag.Parse()
 	var rates []float64
@@ -170,11 +170,12 @@ func measure(bin string, s storage, dir string, runs int, soak time.Duration) er
 		secs = append(secs, d.seconds)
 		line := fmt.Sprintf("%-10s %d  %5.1fs  %5.0f puts/s  %-16s steps: %s", s.name, r, d.seconds, d.puts, d.cause, d.steps)
 		if soak > 0 && d.puts > 0 {
-			lo, err := soakAt(bin, args, math.Round(0.8*d.puts), soak)
+			name := fmt.Sprintf("%s-%d", s.name, r)
+			lo, err := soakAt(bin, args, math.Round(0.8*d.puts), soak, name+"-soak-0.8x")
 			if err != nil {
 				return err
 			}
-			hi, err := soakAt(bin, args, math.Round(1.25*d.puts), soak)
+			hi, err := soakAt(bin, args, math.Round(1.25*d.puts), soak, name+"-soak-1.25x")
 			if err != nil {
 				return err
 			}
@@ -203,7 +204,7 @@ func soakCurve(bin string, s storage, dir string, runs int, soak time.Duration, 
 	for _, rate := range curve {
 		held := 0
 		for r := 1; r <= runs; r++ {
-			sr, err := soakAt(bin, args, rate, soak)
+			sr, err := soakAt(bin, args, rate, soak, fmt.Sprintf("%s-curve-%.0f-%d", s.name, rate, r))
 			if err != nil {
 				return err
 			}
@@ -277,11 +278,17 @@ func doctor(bin string, args []string, name string) (doctorRun, error) {
 }
 
 // soakAt holds rate for d as the sweep writes (check --soak, after a
-// second of check perf's load) and says whether its last part held.
-func soakAt(bin string, args []string, rate float64, d time.Duration) (soakRun, error) {
+// second of check perf's load) and says whether its last part held; with
+// keepDir, its Result goes to keepDir/name.json.
+func soakAt(bin string, args []string, rate float64, d time.Duration, name string) (soakRun, error) {
 	out, err := etcdperf(bin, append([]string{"check", "--duration", "1s", "--soak", d.String(), "--soak-rate", strconv.FormatFloat(rate, 'f', 0, 64)}, args...))
 	if err != nil {
 		return soakRun{}, err
+	}
+	if keepDir != "" {
+		if err := os.WriteFile(filepath.Join(keepDir, name+".json"), out, 0o644); err != nil {
+			return soakRun{}, err
+		}
 	}
 	var res struct {
 		Soak *struct {
