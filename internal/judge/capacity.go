@@ -198,7 +198,9 @@ func heldWords(c *result.Capacity) string {
 		}
 	}
 	if longest >= c.ConfirmSeconds*0.9 {
-		return ", held for " + units.Seconds(longest)
+		// In whole seconds: a hold's load ends with its last send, a
+		// little before its time (9.97s of 10s).
+		return ", held for " + units.Seconds(math.Round(longest))
 	}
 	return ", held only for " + units.Seconds(longest)
 }

@@ -299,13 +299,24 @@ func offDevice(k knee) (result.Cause, string, bool) {
 	memberCPU, hostBusy := cpuExplains(broke, lv)
 	if broke.DeviceIOPS <= 0 || broke.WALFsyncP99 < lv.WALLimit || !broke.FsyncsBehind(lv.FlatGrowth) ||
 		broke.DeviceAwait > lv.FastAwait || broke.DeviceUtil >= lv.DeviceIdle || memberCPU || hostBusy ||
-		broke.WALFsyncP99 < lv.FastFactor*broke.DeviceAwait {
+		broke.WALFsyncP99 < lv.FastFactor*broke.DeviceAwait || wroteMore(k.steps, broke, lv) {
 		return "", "", true
 	}
 	return result.CauseIOPSCap, fmt.Sprintf("etcd's WAL fsync p99 rose from %s at %s puts/s to %s at %s, its fsyncs (%s/s) behind the rate offered, "+
 		"while the device answered each write in %s, %.0f%% busy, and this host's CPUs were %.0f%% busy: the writes waited at a cap that neither the device nor this host shows",
 		units.P99(first.WALFsyncP99, first.WALFsyncBound), units.Thousands(first.Offered), units.Seconds(broke.WALFsyncP99), units.Thousands(broke.Offered), units.Thousands(broke.WALFsyncs),
 		units.Seconds(broke.DeviceAwait), broke.DeviceUtil*100, broke.HostCPUBusy*100), true
+}
+
+// wroteMore says whether a step of the sweep had its device write more
+// than broke's did, past fsyncs_flat_growth: a cap is a ceiling, and the
+// storage delivered more than broke's writes elsewhere in the same sweep
+// (on an uncapped loop device, a step broke at 4,266 IOPS where holds
+// after it wrote 6,689-7,684): broke's waits were not at a cap.
+func wroteMore(steps []result.CapacityStep, broke *result.CapacityStep, lv diagnose.Levels) bool {
+	return slices.ContainsFunc(steps, func(s result.CapacityStep) bool {
+		return s.DeviceIOPS > broke.DeviceIOPS && !lv.Flat(broke.DeviceIOPS, s.DeviceIOPS)
+	})
 }
 
 // cpuExplains says whether the CPU may explain a step's waits: the
