@@ -140,17 +140,13 @@ func HoldBroken(intervals []result.SoakSample, n int, criteria []limits.Criterio
 	if len(intervals) == 0 || len(intervals) >= n {
 		return false
 	}
-	p99 := map[string]func(result.SoakSample) float64{
-		limits.WALFsyncP99:      func(s result.SoakSample) float64 { return s.WALFsyncP99 },
-		limits.BackendCommitP99: func(s result.SoakSample) float64 { return s.BackendCommitP99 },
-		limits.RequestP99:       func(s result.SoakSample) float64 { return s.RequestP99 },
+	wals, commits, requests := make([]float64, n), make([]float64, n), make([]float64, n)
+	for i, s := range intervals {
+		wals[i], commits[i], requests[i] = s.WALFsyncP99, s.BackendCommitP99, s.RequestP99
 	}
+	values := map[string]float64{limits.WALFsyncP99: median(wals), limits.BackendCommitP99: median(commits), limits.RequestP99: median(requests)}
 	for _, name := range holdP99s {
-		v := make([]float64, n)
-		for i, s := range intervals {
-			v[i] = p99[name](s)
-		}
-		if ch, ok := limits.Judge(criteria, name, median(v)); ok && ch.Status == result.StatusFail {
+		if ch, ok := limits.Judge(criteria, name, values[name]); ok && ch.Status == result.StatusFail {
 			return true
 		}
 	}

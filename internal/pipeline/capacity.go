@@ -136,14 +136,14 @@ func capacityStep(criteria []limits.Criterion) capacity.StepFunc {
 			// A hold ends once the intervals it measured have broken it
 			// whatever the rest measure (judge.HoldBroken).
 			n := int(math.Round(float64(l.Duration) / float64(l.Interval)))
-			stop := make(chan struct{})
+			stop, ended := make(chan struct{}), false
 			o.Interval, o.Stop, o.Tick = l.Interval, stop, func(t loadrun.Tick) {
 				mu.Lock()
 				defer mu.Unlock()
 				intervals = append(intervals, capacity.Sample(t))
-				if judge.HoldBroken(intervals, n, criteria) {
+				if !ended && judge.HoldBroken(intervals, n, criteria) {
 					close(stop)
-					n = 0 // closed: HoldBroken says false from now on
+					ended = true
 				}
 			}
 		}
