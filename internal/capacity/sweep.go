@@ -228,6 +228,13 @@ func (s *sweep) climb(ctx context.Context) (held, bad float64, err error) {
 	if len(s.c.Steps) > 0 {
 		held = s.c.Steps[0].Offered
 	}
+	return s.climbFrom(ctx, held)
+}
+
+// climbFrom steps through the ladder's rates above held until one breaks:
+// the highest rate that held (held when none did) and the one that broke
+// (0: none).
+func (s *sweep) climbFrom(ctx context.Context, held float64) (_, bad float64, err error) {
 	for _, r := range rates {
 		if r <= held {
 			continue // the first step's load was at least this
@@ -342,22 +349,19 @@ func (s *sweep) lowestBroken(r float64) *result.CapacityStep {
 // compacted nothing. Then, while the holds hold, rates above them, and
 // once one breaks, rates placed under it (nextHold), until the highest
 // hold that held and the lowest that broke are within HoldResolution.
+// Once per sweep, when a hold held where a short step broke and no short
+// step ran above it (stale), short steps climb the ladder again from the
+// hold and narrow the knee they find, and the holds go on from there
+// (firstHold).
 func (s *sweep) confirm(ctx context.Context) error {
 	o, c := s.o, s.c
 	if o.Confirm <= 0 {
 		return nil
 	}
 	c.ConfirmSeconds = o.Confirm.Seconds()
-	r := s.shortHeld()
-	short := r > 0
-	if short {
-		if up := s.shortBrokeAbove(r); up > 0 {
-			r = min(holdAbove(r), up)
-		}
-	} else if len(c.Steps) > 0 {
-		r = c.Steps[0].Offered
-	}
-	held, bad := 0.0, 0.0
+	r := s.firstHold()
+	short := s.shortHeld() > 0
+	held, bad, climbed := 0.0, 0.0, false
 	for n := 0; n < maxConfirms && r > 0; n++ {
 		ok, err := s.step(ctx, r, o.Confirm, true)
 		if err != nil {
@@ -368,9 +372,53 @@ func (s *sweep) confirm(ctx context.Context) error {
 		} else {
 			bad = r
 		}
+		if !climbed && bad == 0 && s.stale(held) {
+			// Once per sweep: the short steps climb again from the
+			// hold, then the holds go on from where they held.
+			climbed = true
+			h, b, err := s.climbFrom(ctx, held)
+			if err == nil {
+				err = s.knee(ctx, h, b)
+			}
+			if err != nil {
+				return err
+			}
+			if r = s.firstHold(); r > held {
+				short = true
+				continue
+			}
+		}
 		r = s.nextHold(held, bad, short)
 	}
 	return nil
+}
+
+// firstHold is the rate of the first hold: HoldResolution above the
+// highest rate a short step held on the sweep's own writes, but not past
+// the lowest a short step broke above it; with no short step held, the
+// verdict's rate.
+func (s *sweep) firstHold() float64 {
+	r := s.shortHeld()
+	if r <= 0 {
+		if len(s.c.Steps) > 0 {
+			return s.c.Steps[0].Offered
+		}
+		return 0
+	}
+	if up := s.shortBrokeAbove(r); up > 0 {
+		r = min(holdAbove(r), up)
+	}
+	return r
+}
+
+// stale says that a hold held at rate held where a short step broke and
+// no short step ran above it: the storage carried for 10s what it did
+// not for 2s earlier in the sweep (a fresh volume's first writes, which
+// allocate the blocks under them; a neighbour's burst that ended). The
+// knee the short steps found is then not the storage's, and the holds
+// would climb from it HoldResolution at a time.
+func (s *sweep) stale(held float64) bool {
+	return held > 0 && s.shortBrokeAbove(0) > 0 && s.shortBrokeAbove(held) == 0 && held < rates[len(rates)-1]
 }
 
 // HoldResolution is the most by which the lowest hold that broke may

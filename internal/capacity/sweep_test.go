@@ -13,9 +13,12 @@ import (
 
 // storage is a storage that carries up to limit puts/s in a step, and
 // hold of them for a confirm step's time; its WAL fsyncs follow the rate
-// up to fsyncs/s, and it serves at most serves puts/s (0: every put).
+// up to fsyncs/s, and it serves at most serves puts/s (0: every put). Its
+// first cold loads carry coldLimit puts/s (a fresh volume's first writes).
 type storage struct {
 	limit, hold, fsyncs, serves float64
+	cold                        int
+	coldLimit                   float64
 	ran                         []Load
 }
 
@@ -29,6 +32,9 @@ func (s *storage) run(_ context.Context, l Load) (*result.CapacityStep, error) {
 	limit := s.limit
 	if l.Duration >= DefaultConfirm {
 		limit = s.hold
+	}
+	if len(s.ran) <= s.cold {
+		limit = s.coldLimit
 	}
 	if r > limit {
 		st.Broke = []string{limits.WALFsyncP99}
@@ -44,7 +50,8 @@ func (s *storage) run(_ context.Context, l Load) (*result.CapacityStep, error) {
 // short step held, climbing while they hold and placed under the lowest
 // that broke once one does, until the answer (the highest hold that held)
 // is within HoldResolution of the lowest hold that broke above it, within
-// maxConfirms.
+// maxConfirms; and once, when a hold held where a short step broke and none
+// ran above it, short steps up the ladder again from the hold.
 func TestSweepSteps(t *testing.T) {
 	first := &result.CapacityStep{Offered: 150, Achieved: 150, Seconds: 60, WALFsyncs: 150}
 	for _, tc := range []struct {
@@ -62,7 +69,8 @@ func TestSweepSteps(t *testing.T) {
 		{"holds hold above the short steps: they climb", storage{limit: 2200, hold: 3000, fsyncs: 1e9}, []float64{150, 1000, 2000, 4000, 2800, 2400, 2300, 2600, 3000, 3500}},
 		{"only the verdict's load held: holds from its rate, then half", storage{limit: 100, hold: 80, fsyncs: 1e9}, []float64{150, 1000, 390, 240, 190, 150, 75, 120, 95, 84}},
 		{"only the verdict's load held, far under its rate", storage{limit: 100, hold: 40, fsyncs: 1e9}, []float64{150, 1000, 390, 240, 190, 150, 75, 38, 58, 47}},
-		{"a short step broke at the rate the holds reach: they climb past it", storage{limit: 900, hold: 1200, fsyncs: 1e9}, []float64{150, 1000, 390, 620, 790, 910, 1000, 1200, 1400}},
+		{"a hold held where a short step broke, none above: the short steps climb again, then the holds", storage{limit: 900, hold: 1200, fsyncs: 1e9}, []float64{150, 1000, 390, 620, 790, 910, 1000, 2000, 1400, 1200, 1200, 1400}},
+		{"a fresh volume: its first step broke, the holds above it held", storage{limit: 5000, hold: 4500, fsyncs: 1e9, cold: 1, coldLimit: 900}, []float64{150, 1000, 390, 620, 790, 910, 1000, 2000, 4000, 8000, 5700, 4800, 5500, 4200, 4800}},
 		{"nothing breaks", storage{limit: 1e9, hold: 1e9, fsyncs: 1e9}, []float64{150, 1000, 2000, 4000, 8000, 15000, 15000}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
