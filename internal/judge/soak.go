@@ -304,7 +304,7 @@ func soakDrop(ss []result.SoakSample, firstN, lastN int, late soakFigures, crite
 // sustained figure.
 func soakAnswer(s *result.Soak, late soakFigures) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s puts/s held for %s", units.Thousands(s.Rate), units.Seconds(s.Seconds))
+	fmt.Fprintf(&b, "%s puts/s offered for %s", units.Thousands(s.Rate), units.Seconds(s.Seconds))
 	if d := s.Drop; d != nil {
 		var what []string
 		if d.IOPSAfter < d.IOPSBefore && contains(d.Fell, "device_iops") {

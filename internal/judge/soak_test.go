@@ -30,7 +30,7 @@ func TestSoak(t *testing.T) {
 		answer    []string
 	}{
 		{"steady", soakSeries(12, func(int) (float64, float64, float64) { return 2000, 0.002, 1500 }),
-			2000, "achieved", 0, []string{"2,000 puts/s held for 12s, steady", "held every limit", "~2,000 puts/s"}},
+			2000, "achieved", 0, []string{"2,000 puts/s offered for 12s, steady", "held every limit", "~2,000 puts/s"}},
 		{"burst ran out", soakSeries(15, func(i int) (float64, float64, float64) {
 			if i < 6 {
 				return 2000, 0.002, 3000

@@ -24,7 +24,7 @@ func soakText(w io.Writer, s *result.Soak, indent string) {
 	if s.RateFrom != "capacity" {
 		from = s.RateFrom
 	}
-	fmt.Fprintf(w, "%sSoak: %.0f puts/s (%s) of %s values from %d clients held for %s, a sample every %s (open loop):\n",
+	fmt.Fprintf(w, "%sSoak: %.0f puts/s (%s) of %s values from %d clients offered for %s, a sample every %s (open loop):\n",
 		indent, s.Rate, from, units.Bytes(float64(s.ValueSize)), s.Clients, units.Seconds(s.Seconds), units.Seconds(s.IntervalSeconds))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "%s  t\tachieved/s\trequest p99\tWAL fsync p99\tcommit p99\tfsyncs/s\tdevice IOPS\tMB/s\tutil\tawait\terrors\t\n", indent)
