@@ -64,7 +64,7 @@ const volumeSuffix = ".etcdperf-volume-"
 const volumeBlockSize = 4096
 
 // Volume is a file system of its own for a member's data: ext4 (without a
-// journal) on a loop device over a sparse file on the disk of the data dir's parent, mounted
+// journal) on a loop device over a file of zeros (allocate) on the disk of the data dir's parent, mounted
 // on the data dir. The loop device does direct I/O to the file, in the
 // cgroup of the process that writes: a cap on that process's writes to
 // the disk under the file (Backing) holds the volume's writes back below
