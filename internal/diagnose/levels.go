@@ -55,8 +55,8 @@ type Levels struct {
 	// sweep's lowest rate (where it answered fast) to its knee queued the
 	// writes, at the device or below it (device_queued_growth).
 	Queued float64
-	// EtcdCPUBusy: etcd using this share of one CPU, on a host whose CPUs
-	// were busy (HostCPUBusy), kept them busy with its own work.
+	// EtcdCPUBusy: etcd using this share of one CPU did CPU work of its
+	// own that a backend commit waits on as much as on the disk.
 	EtcdCPUBusy float64
 	// WALLimit is the WAL fsync p99's limit; WALFast, the p99 at or under
 	// which a step found the disk fast (half the limit).

@@ -747,3 +747,64 @@ func doctorSteps(steps []result.CapacityStep, figs [][4]float64) []result.Capaci
 	}
 	return steps
 }
+
+// A backend commit that broke alone over a fast device is the disk or the
+// CPU when etcd used etcd_cpu_busy of a CPU, however busy the host's CPUs
+// were; under a cap below the device that delayed the commits alone,
+// etcd used a fraction of that, and the storage below the device is
+// named. Both sweeps as measured: a loop device over a file on a virtio
+// disk, no cap (its step at 4,000 puts/s broke with the host's CPUs 79%
+// busy, under host_cpu_busy, etcd at 0.81 CPUs: the old rule named the
+// storage below the device there, and the disk or the CPU on a run whose
+// step broke alike at 81%); the same loop capped at 1,500 IOPS below it.
+func TestCapacityCommitOnCPU(t *testing.T) {
+	type rec struct {
+		offered, wal, fsyncs, iops, util, await, host, etcd, commit float64
+		hold, broke                                                 bool
+	}
+	sweep := func(rs ...rec) []result.CapacityStep {
+		var out []result.CapacityStep
+		for i, r := range rs {
+			st := result.CapacityStep{Offered: r.offered, Achieved: r.offered, Seconds: 2, WALFsyncP99: r.wal, WALFsyncs: r.fsyncs, DeviceIOPS: r.iops, DeviceUtil: r.util,
+				DeviceAwait: r.await, HostCPUBusy: r.host, EtcdCPU: r.etcd, BackendCommitP99: r.commit, Confirm: r.hold}
+			switch {
+			case i == 0:
+				st.Seconds = 15
+			case r.hold:
+				st.Seconds = 10
+			}
+			if r.broke {
+				st.Broke, st.Cause = []string{limits.BackendCommitP99}, result.CauseDiskOrIOPSCap
+			}
+			out = append(out, st)
+		}
+		return out
+	}
+	uncapped := sweep(rec{150, 0.00130, 150, 509, 0.03, 0.000169, 0.17, 0.15, 0.0038, false, false}, rec{1000, 0.00184, 975, 3119, 0.09, 0.000322, 0.35, 0.51, 0.0073, false, false},
+		rec{2000, 0.00279, 1597, 5138, 0.37, 0.000437, 0.70, 0.69, 0.0106, false, false}, rec{4000, 0.00708, 850, 4747, 0.45, 0.000812, 0.79, 0.81, 0.0406, false, true},
+		rec{2800, 0.00447, 1207, 5257, 0.46, 0.000741, 0.75, 0.73, 0.0211, false, false}, rec{3300, 0.00708, 848, 4887, 0.44, 0.000925, 0.78, 0.79, 0.0413, false, true},
+		rec{3200, 0.00368, 1421, 6824, 0.56, 0.000721, 0.76, 0.79, 0.0184, true, false}, rec{3700, 0.00369, 1479, 7126, 0.55, 0.000679, 0.78, 0.81, 0.0209, true, false},
+		rec{4300, 0.00634, 921, 6087, 0.47, 0.000852, 0.81, 0.88, 0.0310, true, true})
+	capped := sweep(rec{150, 0.00174, 150, 509, 0.01, 0.000154, 0.15, 0.11, 0.0037, false, false}, rec{1000, 0.00708, 622, 2216, 0.59, 0.005011, 0.38, 0.39, 0.1223, false, true},
+		rec{390, 0.00328, 358, 1632, 0.21, 0.001295, 0.20, 0.24, 0.0573, false, true}, rec{240, 0.00358, 234, 1215, 0.18, 0.000530, 0.23, 0.22, 0.0870, false, true},
+		rec{190, 0.00330, 187, 1019, 0.13, 0.000385, 0.16, 0.17, 0.0438, false, true}, rec{150, 0.00246, 151, 916, 0.05, 0.000361, 0.19, 0.15, 0.0039, true, false},
+		rec{170, 0.00181, 171, 1004, 0.09, 0.000348, 0.13, 0.15, 0.0043, true, false}, rec{200, 0.00163, 201, 1139, 0.15, 0.000338, 0.11, 0.14, 0.0043, true, false},
+		rec{230, 0.00167, 226, 1236, 0.13, 0.000537, 0.15, 0.16, 0.0514, true, true})
+	capped[len(capped)-1].Seconds = 5
+	for _, c := range []struct {
+		name   string
+		steps  []result.CapacityStep
+		puts   float64
+		cause  result.Cause
+		answer string
+	}{
+		{"an uncapped loop, its commits broke alone, etcd at 0.81 CPUs, the host's CPUs 79% busy", uncapped, 3700, result.CauseDiskOrCPU, "at 4,000 the backend commit p99 broke (40.6ms): its disk or its CPU limits it there"},
+		{"a loop capped at 1,500 IOPS below it, its commits broke alone, etcd at 0.16 CPUs", capped, 200, result.CauseDiskOrIOPSCap, "a cap on the volume's IOPS or the storage behind it"},
+	} {
+		cap := &result.Capacity{ValueSize: 1024, Steps: slices.Clone(c.steps)}
+		Capacity(cap, limits.Table)
+		if cap.PutsPerS != c.puts || cap.Cause != c.cause || !strings.Contains(cap.Answer, c.answer) {
+			t.Errorf("%s: %g puts/s, cause %q, answer %q; want %g, %q, %q", c.name, cap.PutsPerS, cap.Cause, cap.Answer, c.puts, c.cause, c.answer)
+		}
+	}
+}
