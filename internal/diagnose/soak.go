@@ -49,7 +49,7 @@ func soakBroke(r *result.Result) []result.Finding {
 		}
 	}
 	last := units.Seconds(s.Seconds - s.LastFrom)
-	f.Title = fmt.Sprintf("Held at %s puts/s for %s, etcd broke %s over the last %s: it sustains %s",
+	f.Title = fmt.Sprintf("Offered %s puts/s for %s, etcd broke %s over the last %s: it sustains %s",
 		units.Thousands(s.Rate), units.Seconds(s.Seconds), strings.Join(broke, " and "), last, s.SustainedWords())
 	f.Recommendation = "Size the cluster's writes for the sustained figure, not for a short test's: etcdperf doctor --soak 10m --soak-rate N holds a rate long enough to show it."
 	if d := s.Drop; d != nil && d.IOPSBefore > 0 && d.IOPSAfter < d.IOPSBefore {

@@ -27,7 +27,7 @@ func TestSoakBroke(t *testing.T) {
 		cause    result.Cause
 		title    string
 	}{
-		{"at --soak-rate", broke("--soak-rate", nil), result.Critical, "", "Held at 800 puts/s for 90s, etcd broke the WAL fsync p99 (115ms) over the last 30s: it sustains ~205 puts/s"},
+		{"at --soak-rate", broke("--soak-rate", nil), result.Critical, "", "Offered 800 puts/s for 90s, etcd broke the WAL fsync p99 (115ms) over the last 30s: it sustains ~205 puts/s"},
 		{"at the sweep's answer", broke(result.SoakRateCapacity, nil), result.Warning, "", "it sustains ~205 puts/s"},
 		{"after a drop", broke("--soak-rate", drop), result.Critical, result.CauseDiskOrIOPSCap, "(after 40s the device's writes fell from 2,400 to 600 IOPS)"},
 	} {

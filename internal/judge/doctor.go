@@ -227,7 +227,7 @@ func sweepWords(r *result.Result, t result.DoctorTarget) string {
 			units.Thousands(c.Steps[0].Offered), units.Seconds(c.CompactionSeconds), units.Thousands(c.PutsPerS)))
 	}
 	if s := r.Soak; s != nil && s.SustainedPutsPerS > 0 {
-		w := fmt.Sprintf("held at %s puts/s for %s, it sustains %s", units.Thousands(s.Rate), units.Seconds(s.Seconds), s.SustainedWords())
+		w := fmt.Sprintf("offered %s puts/s for %s, it sustains %s", units.Thousands(s.Rate), units.Seconds(s.Seconds), s.SustainedWords())
 		if len(s.Broke) > 0 && overLimits(r.Checks) == "" {
 			// The head's figures held: they are not what failed.
 			held := "the disk probe's"

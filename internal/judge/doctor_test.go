@@ -105,7 +105,7 @@ func TestDoctorOneCause(t *testing.T) {
 		r.Soak.Series = append(r.Soak.Series, result.SoakSample{T: float64(5 * (i + 1)), Seconds: 5, Achieved: 800, WALFsyncP99: wal, BackendCommitP99: 0.005, WALFsyncs: 800})
 	}
 	Judge(r, limits.Table)
-	if r.Verdict != result.Fail || !strings.Contains(r.Summary, "held at 800 puts/s for 60s, it sustains under 800 puts/s") {
+	if r.Verdict != result.Fail || !strings.Contains(r.Summary, "offered 800 puts/s for 60s, it sustains under 800 puts/s") {
 		t.Errorf("a soak that broke at --soak-rate: verdict %s, summary %q", r.Verdict, r.Summary)
 	}
 	if strings.Contains(r.Summary, "the verdict follows the soak") {
