@@ -413,8 +413,8 @@ func (s *sweep) firstHold() float64 {
 
 // stale says that a hold held at rate held where a short step broke and
 // no short step ran above it: the storage carried for 10s what it did
-// not for 2s earlier in the sweep (a fresh volume's first writes, which
-// allocate the blocks under them; a neighbour's burst that ended). The
+// not for 2s earlier in the sweep (a new volume's first writes; a
+// neighbour's burst that ended). The
 // knee the short steps found is then not the storage's, and the holds
 // would climb from it HoldResolution at a time.
 func (s *sweep) stale(held float64) bool {

@@ -461,6 +461,48 @@ func TestCapacityFlatCeiling(t *testing.T) {
 	// rules named the storage below the device (its cap or the storage
 	// behind it): one step, no ceiling to tell which, both said.
 	loopCapFirst := measured(0.54, result.CauseDiskOrIOPSCap, m{150, 0.00923, 143, 487, 0.25, 0.000495, false, []string{rp, cp}})
+	// A backend commit that broke alone over a fast device is the disk or the
+	// CPU when etcd used etcd_cpu_busy of a CPU, however busy the host's CPUs
+	// were; under a cap below the device that delayed the commits alone,
+	// etcd used a fraction of that, and the storage below the device is
+	// named. Both sweeps as measured: a loop device over a file on a virtio
+	// disk, no cap (its step at 4,000 puts/s broke with the host's CPUs 79%
+	// busy, under host_cpu_busy, etcd at 0.81 CPUs: the old rule named the
+	// storage below the device there, and the disk or the CPU on a run whose
+	// step broke alike at 81%); the same loop capped at 1,500 IOPS below it.
+	type rec struct {
+		offered, wal, fsyncs, iops, util, await, host, etcd, commit float64
+		hold, broke                                                 bool
+	}
+	sweep := func(rs ...rec) []result.CapacityStep {
+		var out []result.CapacityStep
+		for i, r := range rs {
+			st := result.CapacityStep{Offered: r.offered, Achieved: r.offered, Seconds: 2, WALFsyncP99: r.wal, WALFsyncs: r.fsyncs, DeviceIOPS: r.iops, DeviceUtil: r.util,
+				DeviceAwait: r.await, HostCPUBusy: r.host, EtcdCPU: r.etcd, BackendCommitP99: r.commit, Confirm: r.hold}
+			switch {
+			case i == 0:
+				st.Seconds = 15
+			case r.hold:
+				st.Seconds = 10
+			}
+			if r.broke {
+				st.Broke, st.Cause = []string{limits.BackendCommitP99}, result.CauseDiskOrIOPSCap
+			}
+			out = append(out, st)
+		}
+		return out
+	}
+	uncapped := sweep(rec{150, 0.00130, 150, 509, 0.03, 0.000169, 0.17, 0.15, 0.0038, false, false}, rec{1000, 0.00184, 975, 3119, 0.09, 0.000322, 0.35, 0.51, 0.0073, false, false},
+		rec{2000, 0.00279, 1597, 5138, 0.37, 0.000437, 0.70, 0.69, 0.0106, false, false}, rec{4000, 0.00708, 850, 4747, 0.45, 0.000812, 0.79, 0.81, 0.0406, false, true},
+		rec{2800, 0.00447, 1207, 5257, 0.46, 0.000741, 0.75, 0.73, 0.0211, false, false}, rec{3300, 0.00708, 848, 4887, 0.44, 0.000925, 0.78, 0.79, 0.0413, false, true},
+		rec{3200, 0.00368, 1421, 6824, 0.56, 0.000721, 0.76, 0.79, 0.0184, true, false}, rec{3700, 0.00369, 1479, 7126, 0.55, 0.000679, 0.78, 0.81, 0.0209, true, false},
+		rec{4300, 0.00634, 921, 6087, 0.47, 0.000852, 0.81, 0.88, 0.0310, true, true})
+	capped := sweep(rec{150, 0.00174, 150, 509, 0.01, 0.000154, 0.15, 0.11, 0.0037, false, false}, rec{1000, 0.00708, 622, 2216, 0.59, 0.005011, 0.38, 0.39, 0.1223, false, true},
+		rec{390, 0.00328, 358, 1632, 0.21, 0.001295, 0.20, 0.24, 0.0573, false, true}, rec{240, 0.00358, 234, 1215, 0.18, 0.000530, 0.23, 0.22, 0.0870, false, true},
+		rec{190, 0.00330, 187, 1019, 0.13, 0.000385, 0.16, 0.17, 0.0438, false, true}, rec{150, 0.00246, 151, 916, 0.05, 0.000361, 0.19, 0.15, 0.0039, true, false},
+		rec{170, 0.00181, 171, 1004, 0.09, 0.000348, 0.13, 0.15, 0.0043, true, false}, rec{200, 0.00163, 201, 1139, 0.15, 0.000338, 0.11, 0.14, 0.0043, true, false},
+		rec{230, 0.00167, 226, 1236, 0.13, 0.000537, 0.15, 0.16, 0.0514, true, true})
+	capped[len(capped)-1].Seconds = 5
 	for _, c := range []struct {
 		name   string
 		steps  []result.CapacityStep
@@ -472,6 +514,8 @@ func TestCapacityFlatCeiling(t *testing.T) {
 		{"a virtio disk, its commits broke alone, etcd busy on a busy host", cpuBound, 5200, result.CauseDiskOrCPU, "the backend commit p99 broke (27ms): its disk or its CPU limits it there"},
 		{"a virtio disk, writes flat while etcd kept a busy host's CPUs busy", cpuCeiling, 8200, result.CauseDiskOrCPU, "its disk or its CPU limits it there"},
 		{"an uncapped loop, one step broke where holds after it wrote more", loopRoom, 5100, result.CauseDiskOrIOPSCap, "a cap on the volume's IOPS or the storage behind it"},
+		{"an uncapped loop, its commits broke alone, etcd at 0.81 CPUs, the host's CPUs 79% busy", uncapped, 3700, result.CauseDiskOrCPU, "at 4,000 the backend commit p99 broke (40.6ms): its disk or its CPU limits it there"},
+		{"a loop capped at 1,500 IOPS below it, its commits broke alone, etcd at 0.16 CPUs", capped, 200, result.CauseDiskOrIOPSCap, "a cap on the volume's IOPS or the storage behind it"},
 		{"a virtio disk, its commits broke alone, the host busy with other work", cpuOthers, 5200, result.CauseDiskOrIOPSCap, "the storage below the device its host sees limits it there"},
 		{"a virtio disk, its commits broke alone, no cap", virtioCommit, 1800, result.CauseDiskOrIOPSCap, "at 2,000 the backend commit p99 broke (42.9ms)"},
 		{"a loop over a virtio disk, no cap", loop, 1300, result.CauseDiskOrIOPSCap, "writes took 284µs on average at 150 puts/s and 837µs at 1,500"},
@@ -649,35 +693,37 @@ var ruleOf = map[string]string{
 	"no knee":                       "",
 	"cap at a high knee":            "flat_ceiling",
 	"cap at a high knee, 10s steps": "flat_ceiling",
-	"cap from the knee's middle step to the break":                                      "flat_ceiling",
-	"cap on a busy machine, the CPU named by the steps":                                 "flat_ceiling",
-	"cap on a saturated machine, the member waiting for a CPU":                          "flat_ceiling",
-	"cap on a saturated machine, the member's disk named":                               "flat_ceiling",
-	"cap at a low knee on a busy machine":                                               "flat_ceiling",
-	"cap at a low knee on a busy machine: the lowest rate's step is not on the ceiling": "flat_ceiling",
-	"writes that collapsed past the knee":                                               "host",
-	"a loop over a virtio disk, no cap":                                                 "queued_below",
-	"a loop over a virtio disk, capped below, on a busy machine":                        "queued_below",
-	"a loop over a virtio disk, capped below":                                           "flat_ceiling",
-	"a loop over a virtio disk, capped below, the first step broke":                     "host",
-	"a virtio disk's latency, no cap":                                                   "host",
-	"a virtio disk, its commits broke alone, no cap":                                    "host",
-	"a virtio disk, its commits broke alone, etcd busy on a busy host":                  "host",
-	"a virtio disk, its commits broke alone, the host busy with other work":             "host",
-	"a virtio disk, writes flat while etcd kept a busy host's CPUs busy":                "host",
-	"an uncapped loop, one step broke where holds after it wrote more":                  "host",
-	"cap seen in one step":                                                              "off_device",
-	"one step, the host's CPUs busy":                                                    "host",
-	"one step, the host's CPUs busy, the member's disk named":                           "off_device",
-	"cap with the key space written first":                                              "flat_ceiling",
-	"cap with the key space written first, the writes falling past the knee":            "flat_ceiling",
-	"cap at a low knee with the key space written first":                                "flat_ceiling",
-	"cap at a low knee, its middle step broke":                                          "flat_ceiling",
-	"cap at a low knee, its middle step held":                                           "flat_ceiling",
-	"etcd batching on a busy host":                                                      "host",
-	"a disk bound by its latency":                                                       "host",
-	"a ceiling over an idle device, the host's CPUs busy":                               "host",
-	"a ceiling with the host's CPUs busy, no device figures":                            "flat_ceiling",
+	"cap from the knee's middle step to the break":                                           "flat_ceiling",
+	"cap on a busy machine, the CPU named by the steps":                                      "flat_ceiling",
+	"cap on a saturated machine, the member waiting for a CPU":                               "flat_ceiling",
+	"cap on a saturated machine, the member's disk named":                                    "flat_ceiling",
+	"cap at a low knee on a busy machine":                                                    "flat_ceiling",
+	"cap at a low knee on a busy machine: the lowest rate's step is not on the ceiling":      "flat_ceiling",
+	"writes that collapsed past the knee":                                                    "host",
+	"a loop over a virtio disk, no cap":                                                      "queued_below",
+	"a loop over a virtio disk, capped below, on a busy machine":                             "queued_below",
+	"a loop over a virtio disk, capped below":                                                "flat_ceiling",
+	"a loop over a virtio disk, capped below, the first step broke":                          "host",
+	"a virtio disk's latency, no cap":                                                        "host",
+	"a virtio disk, its commits broke alone, no cap":                                         "host",
+	"a virtio disk, its commits broke alone, etcd busy on a busy host":                       "host",
+	"a virtio disk, its commits broke alone, the host busy with other work":                  "host",
+	"a virtio disk, writes flat while etcd kept a busy host's CPUs busy":                     "host",
+	"an uncapped loop, one step broke where holds after it wrote more":                       "host",
+	"an uncapped loop, its commits broke alone, etcd at 0.81 CPUs, the host's CPUs 79% busy": "host",
+	"a loop capped at 1,500 IOPS below it, its commits broke alone, etcd at 0.16 CPUs":       "host",
+	"cap seen in one step":                                                                   "off_device",
+	"one step, the host's CPUs busy":                                                         "host",
+	"one step, the host's CPUs busy, the member's disk named":                                "off_device",
+	"cap with the key space written first":                                                   "flat_ceiling",
+	"cap with the key space written first, the writes falling past the knee":                 "flat_ceiling",
+	"cap at a low knee with the key space written first":                                     "flat_ceiling",
+	"cap at a low knee, its middle step broke":                                               "flat_ceiling",
+	"cap at a low knee, its middle step held":                                                "flat_ceiling",
+	"etcd batching on a busy host":                                                           "host",
+	"a disk bound by its latency":                                                            "host",
+	"a ceiling over an idle device, the host's CPUs busy":                                    "host",
+	"a ceiling with the host's CPUs busy, no device figures":                                 "flat_ceiling",
 }
 
 // checkRule checks that the rule ruleOf names for a case is the one that
@@ -746,65 +792,4 @@ func doctorSteps(steps []result.CapacityStep, figs [][4]float64) []result.Capaci
 		}
 	}
 	return steps
-}
-
-// A backend commit that broke alone over a fast device is the disk or the
-// CPU when etcd used etcd_cpu_busy of a CPU, however busy the host's CPUs
-// were; under a cap below the device that delayed the commits alone,
-// etcd used a fraction of that, and the storage below the device is
-// named. Both sweeps as measured: a loop device over a file on a virtio
-// disk, no cap (its step at 4,000 puts/s broke with the host's CPUs 79%
-// busy, under host_cpu_busy, etcd at 0.81 CPUs: the old rule named the
-// storage below the device there, and the disk or the CPU on a run whose
-// step broke alike at 81%); the same loop capped at 1,500 IOPS below it.
-func TestCapacityCommitOnCPU(t *testing.T) {
-	type rec struct {
-		offered, wal, fsyncs, iops, util, await, host, etcd, commit float64
-		hold, broke                                                 bool
-	}
-	sweep := func(rs ...rec) []result.CapacityStep {
-		var out []result.CapacityStep
-		for i, r := range rs {
-			st := result.CapacityStep{Offered: r.offered, Achieved: r.offered, Seconds: 2, WALFsyncP99: r.wal, WALFsyncs: r.fsyncs, DeviceIOPS: r.iops, DeviceUtil: r.util,
-				DeviceAwait: r.await, HostCPUBusy: r.host, EtcdCPU: r.etcd, BackendCommitP99: r.commit, Confirm: r.hold}
-			switch {
-			case i == 0:
-				st.Seconds = 15
-			case r.hold:
-				st.Seconds = 10
-			}
-			if r.broke {
-				st.Broke, st.Cause = []string{limits.BackendCommitP99}, result.CauseDiskOrIOPSCap
-			}
-			out = append(out, st)
-		}
-		return out
-	}
-	uncapped := sweep(rec{150, 0.00130, 150, 509, 0.03, 0.000169, 0.17, 0.15, 0.0038, false, false}, rec{1000, 0.00184, 975, 3119, 0.09, 0.000322, 0.35, 0.51, 0.0073, false, false},
-		rec{2000, 0.00279, 1597, 5138, 0.37, 0.000437, 0.70, 0.69, 0.0106, false, false}, rec{4000, 0.00708, 850, 4747, 0.45, 0.000812, 0.79, 0.81, 0.0406, false, true},
-		rec{2800, 0.00447, 1207, 5257, 0.46, 0.000741, 0.75, 0.73, 0.0211, false, false}, rec{3300, 0.00708, 848, 4887, 0.44, 0.000925, 0.78, 0.79, 0.0413, false, true},
-		rec{3200, 0.00368, 1421, 6824, 0.56, 0.000721, 0.76, 0.79, 0.0184, true, false}, rec{3700, 0.00369, 1479, 7126, 0.55, 0.000679, 0.78, 0.81, 0.0209, true, false},
-		rec{4300, 0.00634, 921, 6087, 0.47, 0.000852, 0.81, 0.88, 0.0310, true, true})
-	capped := sweep(rec{150, 0.00174, 150, 509, 0.01, 0.000154, 0.15, 0.11, 0.0037, false, false}, rec{1000, 0.00708, 622, 2216, 0.59, 0.005011, 0.38, 0.39, 0.1223, false, true},
-		rec{390, 0.00328, 358, 1632, 0.21, 0.001295, 0.20, 0.24, 0.0573, false, true}, rec{240, 0.00358, 234, 1215, 0.18, 0.000530, 0.23, 0.22, 0.0870, false, true},
-		rec{190, 0.00330, 187, 1019, 0.13, 0.000385, 0.16, 0.17, 0.0438, false, true}, rec{150, 0.00246, 151, 916, 0.05, 0.000361, 0.19, 0.15, 0.0039, true, false},
-		rec{170, 0.00181, 171, 1004, 0.09, 0.000348, 0.13, 0.15, 0.0043, true, false}, rec{200, 0.00163, 201, 1139, 0.15, 0.000338, 0.11, 0.14, 0.0043, true, false},
-		rec{230, 0.00167, 226, 1236, 0.13, 0.000537, 0.15, 0.16, 0.0514, true, true})
-	capped[len(capped)-1].Seconds = 5
-	for _, c := range []struct {
-		name   string
-		steps  []result.CapacityStep
-		puts   float64
-		cause  result.Cause
-		answer string
-	}{
-		{"an uncapped loop, its commits broke alone, etcd at 0.81 CPUs, the host's CPUs 79% busy", uncapped, 3700, result.CauseDiskOrCPU, "at 4,000 the backend commit p99 broke (40.6ms): its disk or its CPU limits it there"},
-		{"a loop capped at 1,500 IOPS below it, its commits broke alone, etcd at 0.16 CPUs", capped, 200, result.CauseDiskOrIOPSCap, "a cap on the volume's IOPS or the storage behind it"},
-	} {
-		cap := &result.Capacity{ValueSize: 1024, Steps: slices.Clone(c.steps)}
-		Capacity(cap, limits.Table)
-		if cap.PutsPerS != c.puts || cap.Cause != c.cause || !strings.Contains(cap.Answer, c.answer) {
-			t.Errorf("%s: %g puts/s, cause %q, answer %q; want %g, %q, %q", c.name, cap.PutsPerS, cap.Cause, cap.Answer, c.puts, c.cause, c.answer)
-		}
-	}
 }
