@@ -28,7 +28,8 @@ const DefaultStep = 2 * time.Second
 const DefaultConfirm = 10 * time.Second
 
 // maxConfirms bounds the confirm steps (holds): the first, then at most
-// four placed above or under it (nextHold). When the first, at the
+// four placed above or under it (nextHold); after a second climb (stale),
+// at least two more. When the first, at the
 // verdict's rate, breaks on the sweep's writes, the next three run at half
 // of it, a quarter and between (150, 75, 38 and 58 puts/s), and a fifth
 // brings the rate that broke closer to the answer. Most sweeps take two:
@@ -361,8 +362,8 @@ func (s *sweep) confirm(ctx context.Context) error {
 	c.ConfirmSeconds = o.Confirm.Seconds()
 	r := s.firstHold()
 	short := s.shortHeld() > 0
-	held, bad, climbed := 0.0, 0.0, false
-	for n := 0; n < maxConfirms && r > 0; n++ {
+	held, bad, climbed, most := 0.0, 0.0, false, maxConfirms
+	for n := 0; n < most && r > 0; n++ {
 		ok, err := s.step(ctx, r, o.Confirm, true)
 		if err != nil {
 			return err
@@ -383,6 +384,10 @@ func (s *sweep) confirm(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
+			// At least two holds after it, one to hold above the
+			// hold and one to break: a second climb with one hold left
+			// answers a rate whose bracket the holds did not narrow.
+			most = max(most, n+3)
 			if r = s.firstHold(); r > held {
 				short = true
 				continue

@@ -71,6 +71,8 @@ func TestSweepSteps(t *testing.T) {
 		{"only the verdict's load held, far under its rate", storage{limit: 100, hold: 40, fsyncs: 1e9}, []float64{150, 1000, 390, 240, 190, 150, 75, 38, 58, 47}},
 		{"a hold held where a short step broke, none above: the short steps climb again, then the holds", storage{limit: 900, hold: 1200, fsyncs: 1e9}, []float64{150, 1000, 390, 620, 790, 910, 1000, 2000, 1400, 1200, 1200, 1400}},
 		{"a fresh volume: its first step broke, the holds above it held", storage{limit: 5000, hold: 4500, fsyncs: 1e9, cold: 1, coldLimit: 900}, []float64{150, 1000, 390, 620, 790, 910, 1000, 2000, 4000, 8000, 5700, 4800, 5500, 4200, 4800}},
+		{"the short steps broke under what the holds held, the fourth hold above them all: two holds after the second climb", storage{limit: 8500, hold: 7500, fsyncs: 3000, cold: 6, coldLimit: 3500},
+			[]float64{150, 1000, 2000, 4000, 2800, 3300, 5700, 3800, 4400, 5100, 5900, 8000, 15000, 11000, 9400, 9200, 7400}},
 		{"nothing breaks", storage{limit: 1e9, hold: 1e9, fsyncs: 1e9}, []float64{150, 1000, 2000, 4000, 8000, 15000, 15000}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
