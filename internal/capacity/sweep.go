@@ -361,7 +361,6 @@ func (s *sweep) confirm(ctx context.Context) error {
 	}
 	c.ConfirmSeconds = o.Confirm.Seconds()
 	r := s.firstHold()
-	short := s.shortHeld() > 0
 	held, bad, climbed, most := 0.0, 0.0, false, maxConfirms
 	for n := 0; n < most && r > 0; n++ {
 		ok, err := s.step(ctx, r, o.Confirm, true)
@@ -389,11 +388,10 @@ func (s *sweep) confirm(ctx context.Context) error {
 			// answers a rate whose bracket the holds did not narrow.
 			most = max(most, n+3)
 			if r = s.firstHold(); r > held {
-				short = true
 				continue
 			}
 		}
-		r = s.nextHold(held, bad, short)
+		r = s.nextHold(held, bad, s.shortHeld() > 0)
 	}
 	return nil
 }
