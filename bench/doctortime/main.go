@@ -9,7 +9,7 @@
 // --with adds flags to the runs at the defaults, to try a candidate
 // default against the long runs; --all adds flags to every run (e.g.
 // --capacity=false, the verdict's load alone). It prints each run's wall time and
-// verdict, then per location the
+// verdict (with the checks that failed), then per location the
 // verdicts at the defaults, how many agree with the long runs' verdict,
 // and the median and slowest time; then one run on two locations (the
 // disk and the tmpfs) for the time of a pair.
@@ -82,21 +82,21 @@ func run(runs, longRuns int, disk, tmpfs string, with, all []string) error {
 	for i, l := range locs {
 		sums[i].ref = map[string]int{}
 		for r := 1; r <= longRuns; r++ {
-			v, secs, err := doctor(bin, append(append([]string{"--duration", "60s", "--disk-runtime", "15s"}, all...), l.args...))
+			v, why, secs, err := doctor(bin, append(append([]string{"--duration", "60s", "--disk-runtime", "15s"}, all...), l.args...))
 			if err != nil {
 				return err
 			}
 			sums[i].ref[v]++
-			fmt.Printf("%-18s %-9s %4d %9.1f  %s\n", l.name, "60s/15s", r, secs, v)
+			fmt.Printf("%-18s %-9s %4d %9.1f  %s%s\n", l.name, "60s/15s", r, secs, v, why)
 		}
 		for r := 1; r <= runs; r++ {
-			v, secs, err := doctor(bin, append(append(append([]string(nil), l.args...), all...), with...))
+			v, why, secs, err := doctor(bin, append(append(append([]string(nil), l.args...), all...), with...))
 			if err != nil {
 				return err
 			}
 			sums[i].got = append(sums[i].got, v)
 			sums[i].seconds = append(sums[i].seconds, secs)
-			fmt.Printf("%-18s %-9s %4d %9.1f  %s\n", l.name, "default", r, secs, v)
+			fmt.Printf("%-18s %-9s %4d %9.1f  %s%s\n", l.name, "default", r, secs, v, why)
 		}
 	}
 	fmt.Printf("\n%-18s %-26s %-22s %9s %9s\n", "location", "reference (60s/15s)", "agreeing at defaults", "median s", "slowest s")
@@ -117,17 +117,18 @@ func run(runs, longRuns int, disk, tmpfs string, with, all []string) error {
 		sort.Float64s(s)
 		fmt.Printf("%-18s %-26s %2d of %-16d %9.1f %9.1f\n", l.name, fmt.Sprintf("%s (%d of %d)", ref, n, longRuns), agree, len(sums[i].got), s[len(s)/2], s[len(s)-1])
 	}
-	v, secs, err := doctor(bin, append(append([]string{"--data-dir", dirs[0], "--data-dir", dirs[1]}, all...), with...))
+	v, why, secs, err := doctor(bin, append(append([]string{"--data-dir", dirs[0], "--data-dir", dirs[1]}, all...), with...))
 	if err != nil {
 		return err
 	}
-	fmt.Printf("\na pair (disk and tmpfs) at the defaults: %.1f s, %s\n", secs, v)
+	fmt.Printf("\na pair (disk and tmpfs) at the defaults: %.1f s, %s%s\n", secs, v, why)
 	return nil
 }
 
 // doctor runs etcdperf doctor with args and returns its verdict (with
-// what limited each location) and its wall time.
-func doctor(bin string, args []string) (string, float64, error) {
+// what limited each location), the checks that failed (its printed
+// verdict's reason, not compared), and its wall time.
+func doctor(bin string, args []string) (string, string, float64, error) {
 	cmd := exec.Command(bin, append([]string{"doctor", "--no-report", "-q", "-o", "json"}, args...)...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -136,22 +137,40 @@ func doctor(bin string, args []string) (string, float64, error) {
 	secs := time.Since(start).Seconds()
 	var ee *exec.ExitError
 	if err != nil && (!errors.As(err, &ee) || ee.ExitCode() != 1) {
-		return "", secs, fmt.Errorf("%v: %v\n%s", cmd.Args, err, stderr.String())
+		return "", "", secs, fmt.Errorf("%v: %v\n%s", cmd.Args, err, stderr.String())
 	}
 	var res struct {
 		Verdict string `json:"verdict"`
-		Doctor  struct {
+		Runs    []struct {
+			Checks []struct {
+				Name     string  `json:"name"`
+				Status   string  `json:"status"`
+				Observed float64 `json:"observed"`
+			} `json:"checks"`
+		} `json:"runs"`
+		Doctor struct {
 			Targets []struct {
 				LimitedBy string `json:"limited_by"`
 			} `json:"targets"`
 		} `json:"doctor"`
 	}
 	if err := json.Unmarshal(out, &res); err != nil {
-		return "", secs, fmt.Errorf("doctor's output is not a Result: %v", err)
+		return "", "", secs, fmt.Errorf("doctor's output is not a Result: %v", err)
 	}
-	var by []string
+	var by, failed []string
 	for _, t := range res.Doctor.Targets {
 		by = append(by, t.LimitedBy)
 	}
-	return fmt.Sprintf("%s (%s)", res.Verdict, strings.Join(by, ", ")), secs, nil
+	for _, r := range res.Runs {
+		for _, c := range r.Checks {
+			if c.Status == "fail" {
+				failed = append(failed, fmt.Sprintf("%s %g", c.Name, c.Observed))
+			}
+		}
+	}
+	detail := ""
+	if len(failed) > 0 {
+		detail = "; failed: " + strings.Join(failed, ", ")
+	}
+	return fmt.Sprintf("%s (%s)", res.Verdict, strings.Join(by, ", ")), detail, secs, nil
 }

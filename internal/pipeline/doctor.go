@@ -24,13 +24,13 @@ import (
 )
 
 // Defaults of doctor: the probe, etcd's start, the load and the end take
-// about 20s on one location, the capacity sweep after them 30-60s more
-// (docs/evidence.md). The load of a storage location (15s) gives the same
+// about 12s on one location, the capacity sweep after them 30-60s more
+// (docs/evidence.md). The load of a storage location (10s) gives the same
 // verdicts as etcdctl check perf's 60s on a plain disk, a tmpfs and a 15ms
 // slow disk; a cluster doctor reaches is loaded or watched for 30s, the
 // window in which a member's own WAL fsyncs judge its disk.
 const (
-	DefaultDoctorDuration    = 15 * time.Second
+	DefaultDoctorDuration    = 10 * time.Second
 	DefaultDoctorWatch       = 30 * time.Second
 	DefaultDoctorDiskRuntime = 10 * time.Second
 	// DefaultLiveDiskRate is the probe's pace beside a live member.
