@@ -48,11 +48,14 @@ func holdInterval(d time.Duration) time.Duration {
 }
 
 // rates are the offered rates of a sweep after the verdict's own load
-// (check perf's s, 150 puts/s): check perf's m, l and xl, with finer steps
-// (2x and 4x m) between m and l where most disks' knees lie.
+// (check perf's s, 150 puts/s): check perf's m, l and xl, with one step
+// (4x m) between m and l. A knee between m and 4x m takes as many short
+// steps as with a rung at 2x m (2x m itself is the knee's first), one
+// more when it lies under 2x m; a knee above 4x m, where disks and CPUs
+// without a cap have theirs, one fewer.
 var rates = func() []float64 {
 	m, l, xl := profileRate("m"), profileRate("l"), profileRate("xl")
-	return []float64{m, 2 * m, 4 * m, l, xl}
+	return []float64{m, 4 * m, l, xl}
 }()
 
 // profileRate is the rate of check perf's profile name.
@@ -259,7 +262,8 @@ const Resolution = 1.3
 
 // maxKneeSteps bounds the short steps that narrow the knee: from a factor
 // of 2 between two rungs of the ladder, two bring it within Resolution;
-// from the verdict's 150 puts/s to the first rung's 1,000, three.
+// from a factor of 4 (1,000 to 4,000) or the verdict's 150 puts/s to the
+// first rung's 1,000, three.
 const maxKneeSteps = 3
 
 // knee narrows the knee between held and bad with short steps

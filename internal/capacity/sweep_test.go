@@ -59,21 +59,22 @@ func TestSweepSteps(t *testing.T) {
 		st   storage
 		want []float64 // the offered rates, in order; a confirm step last
 	}{
-		{"the knee between 2,000 and 4,000", storage{limit: 3000, hold: 3000, fsyncs: 1e9}, []float64{150, 1000, 2000, 4000, 2800, 3300, 3200, 2800}},
-		{"a knee near the rung below", storage{limit: 2200, hold: 2200, fsyncs: 1e9}, []float64{150, 1000, 2000, 4000, 2800, 2400, 2300, 2000}},
-		{"the hold breaks: the next placed under it", storage{limit: 3000, hold: 2000, fsyncs: 1e9}, []float64{150, 1000, 2000, 4000, 2800, 3300, 3200, 2800, 2200, 1700, 1900}},
-		{"the hold breaks far under the short steps", storage{limit: 3000, hold: 700, fsyncs: 1e9}, []float64{150, 1000, 2000, 4000, 2800, 3300, 3200, 2800, 2200, 1700, 1300}},
-		{"a step that served less places the next", storage{limit: 2700, hold: 2700, fsyncs: 1e9, serves: 2700}, []float64{150, 1000, 2000, 4000, 2700, 3300, 3100, 2700}},
-		{"writes at a ceiling: one step past the knee", storage{limit: 1900, hold: 1900, fsyncs: 1200}, []float64{150, 1000, 2000, 1400, 1700, 2800, 2000, 1700}},
-		{"writes at a ceiling, two steps past the knee", storage{limit: 1500, hold: 1500, fsyncs: 1200}, []float64{150, 1000, 2000, 1400, 1700, 1600, 1400}},
-		{"holds hold above the short steps: they climb", storage{limit: 2200, hold: 3000, fsyncs: 1e9}, []float64{150, 1000, 2000, 4000, 2800, 2400, 2300, 2600, 3000, 3500}},
+		{"the knee between 2,000 and 4,000", storage{limit: 3000, hold: 3000, fsyncs: 1e9}, []float64{150, 1000, 4000, 2000, 2800, 3300, 3200, 2800}},
+		{"a knee near the rung below", storage{limit: 2200, hold: 2200, fsyncs: 1e9}, []float64{150, 1000, 4000, 2000, 2800, 2400, 2300, 2000}},
+		{"the hold breaks: the next placed under it", storage{limit: 3000, hold: 2000, fsyncs: 1e9}, []float64{150, 1000, 4000, 2000, 2800, 3300, 3200, 2800, 2200, 1700, 1900}},
+		{"the hold breaks far under the short steps", storage{limit: 3000, hold: 700, fsyncs: 1e9}, []float64{150, 1000, 4000, 2000, 2800, 3300, 3200, 2800, 2200, 1700, 1300}},
+		{"a step that served less places the next", storage{limit: 2700, hold: 2700, fsyncs: 1e9, serves: 2700}, []float64{150, 1000, 4000, 2000, 2700, 3300, 3100, 2700}},
+		{"writes at a ceiling: two rungs past the knee", storage{limit: 1900, hold: 1900, fsyncs: 1200}, []float64{150, 1000, 4000, 2000, 1400, 1700, 2000, 1700}},
+		{"writes at a ceiling over a rung: one step past it", storage{limit: 7000, hold: 7000, fsyncs: 4500}, []float64{150, 1000, 4000, 8000, 5700, 6800, 11000, 7800, 6800}},
+		{"writes at a ceiling, two steps past the knee", storage{limit: 1500, hold: 1500, fsyncs: 1200}, []float64{150, 1000, 4000, 2000, 1400, 1700, 1600, 1400}},
+		{"holds hold above the short steps: they climb", storage{limit: 2200, hold: 3000, fsyncs: 1e9}, []float64{150, 1000, 4000, 2000, 2800, 2400, 2300, 2600, 3000, 3500}},
 		{"only the verdict's load held: holds from its rate, then half", storage{limit: 100, hold: 80, fsyncs: 1e9}, []float64{150, 1000, 390, 240, 190, 150, 75, 120, 95, 84}},
 		{"only the verdict's load held, far under its rate", storage{limit: 100, hold: 40, fsyncs: 1e9}, []float64{150, 1000, 390, 240, 190, 150, 75, 38, 58, 47}},
-		{"a hold held where a short step broke, none above: the short steps climb again, then the holds", storage{limit: 900, hold: 1200, fsyncs: 1e9}, []float64{150, 1000, 390, 620, 790, 910, 1000, 2000, 1400, 1200, 1200, 1400}},
-		{"a fresh volume: its first step broke, the holds above it held", storage{limit: 5000, hold: 4500, fsyncs: 1e9, cold: 1, coldLimit: 900}, []float64{150, 1000, 390, 620, 790, 910, 1000, 2000, 4000, 8000, 5700, 4800, 5500, 4200, 4800}},
+		{"a hold held where a short step broke, none above: the short steps climb again, then the holds", storage{limit: 900, hold: 1200, fsyncs: 1e9}, []float64{150, 1000, 390, 620, 790, 910, 1000, 4000, 2000, 1400, 1200, 1200, 1400}},
+		{"a fresh volume: its first step broke, the holds above it held", storage{limit: 5000, hold: 4500, fsyncs: 1e9, cold: 1, coldLimit: 900}, []float64{150, 1000, 390, 620, 790, 910, 1000, 4000, 8000, 5700, 4800, 5500, 4200, 4800}},
 		{"the short steps broke under what the holds held, the fourth hold above them all: two holds after the second climb", storage{limit: 8500, hold: 7500, fsyncs: 3000, cold: 6, coldLimit: 3500},
-			[]float64{150, 1000, 2000, 4000, 2800, 3300, 5700, 3800, 4400, 5100, 5900, 8000, 15000, 11000, 9400, 9200, 7400}},
-		{"nothing breaks", storage{limit: 1e9, hold: 1e9, fsyncs: 1e9}, []float64{150, 1000, 2000, 4000, 8000, 15000, 15000}},
+			[]float64{150, 1000, 4000, 2000, 2800, 3300, 5700, 3800, 4400, 5100, 5900, 8000, 15000, 11000, 9400, 9200, 7400}},
+		{"nothing breaks", storage{limit: 1e9, hold: 1e9, fsyncs: 1e9}, []float64{150, 1000, 4000, 8000, 15000, 15000}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := tc.st
@@ -167,7 +168,7 @@ func TestHoldInterval(t *testing.T) {
 	st := storage{limit: 3000, hold: 3000, fsyncs: 1e9}
 	s := &sweep{o: Options{Step: DefaultStep, Confirm: DefaultConfirm, Criteria: limits.Table, Run: st.run}, c: &result.Capacity{}, sp: &space{}}
 	held, bad, err := s.climb(context.Background())
-	if err != nil || held != 2000 || bad != 4000 {
+	if err != nil || held != 1000 || bad != 4000 {
 		t.Fatalf("climb: held %.0f, broke %.0f, %v", held, bad, err)
 	}
 	if err := s.confirm(context.Background()); err != nil {

@@ -14,7 +14,7 @@ in about a minute per location (most of it the capacity sweep):
     (/proc/stat), and etcdperf's own CPU (the client's);
 
 then a capacity sweep (--capacity, on by default): the offered write rate
-raised step by step (check perf's m, l and xl rates and finer steps between,
+raised step by step (check perf's m, l and xl rates and 4,000 between,
 --capacity-step each) until a step breaks one of etcd's limits, to say how
 many puts/s the storage carries and what breaks first: the disk's latency,
 the volume's IOPS cap, etcd's CPU or the load generator. With the sweep it
