@@ -51,8 +51,9 @@ func holdInterval(d time.Duration) time.Duration {
 // (check perf's s, 150 puts/s): check perf's m, l and xl, with one step
 // (4x m) between m and l. A knee between m and 4x m takes as many short
 // steps as with a rung at 2x m (2x m itself is the knee's first), one
-// more when it lies under 2x m; a knee above 4x m, where disks and CPUs
-// without a cap have theirs, one fewer.
+// more when it lies under 2x m; a knee above 4x m (a directory of a
+// virtio disk, a RAM disk and an uncapped loop over that disk in
+// docs/doctor.md's bench, every run), one fewer.
 var rates = func() []float64 {
 	m, l, xl := profileRate("m"), profileRate("l"), profileRate("xl")
 	return []float64{m, 4 * m, l, xl}

@@ -64,7 +64,7 @@ func TestSweepSteps(t *testing.T) {
 		{"the hold breaks: the next placed under it", storage{limit: 3000, hold: 2000, fsyncs: 1e9}, []float64{150, 1000, 4000, 2000, 2800, 3300, 3200, 2800, 2200, 1700, 1900}},
 		{"the hold breaks far under the short steps", storage{limit: 3000, hold: 700, fsyncs: 1e9}, []float64{150, 1000, 4000, 2000, 2800, 3300, 3200, 2800, 2200, 1700, 1300}},
 		{"a step that served less places the next", storage{limit: 2700, hold: 2700, fsyncs: 1e9, serves: 2700}, []float64{150, 1000, 4000, 2000, 2700, 3300, 3100, 2700}},
-		{"writes at a ceiling: two rungs past the knee", storage{limit: 1900, hold: 1900, fsyncs: 1200}, []float64{150, 1000, 4000, 2000, 1400, 1700, 2000, 1700}},
+		{"writes at a ceiling: 4,000 and the knee's 2,000 broke past it, no step past them", storage{limit: 1900, hold: 1900, fsyncs: 1200}, []float64{150, 1000, 4000, 2000, 1400, 1700, 2000, 1700}},
 		{"writes at a ceiling over a rung: one step past it", storage{limit: 7000, hold: 7000, fsyncs: 4500}, []float64{150, 1000, 4000, 8000, 5700, 6800, 11000, 7800, 6800}},
 		{"writes at a ceiling, two steps past the knee", storage{limit: 1500, hold: 1500, fsyncs: 1200}, []float64{150, 1000, 4000, 2000, 1400, 1700, 1600, 1400}},
 		{"holds hold above the short steps: they climb", storage{limit: 2200, hold: 3000, fsyncs: 1e9}, []float64{150, 1000, 4000, 2000, 2800, 2400, 2300, 2600, 3000, 3500}},
