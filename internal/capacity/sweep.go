@@ -19,13 +19,18 @@ import (
 // ~20s.
 const DefaultStep = 2 * time.Second
 
-// DefaultConfirm is how long doctor's sweep holds a rate (a hold): two of
-// a soak's intervals (DefaultSoakInterval). A queue that a 2s step ends
-// before shows in it, and each interval's backend commit p99 rests on as
-// many commits (some fifty: etcd commits about ten times a second) as a
-// soak's does. A hold whose first interval broke a limit twice over ends
-// there (the StepFunc's; judge.HoldBroken).
-const DefaultConfirm = 10 * time.Second
+// DefaultConfirm is how long doctor's sweep holds a rate (a hold) at
+// most: three of a soak's intervals (DefaultSoakInterval). A queue that a
+// 2s step ends before shows in it, and each interval's backend commit p99
+// rests on as many commits (some fifty: etcd commits about ten times a
+// second) as a soak's does. A hold is judged on the median of its
+// intervals' p99s, as a soak is: of two, the median is their mean, which
+// one interval past the limit decides (over a real disk one often is, at
+// rates a minute of the same writes holds); of three, one cannot. A hold
+// ends once its intervals decide it (the StepFunc's; judge.HoldDecided):
+// after two when both held their limits or both broke one, after one
+// when it broke a limit twice over.
+const DefaultConfirm = 15 * time.Second
 
 // maxConfirms bounds the confirm steps (holds): the first, then at most
 // four placed above or under it (nextHold); after a second climb (stale),
@@ -420,8 +425,8 @@ func (s *sweep) firstHold() float64 {
 }
 
 // stale says that a hold held at rate held where a short step broke and
-// no short step ran above it: the storage carried for 10s what it did
-// not for 2s earlier in the sweep (a new volume's first writes; a
+// no short step ran above it: the storage carried for a hold's time what
+// it did not for 2s earlier in the sweep (a new volume's first writes; a
 // neighbour's burst that ended). The
 // knee the short steps found is then not the storage's, and the holds
 // would climb from it HoldResolution at a time.

@@ -300,8 +300,9 @@ func doctorTotal(o pipeline.DoctorOptions) time.Duration {
 		per += o.Duration
 	}
 	if o.Capacity {
-		// About six steps and two holds (at most four).
-		per += 6*o.CapacityStep + 2*o.CapacityConfirm
+		// About six steps and two holds (at most four), most decided
+		// after two thirds of their time (judge.HoldDecided).
+		per += 6*o.CapacityStep + 4*o.CapacityConfirm/3
 	}
 	per += o.Soak.Duration
 	return per * time.Duration(max(1, len(o.DataDirs)))

@@ -186,18 +186,21 @@ func sizesFrom(c *result.Capacity) {
 }
 
 // heldWords says how long the capacity's rate held, when a confirm step
-// ran: held for its time, or in a short step only.
+// ran: held for the time of the longest hold that held it (its whole
+// time, or two intervals or more once they had decided it: HoldDecided),
+// or in a short step only.
 func heldWords(c *result.Capacity) string {
 	if c.ConfirmSeconds <= 0 {
 		return ""
 	}
-	longest := 0.0
+	longest, hold := 0.0, false
 	for _, st := range c.Steps {
 		if !st.Failed() && st.Offered == c.PutsPerS {
 			longest = max(longest, st.Seconds)
+			hold = hold || st.Confirm && (st.Seconds >= c.ConfirmSeconds*0.9 || len(st.Intervals) >= 2)
 		}
 	}
-	if longest >= c.ConfirmSeconds*0.9 {
+	if hold {
 		// In whole seconds: a hold's load ends with its last send, a
 		// little before its time (9.97s of 10s).
 		return ", held for " + units.Seconds(math.Round(longest))
@@ -207,7 +210,7 @@ func heldWords(c *result.Capacity) string {
 
 // confirmWords says that the step that broke was a confirm step, and how
 // long it ran: the confirm's time, or less when its first intervals
-// had broken it already (HoldBroken).
+// had broken it already (HoldDecided).
 func confirmWords(c *result.Capacity, broke *result.CapacityStep) string {
 	if !broke.Confirm {
 		return ""

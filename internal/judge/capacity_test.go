@@ -617,12 +617,31 @@ func TestCapacityConfirm(t *testing.T) {
 		if len(broke) > 0 {
 			s.Cause, s.HostCPUBusy = result.CauseNone, 0.95
 		}
+		if confirm {
+			// A hold's 5s intervals, as many as it ran, each past the
+			// limits it broke (Capacity judges a hold on them).
+			iv := result.SoakSample{Seconds: 5, WALFsyncP99: 0.001, BackendCommitP99: 0.005, RequestP99: 0.010}
+			for _, b := range broke {
+				switch b {
+				case limits.RequestP99:
+					iv.RequestP99 = 1
+				case limits.BackendCommitP99:
+					iv.BackendCommitP99 = 0.1
+				}
+			}
+			for range int(math.Round(secs / 5)) {
+				s.Intervals = append(s.Intervals, iv)
+			}
+		}
 		return s
 	}
 	// tight: the backend commit p99 at commit, under its limit, over its
 	// warning level.
 	tight := func(s result.CapacityStep, commit float64) result.CapacityStep {
 		s.BackendCommitP99, s.Tight = commit, []string{limits.BackendCommitP99}
+		for i := range s.Intervals {
+			s.Intervals[i].BackendCommitP99 = commit
+		}
 		return s
 	}
 	// A short step held near a limit still held: only a confirm step's
@@ -635,7 +654,12 @@ func TestCapacityConfirm(t *testing.T) {
 		puts    float64
 		answer  string
 	}{
+		// A hold decided after two of its three intervals held (HoldDecided).
 		{"the answer held", []result.CapacityStep{st(5700, 10, true)}, 5700, "up to 5,700 puts/s of 1.0 KiB within its limits, held for 10s; at 8,000 the request p99 broke"},
+		{"the answer held for the whole hold", []result.CapacityStep{st(5700, 15, true)}, 5700, "up to 5,700 puts/s of 1.0 KiB within its limits, held for 15s; at 8,000 the request p99 broke"},
+		// A hold whose load ended after one interval (the run
+		// interrupted) did not hold for a hold's time.
+		{"the answer held one interval", []result.CapacityStep{st(5700, 5, true)}, 5700, "up to 5,700 puts/s of 1.0 KiB within its limits, held only for 5s; at 8,000 the request p99 broke"},
 		// A hold's load ends with its last send, a little before its time.
 		{"the answer held 9.97s of 10s", []result.CapacityStep{st(5700, 9.97, true)}, 5700, "up to 5,700 puts/s of 1.0 KiB within its limits, held for 10s; at 8,000 the request p99 broke"},
 		{"one step down held", []result.CapacityStep{st(5700, 10, true, limits.RequestP99), st(4000, 10, true)}, 4000,
@@ -651,11 +675,11 @@ func TestCapacityConfirm(t *testing.T) {
 		{"a hold held above a short step that broke", []result.CapacityStep{st(5700, 10, true), st(6800, 10, true), st(7500, 10, true, limits.RequestP99)}, 6800,
 			"up to 6,800 puts/s of 1.0 KiB within its limits, held for 10s; at 7,500, held for 10s, the request p99 broke"},
 		// A hold its first interval broke twice over ended there
-		// (HoldBroken): the answer says how long it ran.
+		// (HoldDecided): the answer says how long it ran.
 		{"the hold above ended after 5s", []result.CapacityStep{st(5700, 10, true), st(6800, 5.01, true, limits.RequestP99)}, 5700,
 			"up to 5,700 puts/s of 1.0 KiB within its limits, held for 10s; at 6,800, held for 5s, the request p99 broke"},
 	} {
-		cap := &result.Capacity{ValueSize: 1024, ConfirmSeconds: 10, Steps: append(slices.Clone(sweep), c.confirm...)}
+		cap := &result.Capacity{ValueSize: 1024, ConfirmSeconds: 15, Steps: append(slices.Clone(sweep), c.confirm...)}
 		Capacity(cap, limits.Table)
 		if cap.PutsPerS != c.puts || !strings.Contains(cap.Answer, c.answer) {
 			t.Errorf("%s: %g puts/s, answer %q; want %g, %q", c.name, cap.PutsPerS, cap.Answer, c.puts, c.answer)

@@ -130,17 +130,43 @@ func hold(st *result.CapacityStep, intervals []result.SoakSample, criteria []lim
 	}
 }
 
-// HoldBroken says whether a hold of n intervals has broken a limit with
-// the intervals it has measured so far: the median of its intervals' WAL
-// fsync, backend commit or request p99s (hold) passes its limit even if
-// every interval still to come measured 0 (two intervals: the first at
-// twice the limit). The sweep ends such a hold early: whatever the rest
-// would measure, it broke. Never with all n measured, or none.
-func HoldBroken(intervals []result.SoakSample, n int, criteria []limits.Criterion) bool {
+// HoldDecided says whether a hold of n intervals is decided with the
+// intervals it has measured so far, and whether it broke: it broke once
+// the median of its intervals' WAL fsync, backend commit or request p99s
+// (hold) passes its limit even if every interval still to come measured
+// 0, or its first interval passed twice a limit (past the histogram
+// bucket that holds the limit: a queue, not how many of an interval's
+// few dozen commits land in that bucket); it held once every median is
+// under its limit even if every interval to come measured without bound.
+// Of three intervals, two that agree decide it: a third could not change
+// the median. The sweep ends a decided hold early. Never with all n
+// measured, or none.
+func HoldDecided(intervals []result.SoakSample, n int, criteria []limits.Criterion) (decided, broke bool) {
 	if len(intervals) == 0 || len(intervals) >= n {
-		return false
+		return false, false
 	}
+	first := intervals[0]
+	for name, v := range map[string]float64{limits.WALFsyncP99: first.WALFsyncP99, limits.BackendCommitP99: first.BackendCommitP99, limits.RequestP99: first.RequestP99} {
+		if limit := limits.LimitOf(criteria, name); limit > 0 && v >= 2*limit {
+			return true, true
+		}
+	}
+	if holdMedianFails(intervals, n, 0, criteria) {
+		return true, true
+	}
+	if !holdMedianFails(intervals, n, math.Inf(1), criteria) {
+		return true, false
+	}
+	return false, false
+}
+
+// holdMedianFails says whether a hold of n intervals, those not measured
+// yet at rest, breaks a limit on the medians of its p99s.
+func holdMedianFails(intervals []result.SoakSample, n int, rest float64, criteria []limits.Criterion) bool {
 	wals, commits, requests := make([]float64, n), make([]float64, n), make([]float64, n)
+	for i := range n {
+		wals[i], commits[i], requests[i] = rest, rest, rest
+	}
 	for i, s := range intervals {
 		wals[i], commits[i], requests[i] = s.WALFsyncP99, s.BackendCommitP99, s.RequestP99
 	}

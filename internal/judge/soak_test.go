@@ -151,29 +151,47 @@ func TestSoakBatchingIsNoDrop(t *testing.T) {
 // the rest measure: the median of its intervals' p99s with the rest at 0
 // past the limit. Of two intervals, the first alone at twice the limit;
 // never with every interval in (the whole hold judges it then).
-func TestHoldBroken(t *testing.T) {
+func TestHoldDecided(t *testing.T) {
 	iv := func(wal, commit, request float64) result.SoakSample {
 		return result.SoakSample{Seconds: 5, WALFsyncP99: wal, BackendCommitP99: commit, RequestP99: request}
 	}
 	quiet := iv(0.002, 0.010, 0.030)
+	const open, held, broke = 0, 1, 2
 	for _, c := range []struct {
 		name      string
 		intervals []result.SoakSample
 		n         int
-		want      bool
+		want      int
 	}{
-		{"none measured", nil, 2, false},
-		{"the first of two, its commit p99 at twice the limit", []result.SoakSample{iv(0.002, 0.050, 0.030)}, 2, true},
-		{"the first of two, its commit p99 just under twice the limit", []result.SoakSample{iv(0.002, 0.049, 0.030)}, 2, false},
-		{"the first of two, its WAL fsync p99 at twice the limit", []result.SoakSample{iv(0.021, 0.010, 0.030)}, 2, true},
-		{"the first of two, its request p99 at twice the limit", []result.SoakSample{iv(0.002, 0.010, 0.200)}, 2, true},
-		{"the first of two, within every limit", []result.SoakSample{quiet}, 2, false},
-		{"both of two, broken: the hold is over anyway", []result.SoakSample{iv(0.002, 0.060, 0.030), iv(0.002, 0.060, 0.030)}, 2, false},
-		{"two of three past the limit", []result.SoakSample{iv(0.002, 0.030, 0.030), iv(0.002, 0.026, 0.030)}, 3, true},
-		{"one of three past it, one within", []result.SoakSample{iv(0.002, 0.090, 0.030), quiet}, 3, false},
+		{"none measured", nil, 2, open},
+		{"the first of two, its commit p99 at twice the limit", []result.SoakSample{iv(0.002, 0.050, 0.030)}, 2, broke},
+		{"the first of two, its commit p99 just under twice the limit", []result.SoakSample{iv(0.002, 0.049, 0.030)}, 2, open},
+		{"the first of two, its WAL fsync p99 at twice the limit", []result.SoakSample{iv(0.021, 0.010, 0.030)}, 2, broke},
+		{"the first of two, its request p99 at twice the limit", []result.SoakSample{iv(0.002, 0.010, 0.200)}, 2, broke},
+		{"the first of two, within every limit: the second could break it", []result.SoakSample{quiet}, 2, open},
+		{"both of two, broken: the hold is over anyway", []result.SoakSample{iv(0.002, 0.060, 0.030), iv(0.002, 0.060, 0.030)}, 2, open},
+		{"two of three past the limit", []result.SoakSample{iv(0.002, 0.030, 0.030), iv(0.002, 0.026, 0.030)}, 3, broke},
+		{"two of three within every limit", []result.SoakSample{quiet, iv(0.002, 0.024, 0.030)}, 3, held},
+		{"two of three, one past the commit limit, one within: the third decides", []result.SoakSample{iv(0.002, 0.030, 0.030), quiet}, 3, open},
+		{"two of three, within the commit limit, one past the WAL fsync's", []result.SoakSample{quiet, iv(0.012, 0.010, 0.030)}, 3, open},
+		{"the first of three, its commit p99 at twice the limit", []result.SoakSample{iv(0.002, 0.090, 0.030)}, 3, broke},
+		{"the first of three, past the limit but not twice", []result.SoakSample{iv(0.002, 0.040, 0.030)}, 3, open},
+		{"the first of three, within every limit", []result.SoakSample{quiet}, 3, open},
+		{"three of four within every limit", []result.SoakSample{quiet, quiet, quiet}, 4, held},
+		{"two of four within every limit", []result.SoakSample{quiet, quiet}, 4, open},
 	} {
-		if got := HoldBroken(c.intervals, c.n, limits.Table); got != c.want {
-			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		decided, b := HoldDecided(c.intervals, c.n, limits.Table)
+		got := open
+		switch {
+		case decided && b:
+			got = broke
+		case decided:
+			got = held
+		case b:
+			t.Errorf("%s: broke but not decided", c.name)
+		}
+		if got != c.want {
+			t.Errorf("%s: %d, want %d (0 open, 1 held, 2 broke)", c.name, got, c.want)
 		}
 	}
 }

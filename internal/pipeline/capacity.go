@@ -133,15 +133,15 @@ func capacityStep(criteria []limits.Criterion) capacity.StepFunc {
 			KeySpace: l.KeySpace, CompactEvery: l.CompactEvery, Prefix: l.Prefix, Overwrite: l.Overwrite,
 		}
 		if l.Interval > 0 {
-			// A hold ends once the intervals it measured have broken it
-			// whatever the rest measure (judge.HoldBroken).
+			// A hold ends once the intervals it measured have decided it
+			// whatever the rest measure (judge.HoldDecided).
 			n := int(math.Round(float64(l.Duration) / float64(l.Interval)))
 			stop, ended := make(chan struct{}), false
 			o.Interval, o.Stop, o.Tick = l.Interval, stop, func(t loadrun.Tick) {
 				mu.Lock()
 				defer mu.Unlock()
 				intervals = append(intervals, capacity.Sample(t))
-				if !ended && judge.HoldBroken(intervals, n, criteria) {
+				if decided, _ := judge.HoldDecided(intervals, n, criteria); !ended && decided {
 					close(stop)
 					ended = true
 				}

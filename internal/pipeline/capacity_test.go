@@ -12,10 +12,12 @@ import (
 	"github.com/etcdperf/etcdperf/internal/limits"
 )
 
-// A hold of two intervals whose first broke a limit twice over ends
-// there (judge.HoldBroken), broken, its figures those of the time it
-// ran; under limits it cannot break, it runs its whole time.
-func TestCapacityHoldEndsOnceBroken(t *testing.T) {
+// A hold ends once the intervals it measured decide it (judge.HoldDecided):
+// one of three whose first broke a limit twice over ends there, broken,
+// its figures those of the time it ran; one of three under limits it
+// cannot break ends after two, held (a third could not change the
+// median); one of two under them runs its whole time.
+func TestCapacityHoldEndsOnceDecided(t *testing.T) {
 	ep, _ := external(t)
 	strict, err := limits.Override(limits.Table, []string{limits.WALFsyncP99 + "=1us"})
 	if err != nil {
@@ -26,22 +28,25 @@ func TestCapacityHoldEndsOnceBroken(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, c := range []struct {
-		name     string
-		criteria []limits.Criterion
-		broken   bool
-	}{{"WAL fsync p99 limit 1µs", strict, true}, {"limits it cannot pass", lenient, false}} {
+		name      string
+		criteria  []limits.Criterion
+		intervals int // of the hold's time
+		broken    bool
+		ran       int // intervals it ran
+	}{
+		{"WAL fsync p99 limit 1µs, three intervals", strict, 3, true, 1},
+		{"limits it cannot pass, three intervals", lenient, 3, false, 2},
+		{"limits it cannot pass, two intervals", lenient, 2, false, 2},
+	} {
 		l := capacity.Load{Target: lab.TargetOptions{Conn: cluster.ConnOptions{Endpoints: []string{ep}}, RunID: "hold" + string(rune('a'+i))},
-			Profile: profileOf(t, "s"), Duration: 2 * time.Second, Interval: time.Second}
+			Profile: profileOf(t, "s"), Duration: time.Duration(c.intervals) * time.Second, Interval: time.Second}
 		st, err := capacityStep(c.criteria)(context.Background(), l)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		broke := slices.Contains(st.Broke, limits.WALFsyncP99)
-		switch {
-		case c.broken && (!broke || len(st.Intervals) != 1 || st.Seconds > 1.8):
-			t.Errorf("%s: broke %v, %d intervals, %.1fs; want the WAL fsync p99 broken, the hold ended after its first 1s interval", c.name, st.Broke, len(st.Intervals), st.Seconds)
-		case !c.broken && (broke || len(st.Intervals) != 2 || st.Seconds < 1.9):
-			t.Errorf("%s: broke %v, %d intervals, %.1fs; want the whole 2s held, in two intervals", c.name, st.Broke, len(st.Intervals), st.Seconds)
+		if broke != c.broken || len(st.Intervals) != c.ran || st.Seconds > float64(c.ran)+0.8 || st.Seconds < float64(c.ran)-0.1 {
+			t.Errorf("%s: broke %v, %d intervals, %.1fs; want the WAL fsync p99 broken %v, %d intervals of 1s", c.name, st.Broke, len(st.Intervals), st.Seconds, c.broken, c.ran)
 		}
 	}
 }

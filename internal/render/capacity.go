@@ -18,7 +18,7 @@ func capacityText(w io.Writer, c *result.Capacity, indent string) {
 	}
 	held := ""
 	if c.ConfirmSeconds > 0 {
-		held = ", the answer then held for " + units.Seconds(c.ConfirmSeconds)
+		held = ", the answer then held for up to " + units.Seconds(c.ConfirmSeconds)
 	}
 	if c.CompactionSeconds > 0 {
 		held += ", etcd compacting its history every " + units.Seconds(c.CompactionSeconds)
