@@ -38,7 +38,7 @@ func (c *capacityFlags) add(fl *pflag.FlagSet, doctor bool) {
 		fl.BoolVar(&c.on, "capacity", c.on, "after the profile's load, raise the offered write rate step by step until a limit breaks: how many puts/s the cluster carries, and what breaks first (it loads the cluster up to 15,000 puts/s)")
 	}
 	fl.DurationVar(&c.step, "capacity-step", c.step, with+"how long each step of the capacity sweep loads etcd")
-	fl.DurationVar(&c.confirm, "capacity-confirm", c.confirm, with+"after the knee, hold the answer this long, then rates above it while the holds hold and under it once one breaks, each judged as a soak is, so that the capacity is one that held (0: no confirm step)")
+	fl.DurationVar(&c.confirm, "capacity-confirm", c.confirm, with+"after the knee, hold the answer at most this long, then rates above it while the holds hold and under it once one breaks, each judged as a soak is (the median of its intervals' p99s) and ended once its intervals decide it, so that the capacity is one that held (0: no confirm step)")
 	c.sizes.add(fl, doctor)
 	c.soak.add(fl)
 }
