@@ -147,10 +147,12 @@ func TestSoakBatchingIsNoDrop(t *testing.T) {
 	}
 }
 
-// A hold ends once the intervals it measured have broken a limit whatever
-// the rest measure: the median of its intervals' p99s with the rest at 0
-// past the limit. Of two intervals, the first alone at twice the limit;
-// never with every interval in (the whole hold judges it then).
+// A hold ends once the intervals it measured decide it whatever the rest
+// measure: broken when the median of its intervals' p99s with the rest at
+// 0 is past a limit, or its first interval is at twice one; held when the
+// medians with the rest unbounded are within every limit (of three, two
+// within them). Never with every interval in (the whole hold judges it
+// then).
 func TestHoldDecided(t *testing.T) {
 	iv := func(wal, commit, request float64) result.SoakSample {
 		return result.SoakSample{Seconds: 5, WALFsyncP99: wal, BackendCommitP99: commit, RequestP99: request}
