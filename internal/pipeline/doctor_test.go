@@ -187,3 +187,24 @@ func TestDoctorOptionsValidate(t *testing.T) {
 		t.Error("ProbeRate: a storage of its own goes as fast as the device allows unless the rate is given; beside a member it is paced")
 	}
 }
+
+// Doctor's load at its default length judges etcd's backend commit p99
+// over at least the 100 commits a p99 needs (limits.MinSamples): etcd
+// commits every 100ms, and over fewer commits the p99 is the slowest one,
+// so one slow commit of a fast disk fails it.
+func TestDoctorDefaultLoadCommits(t *testing.T) {
+	o := doctorOptions(t, t.TempDir())
+	o.Duration, o.SkipDisk = DefaultDoctorDuration, true
+	res, err := Doctor(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Runs) != 1 || res.Runs[0].Server == nil || res.Runs[0].Server.BackendCommit == nil {
+		t.Fatalf("doctor: no backend commits in %+v", res.Runs)
+	}
+	n := res.Runs[0].Server.BackendCommit.Count
+	if float64(n) < limits.MinSamples(0.99) {
+		t.Errorf("doctor's %s load: its backend commit p99 rests on %d commits, want at least %.0f", o.Duration, n, limits.MinSamples(0.99))
+	}
+	t.Logf("doctor's %s load: %d backend commits", o.Duration, n)
+}
