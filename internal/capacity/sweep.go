@@ -42,6 +42,15 @@ const DefaultConfirm = 15 * time.Second
 // HoldResolution above or under it.
 const maxConfirms = 5
 
+// fallConfirms is how many holds a sweep runs past maxConfirms when the
+// last left no hold that held within Resolution under the lowest that
+// broke: every hold broke (a neighbour's load over the sweep's minute, a
+// volume that slowed), and the answer would be a short step's, a rate
+// no hold tried and that may not hold either, far under the holds that
+// broke. Each runs Resolution under the lowest that broke, as before,
+// until one holds within Resolution of it.
+const fallConfirms = 3
+
 // holdInterval is the span of a hold of length d's intervals, on which it
 // is judged as a soak's series is (judge.CapacityStep): as near a soak's
 // as whole intervals allow, so that each interval's p99 rests on as many
@@ -350,7 +359,9 @@ func (s *sweep) lowestBroken(r float64) *result.CapacityStep {
 	return nil
 }
 
-// confirm holds rates for o.Confirm (confirm steps, at most maxConfirms),
+// confirm holds rates for o.Confirm (confirm steps, at most maxConfirms,
+// and fallConfirms more while no hold that held is within Resolution
+// under the lowest that broke),
 // each judged as a soak is, on the medians of its intervals' p99s: first
 // HoldResolution above the highest rate a short step held on the sweep's
 // own writes, but not past the lowest a short step broke above it (a
@@ -371,7 +382,7 @@ func (s *sweep) confirm(ctx context.Context) error {
 	}
 	c.ConfirmSeconds = o.Confirm.Seconds()
 	r := s.firstHold()
-	held, bad, climbed, most := 0.0, 0.0, false, maxConfirms
+	held, bad, climbed, most, fell := 0.0, 0.0, false, maxConfirms, 0
 	for n := 0; n < most && r > 0; n++ {
 		ok, err := s.step(ctx, r, o.Confirm, true)
 		if err != nil {
@@ -402,6 +413,12 @@ func (s *sweep) confirm(ctx context.Context) error {
 			}
 		}
 		r = s.nextHold(held, bad, s.shortHeld() > 0)
+		if n == most-1 && r > 0 && fell < fallConfirms && (held == 0 || bad > held*Resolution) {
+			// The holds the budget allows ran out with no answer a
+			// hold placed within Resolution: one more (fallConfirms).
+			fell++
+			most++
+		}
 	}
 	return nil
 }

@@ -50,7 +50,8 @@ func (s *storage) run(_ context.Context, l Load) (*result.CapacityStep, error) {
 // short step held, climbing while they hold and placed under the lowest
 // that broke once one does, until the answer (the highest hold that held)
 // is within HoldResolution of the lowest hold that broke above it, within
-// maxConfirms; and once, when a hold held where a short step broke and none
+// maxConfirms (fallConfirms more when none held within Resolution under
+// one that broke); and once, when a hold held where a short step broke and none
 // ran above it, short steps up the ladder again from the hold.
 func TestSweepSteps(t *testing.T) {
 	first := &result.CapacityStep{Offered: 150, Achieved: 150, Seconds: 60, WALFsyncs: 150}
@@ -62,7 +63,7 @@ func TestSweepSteps(t *testing.T) {
 		{"the knee between 2,000 and 4,000", storage{limit: 3000, hold: 3000, fsyncs: 1e9}, []float64{150, 1000, 4000, 2000, 2800, 3300, 3200, 2800}},
 		{"a knee near the rung below", storage{limit: 2200, hold: 2200, fsyncs: 1e9}, []float64{150, 1000, 4000, 2000, 2800, 2400, 2300, 2000}},
 		{"the hold breaks: the next placed under it", storage{limit: 3000, hold: 2000, fsyncs: 1e9}, []float64{150, 1000, 4000, 2000, 2800, 3300, 3200, 2800, 2200, 1700, 1900}},
-		{"the hold breaks far under the short steps", storage{limit: 3000, hold: 700, fsyncs: 1e9}, []float64{150, 1000, 4000, 2000, 2800, 3300, 3200, 2800, 2200, 1700, 1300}},
+		{"the hold breaks far under the short steps: holds past maxConfirms until one holds", storage{limit: 3000, hold: 700, fsyncs: 1e9}, []float64{150, 1000, 4000, 2000, 2800, 3300, 3200, 2800, 2200, 1700, 1300, 1000, 770, 590}},
 		{"a step that served less places the next", storage{limit: 2700, hold: 2700, fsyncs: 1e9, serves: 2700}, []float64{150, 1000, 4000, 2000, 2700, 3300, 3100, 2700}},
 		{"writes at a ceiling: 4,000 and the knee's 2,000 broke past it, no step past them", storage{limit: 1900, hold: 1900, fsyncs: 1200}, []float64{150, 1000, 4000, 2000, 1400, 1700, 2000, 1700}},
 		{"writes at a ceiling over a rung: one step past it", storage{limit: 7000, hold: 7000, fsyncs: 4500}, []float64{150, 1000, 4000, 8000, 5700, 6800, 11000, 7800, 6800}},
@@ -109,6 +110,9 @@ func TestSweepSteps(t *testing.T) {
 				if x.Confirm && x.Failed() && x.Offered > held && (bad == 0 || x.Offered < bad) {
 					bad = x.Offered
 				}
+			}
+			if held == 0 || held > st.hold {
+				t.Errorf("the holds' answer %.0f; the storage holds %.0f: want a hold that held, at most that", held, st.hold)
 			}
 			if holds < maxConfirms && held > 0 && bad > holdAbove(held) {
 				t.Errorf("the answer %.0f, a hold held it, is bracketed by %.0f, which broke: %.2fx, more than %.2fx", held, bad, bad/held, HoldResolution)
