@@ -44,11 +44,12 @@ const maxConfirms = 5
 
 // fallConfirms is how many holds a sweep runs past maxConfirms when the
 // last left no hold that held within Resolution under the lowest that
-// broke: every hold broke (a neighbour's load over the sweep's minute, a
-// volume that slowed), and the answer would be a short step's, a rate
-// no hold tried and that may not hold either, far under the holds that
-// broke. Each runs Resolution under the lowest that broke, as before,
-// until one holds within Resolution of it.
+// broke: most often every hold broke (a neighbour's load over the
+// sweep's minute, a volume that slowed), and the answer would be a short
+// step's, a rate no hold tried and that may not hold either, far under
+// the holds that broke. Each is placed as before (nextHold: Resolution
+// under the lowest that broke while none held), until one holds within
+// Resolution of it.
 const fallConfirms = 3
 
 // holdInterval is the span of a hold of length d's intervals, on which it
