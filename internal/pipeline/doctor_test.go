@@ -180,8 +180,8 @@ func TestDoctorOptionsValidate(t *testing.T) {
 			t.Errorf("SweepsCapacity(%v, %v, %v) = %v", c.on, c.asked, c.cluster, got)
 		}
 	}
-	if DoctorDuration(false) != 10*time.Second || DoctorDuration(true) != 30*time.Second {
-		t.Error("DoctorDuration: a location's load is 10s, a cluster's window 30s")
+	if DoctorDuration(false) != 12*time.Second || DoctorDuration(true) != 30*time.Second {
+		t.Error("DoctorDuration: a location's load is 12s, a cluster's window 30s")
 	}
 	if ProbeRate(50, false, false) != 0 || ProbeRate(50, true, false) != 50 || ProbeRate(20, false, true) != 20 {
 		t.Error("ProbeRate: a storage of its own goes as fast as the device allows unless the rate is given; beside a member it is paced")
